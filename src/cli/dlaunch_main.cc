@@ -1,0 +1,73 @@
+#include "cli/dlaunch_main.h"
+
+#include <fmt/format.h>
+#include <string_view>
+
+#include "cli/command.h"
+#include "cli/env_command.h"
+#include "cli/hostlist_command.h"
+#include "cli/run_command.h"
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch {
+namespace {
+
+int version_command(const CommandArgs&) {
+  fmt::print("dlaunch {}\n", DLAUNCH_VERSION);
+  return 0;
+}
+
+int help_command(const CommandArgs&);
+
+constexpr Command kCommands[] = {
+    {"run", "start and supervise this node's workers (torchrun-compatible)", run_command},
+    {"env", "show the topology 'dlaunch run' would use here, and where each value came from",
+     env_command},
+    {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command},
+    {"version", "print the version", version_command},
+    {"help", "show this help", help_command},
+};
+
+int help_command(const CommandArgs&) {
+  fmt::print("dlaunch: launch distributed training on Slurm and SSH clusters\n\n");
+  fmt::print("usage: dlaunch COMMAND [options]\n\ncommands:\n");
+  for (const auto& command : kCommands) fmt::print("  {:<10} {}\n", command.name, command.summary);
+  fmt::print("\n'dlaunch COMMAND --help' shows a command's options.\n");
+  return 0;
+}
+
+const Command& find_command(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& command : kCommands) {
+    if (name == command.name) return command;
+    names.emplace_back(command.name);
+  }
+  std::string hint;
+  if (auto close = closest_match(name, names)) hint = fmt::format(" Did you mean '{}'?", *close);
+  throw UsageError(fmt::format("unknown command '{}'.{} Run 'dlaunch help' for the list.", name, hint));
+}
+
+}  // namespace
+
+int dlaunch_main(int argc, char** argv) {
+  try {
+    if (argc < 2) return help_command({});
+    std::string_view name = argv[1];
+    if (name == "--help" || name == "-h") return help_command({});
+    if (name == "--version") return version_command({});
+    const Command& command = find_command(name);
+    return command.function(CommandArgs(argv + 2, argv + argc));
+  } catch (const InputError& error) {
+    fmt::print(stderr, "dlaunch: error: {}\n", error.what());
+    return kExitInputError;
+  } catch (const SystemError& error) {
+    fmt::print(stderr, "dlaunch: error: {}\n", error.what());
+    return kExitSystemError;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlaunch: internal error: {}\n", error.what());
+    return kExitSystemError;
+  }
+}
+
+}  // namespace dlaunch

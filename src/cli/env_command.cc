@@ -1,0 +1,98 @@
+#include "cli/env_command.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_options.h"
+#include "launch/launch_config.h"
+#include "util/strings.h"
+
+namespace dlaunch {
+namespace {
+
+struct Row {
+  std::string key;
+  std::string label;
+  nlohmann::json value;
+  std::string source;
+};
+
+std::vector<Row> topology_rows(const Topology& topology) {
+  const bool several_nodes = topology.nnodes.value > 1;
+  std::vector<Row> rows = {
+      {"nnodes", "nodes", topology.nnodes.value, topology.nnodes.source},
+      {"node_rank", "node rank", topology.node_rank.value, topology.node_rank.source},
+      {"nproc_per_node", "workers on this node", topology.nproc_per_node.value,
+       topology.nproc_per_node.source},
+      {"master_addr", "master address", topology.master_addr.value, topology.master_addr.source},
+  };
+  if (topology.master_port) {
+    rows.push_back({"master_port", several_nodes ? "rendezvous port" : "workers' MASTER_PORT",
+                    topology.master_port->value, topology.master_port->source});
+  } else {
+    rows.push_back({"master_port", "workers' MASTER_PORT", nullptr, "a free port, picked at start"});
+  }
+  rows.push_back({"run_id", "run id", topology.run_id.value, topology.run_id.source});
+  rows.push_back({"rendezvous", "rendezvous",
+                  several_nodes ? "node 0 hosts it; workers start when all nodes joined"
+                                : "none needed (single node)",
+                  several_nodes ? "nnodes > 1" : "nnodes = 1"});
+  rows.push_back({"in_slurm", "inside a Slurm step", topology.in_slurm,
+                  topology.in_slurm ? "SLURM_JOB_ID and SLURM_NODEID" : "SLURM_JOB_ID unset"});
+  return rows;
+}
+
+std::string text_value(const nlohmann::json& value) {
+  if (value.is_null()) return "-";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "yes" : "no";
+  return value.dump();
+}
+
+void print_text(const std::vector<Row>& rows, const LaunchConfig& config) {
+  fmt::print("dlaunch run would use:\n");
+  std::size_t width = 0;
+  for (const auto& row : rows) width = std::max(width, text_value(row.value).size());
+  for (const auto& row : rows)
+    fmt::print("  {:<22} {:<{}}  ({})\n", row.label, text_value(row.value), width, row.source);
+  if (!config.command.empty()) fmt::print("  {:<22} {}\n", "worker command", join(config.command, " "));
+  for (const auto& notice : config.topology.notices) fmt::print("note: {}\n", notice);
+}
+
+void print_json(const std::vector<Row>& rows, const LaunchConfig& config) {
+  nlohmann::json document = nlohmann::json::object();
+  for (const auto& row : rows) document[row.key] = {{"value", row.value}, {"source", row.source}};
+  if (!config.command.empty()) document["command"] = config.command;
+  document["notices"] = config.topology.notices;
+  fmt::print("{}\n", document.dump(2));
+}
+
+}  // namespace
+
+int env_command(const CommandArgs& args) {
+  CommandArgs run_args;
+  bool json = false;
+  for (const auto& arg : args) {
+    if (arg == "--json") json = true;
+    else run_args.push_back(arg);
+  }
+  if (std::find(run_args.begin(), run_args.end(), "--help") != run_args.end() ||
+      std::find(run_args.begin(), run_args.end(), "-h") != run_args.end()) {
+    fmt::print("usage: dlaunch env [--json] [dlaunch run options] [PROGRAM ...]\n\n"
+               "Shows the topology 'dlaunch run' would use here with the same options and\n"
+               "environment, and where each value came from (a flag, a PET_ or SLURM_\n"
+               "variable, or a default).\n");
+    return 0;
+  }
+  Environment environment = Environment::from_process();
+  auto options = parse_run_options(run_args, environment, /*require_program=*/false);
+  if (!options) return 0;
+  LaunchConfig config = resolve_launch_config(*options, environment);
+  auto rows = topology_rows(config.topology);
+  if (json) print_json(rows, config);
+  else print_text(rows, config);
+  return 0;
+}
+
+}  // namespace dlaunch

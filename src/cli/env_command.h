@@ -1,0 +1,10 @@
+#pragma once
+
+#include "cli/command.h"
+
+namespace dlaunch {
+
+// dlaunch env [--json] [run options] [PROGRAM ...]
+int env_command(const CommandArgs& args);
+
+}  // namespace dlaunch

@@ -1,0 +1,10 @@
+#pragma once
+
+#include "cli/command.h"
+
+namespace dlaunch {
+
+// dlaunch run [options] [--] PROGRAM [ARGS...]
+int run_command(const CommandArgs& args);
+
+}  // namespace dlaunch

@@ -1,0 +1,193 @@
+#include "cli/run_options.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch {
+namespace {
+
+// One row per valued option. NAME is the dashed spelling; the underscore
+// spelling torchrun also takes, and the PET_ fallback, are derived from it.
+struct ValueOption {
+  const char* name;
+  const char* short_name;  // "" when none
+  std::optional<Setting> RunOptions::*field;
+  const char* help;
+};
+
+struct FlagOption {
+  const char* name;
+  const char* short_name;
+  bool RunOptions::*field;
+  const char* help;
+};
+
+constexpr ValueOption kValueOptions[] = {
+    {"nnodes", "", &RunOptions::nnodes, "Number of nodes (N, or N:N). Slurm: SLURM_STEP_NUM_NODES"},
+    {"nproc-per-node", "", &RunOptions::nproc_per_node,
+     "Workers on this node: a number, gpu, cpu or auto. Slurm: GPUs on the node"},
+    {"node-rank", "", &RunOptions::node_rank, "Rank of this node, 0..nnodes-1. Slurm: SLURM_NODEID"},
+    {"master-addr", "", &RunOptions::master_addr,
+     "Address of node 0 (default 127.0.0.1). Slurm: first host of the node list"},
+    {"master-port", "", &RunOptions::master_port,
+     "Port of node 0's rendezvous (default 29500). Slurm: derived from the job and step id"},
+    {"max-restarts", "", &RunOptions::max_restarts,
+     "Restart the whole job up to N times after a failure (default 0)"},
+    {"role", "", &RunOptions::role, "Role name of the workers (default 'default')"},
+    {"log-dir", "", &RunOptions::log_dir, "Write each worker's output to files under this folder"},
+    {"redirects", "r", &RunOptions::redirects,
+     "Send worker streams to files only: 0 none, 1 stdout, 2 stderr, 3 both, or per rank 0:1,1:2"},
+    {"tee", "t", &RunOptions::tee, "Send worker streams to files and the console (same values as -r)"},
+    {"local-ranks-filter", "", &RunOptions::local_ranks_filter,
+     "Show console output only of these local ranks (e.g. 0 or 0,2)"},
+    {"rdzv-id", "", &RunOptions::rdzv_id, "Job id shared by all nodes (TORCHELASTIC_RUN_ID)"},
+    {"rdzv-backend", "", &RunOptions::rdzv_backend,
+     "Accepted for torchrun compatibility (static, c10d); dlaunch has its own rendezvous"},
+    {"rdzv-endpoint", "", &RunOptions::rdzv_endpoint, "HOST[:PORT] of the rendezvous (node 0)"},
+    {"rdzv-conf", "", &RunOptions::rdzv_conf, "key=value,... (join_timeout=SECONDS is honoured)"},
+    {"monitor-interval", "", &RunOptions::monitor_interval,
+     "Accepted for torchrun compatibility; dlaunch reacts to events, it does not poll"},
+    {"start-method", "", &RunOptions::start_method,
+     "Accepted for torchrun compatibility; workers are always started with exec"},
+    {"local-addr", "", &RunOptions::local_addr, "Address of this node as other nodes reach it"},
+    {"shutdown-timeout", "", &RunOptions::shutdown_timeout,
+     "Seconds between SIGTERM and SIGKILL when stopping workers (default 30)"},
+    {"rdzv-timeout", "", &RunOptions::rdzv_timeout,
+     "Seconds to wait for every node to join (default 300)"},
+    {"port-range", "", &RunOptions::port_range,
+     "LOW-HIGH range for the port derived from the Slurm job id (default 20000-32767)"},
+    {"python", "", &RunOptions::python,
+     "Interpreter for .py programs (default $PYTHON_EXEC, else python3 in PATH)"},
+    {"prefix", "", &RunOptions::prefix,
+     "Console line prefix template: {rank} {local_rank} {node_rank} {host} {role} (default "
+     "'[rank{rank}]:')"},
+};
+
+constexpr FlagOption kFlagOptions[] = {
+    {"standalone", "", &RunOptions::standalone,
+     "Single node with a local rendezvous on a free port"},
+    {"no-python", "", &RunOptions::no_python, "Execute PROGRAM directly, even if it ends in .py"},
+    {"module", "m", &RunOptions::module, "Run PROGRAM as a Python module (python -m)"},
+    {"run-path", "", &RunOptions::run_path, "Run PROGRAM as a Python file (the default for .py)"},
+};
+
+std::string underscored(std::string_view name) {
+  std::string result(name);
+  for (char& c : result) c = (c == '-') ? '_' : c;
+  return result;
+}
+
+std::string pet_variable(std::string_view name) { return "PET_" + to_upper(underscored(name)); }
+
+std::string cli_names(const char* name, const char* short_name) {
+  std::string names = fmt::format("--{},--{}", name, underscored(name));
+  if (*short_name != '\0') names = fmt::format("-{},{}", short_name, names);
+  if (underscored(name) == name) names = fmt::format("--{}", name);
+  return names;
+}
+
+bool parse_env_flag(const std::string& variable, const std::string& value) {
+  if (value == "1" || value == "true" || value == "True") return true;
+  if (value == "0" || value == "false" || value == "False") return false;
+  throw InputError(fmt::format("{} must be 1 or 0 (or true/false), got '{}'", variable, value));
+}
+
+// Applies PET_<NAME> to every option the command line left unset.
+void apply_environment_fallbacks(RunOptions& options, const std::vector<std::string>& given,
+                                 const Environment& environment) {
+  auto was_given = [&](const char* name) {
+    return std::find(given.begin(), given.end(), name) != given.end();
+  };
+  for (const auto& option : kValueOptions) {
+    if (was_given(option.name)) continue;
+    std::string variable = pet_variable(option.name);
+    if (auto value = environment.get(variable)) options.*option.field = Setting{*value, variable};
+  }
+  for (const auto& option : kFlagOptions) {
+    if (was_given(option.name)) continue;
+    std::string variable = pet_variable(option.name);
+    if (auto value = environment.get(variable))
+      options.*option.field = parse_env_flag(variable, *value);
+  }
+}
+
+void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<bool>& flags) {
+  app.prefix_command();  // everything from PROGRAM on belongs to PROGRAM
+  app.set_help_flag("-h,--help", "Show this help and exit");
+  app.footer(
+      "Each option also reads PET_<NAME> (e.g. PET_NPROC_PER_NODE) when not given, as torchrun "
+      "does.\nInside a Slurm step every topology option is derived from SLURM_* variables.");
+  std::size_t index = 0;
+  for (const auto& option : kValueOptions) {
+    app.add_option(cli_names(option.name, option.short_name), values[index++], option.help);
+  }
+  index = 0;
+  for (const auto& option : kFlagOptions) {
+    // std::vector<bool> has no addressable elements; CLI11 gets a callback instead.
+    app.add_flag_callback(cli_names(option.name, option.short_name),
+                          [&flags, i = index] { flags[i] = true; }, option.help);
+    ++index;
+  }
+}
+
+}  // namespace
+
+std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
+                                            const Environment& environment,
+                                            bool require_program) {
+  CLI::App app("Start and supervise the workers of one node (torchrun-compatible)", "dlaunch run");
+  std::vector<std::string> values(std::size(kValueOptions));
+  std::vector<bool> flags(std::size(kFlagOptions), false);
+  configure_app(app, values, flags);
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    return std::nullopt;
+  } catch (const CLI::ParseError& error) {
+    throw UsageError(fmt::format("dlaunch run: {}. Run 'dlaunch run --help' for the options.",
+                                 error.what()));
+  }
+
+  RunOptions options;
+  std::vector<std::string> given;
+  std::size_t index = 0;
+  for (const auto& option : kValueOptions) {
+    if (app.count(std::string("--") + option.name) > 0) {
+      options.*option.field = Setting{values[index], std::string("--") + option.name};
+      given.push_back(option.name);
+    }
+    ++index;
+  }
+  index = 0;
+  for (const auto& option : kFlagOptions) {
+    if (flags[index++]) {
+      options.*option.field = true;
+      given.push_back(option.name);
+    }
+  }
+  apply_environment_fallbacks(options, given, environment);
+
+  options.command = app.remaining();
+  if (!options.command.empty() && options.command.front() == "--")
+    options.command.erase(options.command.begin());
+  if (options.command.empty() && require_program)
+    throw UsageError(
+        "dlaunch run: no PROGRAM given. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");
+  return options;
+}
+
+std::string run_options_help() {
+  CLI::App app("Start and supervise the workers of one node (torchrun-compatible)", "dlaunch run");
+  std::vector<std::string> values(std::size(kValueOptions));
+  std::vector<bool> flags(std::size(kFlagOptions), false);
+  configure_app(app, values, flags);
+  return app.help();
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,66 @@
+// The command line of `dlaunch run`, as the user typed it.
+//
+// Values stay raw strings tagged with where they came from (a flag or its
+// PET_* fallback); launch/launch_config turns them into checked numbers, so
+// this file knows about spelling and nothing about meaning.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/environment.h"
+#include "util/sourced.h"
+
+namespace dlaunch {
+
+using Setting = Sourced<std::string>;
+
+struct RunOptions {
+  // torchrun's options (both spellings accepted: --nproc-per-node, --nproc_per_node).
+  std::optional<Setting> nnodes;
+  std::optional<Setting> nproc_per_node;
+  std::optional<Setting> node_rank;
+  std::optional<Setting> master_addr;
+  std::optional<Setting> master_port;
+  std::optional<Setting> max_restarts;
+  std::optional<Setting> role;
+  std::optional<Setting> log_dir;
+  std::optional<Setting> redirects;
+  std::optional<Setting> tee;
+  std::optional<Setting> local_ranks_filter;
+  std::optional<Setting> rdzv_id;
+  std::optional<Setting> rdzv_backend;
+  std::optional<Setting> rdzv_endpoint;
+  std::optional<Setting> rdzv_conf;
+  std::optional<Setting> monitor_interval;  // accepted for compatibility; supervision is event-driven
+  std::optional<Setting> start_method;      // accepted for compatibility; workers are always exec'd
+  std::optional<Setting> local_addr;
+  bool standalone = false;
+  bool no_python = false;
+  bool module = false;
+  bool run_path = false;
+
+  // dlaunch's own.
+  std::optional<Setting> shutdown_timeout;
+  std::optional<Setting> rdzv_timeout;
+  std::optional<Setting> port_range;
+  std::optional<Setting> python;
+  std::optional<Setting> prefix;
+
+  // PROGRAM [ARGS...], untouched.
+  std::vector<std::string> command;
+};
+
+// Parses ARGS (after "dlaunch run"); options not given on the command line
+// fall back to PET_<NAME> in ENVIRONMENT, as torchrun does. Throws
+// UsageError for unknown options or a missing PROGRAM. Returns nullopt
+// when --help was printed. `dlaunch env` passes REQUIRE_PROGRAM false.
+std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
+                                            const Environment& environment,
+                                            bool require_program = true);
+
+// The help text of `dlaunch run`.
+std::string run_options_help();
+
+}  // namespace dlaunch

@@ -1,0 +1,50 @@
+#include "launch/failure_report.h"
+
+#include <fmt/format.h>
+
+#include "launch/signal_channel.h"
+
+namespace dlaunch {
+
+std::string describe_failure(const Failure& failure) {
+  if (failure.global_rank < 0) return failure.description;
+  std::string how = failure.signal != 0
+                        ? fmt::format("was killed by {} (exit code {})", signal_name(failure.signal),
+                                      failure.exit_code)
+                        : fmt::format("exited with code {}", failure.exit_code);
+  return fmt::format("rank {} (local rank {}) on {} (node {}) {}", failure.global_rank,
+                     failure.local_rank, failure.host, failure.node_rank, how);
+}
+
+std::string format_failure_summary(const Verdict& verdict, int this_node_rank) {
+  std::string text = "dlaunch: ==================== job failed ====================\n";
+  if (!verdict.failure) {
+    return text + fmt::format("dlaunch: the job failed (exit code {})\n", verdict.exit_code);
+  }
+  const Failure& failure = *verdict.failure;
+  text += fmt::format("dlaunch: first failure: {}\n", describe_failure(failure));
+  if (failure.global_rank >= 0) {
+    text += fmt::format("dlaunch:   rank        {} (local rank {})\n", failure.global_rank,
+                        failure.local_rank);
+    text += fmt::format("dlaunch:   node        {} (node rank {})\n", failure.host, failure.node_rank);
+    text += fmt::format("dlaunch:   pid         {}\n", failure.pid);
+    text += failure.signal != 0
+                ? fmt::format("dlaunch:   signal      {} ({})\n", signal_name(failure.signal),
+                              failure.signal)
+                : fmt::format("dlaunch:   exit code   {}\n", failure.exit_code);
+  }
+  if (!failure.time.empty()) text += fmt::format("dlaunch:   time        {}\n", failure.time);
+  if (!failure.log_file.empty()) text += fmt::format("dlaunch:   log file    {}\n", failure.log_file);
+  if (!failure.error_message.empty())
+    text += fmt::format("dlaunch:   error       {}\n", failure.error_message);
+  if (!failure.last_lines.empty()) {
+    text += "dlaunch:   last lines:\n";
+    for (const auto& line : failure.last_lines) text += fmt::format("dlaunch:     | {}\n", line);
+  } else if (failure.node_rank != this_node_rank && failure.global_rank >= 0) {
+    text += fmt::format("dlaunch:   its output is in the log of node {}\n", failure.node_rank);
+  }
+  text += fmt::format("dlaunch: exit code {}\n", verdict.exit_code);
+  return text;
+}
+
+}  // namespace dlaunch

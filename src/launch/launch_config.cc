@@ -1,0 +1,311 @@
+#include "launch/launch_config.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <random>
+#include <regex>
+#include <sched.h>
+
+#include "slurm/slurm_context.h"
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch {
+namespace {
+
+constexpr int kDefaultMasterPort = 29500;
+constexpr int kMaxPort = 65535;
+
+template <typename T>
+Sourced<T> sourced(T value, std::string source) {
+  return Sourced<T>{std::move(value), std::move(source)};
+}
+
+int usable_cpu_count() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return 1;
+}
+
+// GPUs visible to this process without loading any GPU library: the
+// scheduler's device list if there is one, else the NVIDIA device nodes.
+Sourced<int> visible_gpu_count(const Environment& environment) {
+  if (auto list = environment.get("CUDA_VISIBLE_DEVICES"))
+    return sourced(slurm::count_device_list(*list), std::string("CUDA_VISIBLE_DEVICES"));
+  static const std::regex device_node("nvidia[0-9]+");
+  int count = 0;
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ignored)) {
+    if (std::regex_match(entry.path().filename().string(), device_node)) ++count;
+  }
+  return sourced(count, std::string("/dev/nvidia*"));
+}
+
+std::string random_run_id() {
+  std::random_device device;
+  return fmt::format("{:08x}-{:04x}", device(), device() & 0xffff);
+}
+
+Sourced<int> resolve_nnodes(const RunOptions& options,
+                            const std::optional<slurm::SlurmContext>& slurm) {
+  if (options.standalone) return sourced(1, std::string("--standalone"));
+  if (options.nnodes) {
+    // torchrun takes MIN:MAX for elastic jobs; dlaunch runs fixed-size jobs.
+    auto parts = split(options.nnodes->value, ':');
+    if (parts.size() > 2 || (parts.size() == 2 && parts[0] != parts[1]))
+      throw InputError(fmt::format(
+          "{} '{}': elastic node ranges are not supported; give a fixed count such as 2 or 2:2",
+          options.nnodes->source, options.nnodes->value));
+    int value = static_cast<int>(parse_int_in_range(parts[0], 1, 1 << 20, options.nnodes->source));
+    return sourced(value, options.nnodes->source);
+  }
+  if (slurm && slurm->num_nodes) return *slurm->num_nodes;
+  return sourced(1, std::string("default"));
+}
+
+Sourced<int> resolve_node_rank(const RunOptions& options,
+                               const std::optional<slurm::SlurmContext>& slurm, int nnodes) {
+  Sourced<int> rank = sourced(0, std::string("default"));
+  if (options.standalone) {
+    rank.source = "--standalone";
+  } else if (options.node_rank) {
+    rank = sourced(static_cast<int>(parse_int_in_range(options.node_rank->value, 0, 1 << 20,
+                                                       options.node_rank->source)),
+                   options.node_rank->source);
+  } else if (slurm && slurm->node_id) {
+    rank = *slurm->node_id;
+  }
+  if (rank.value >= nnodes)
+    throw InputError(fmt::format(
+        "node rank {} (from {}) is out of range: with {} node(s) the ranks are 0 to {}", rank.value,
+        rank.source, nnodes, nnodes - 1));
+  return rank;
+}
+
+Sourced<int> resolve_nproc(const RunOptions& options,
+                           const std::optional<slurm::SlurmContext>& slurm,
+                           const Environment& environment) {
+  if (options.nproc_per_node) {
+    const Setting& setting = *options.nproc_per_node;
+    if (setting.value == "cpu") return sourced(usable_cpu_count(), setting.source + "=cpu");
+    if (setting.value == "gpu" || setting.value == "auto") {
+      auto gpus = (slurm && slurm->gpus_on_node) ? *slurm->gpus_on_node
+                                                 : visible_gpu_count(environment);
+      if (gpus.value > 0) return sourced(gpus.value, setting.source + "=" + setting.value + ", " + gpus.source);
+      if (setting.value == "auto") return sourced(usable_cpu_count(), setting.source + "=auto, cpu count");
+      throw InputError(fmt::format(
+          "{}=gpu but no GPU is visible (CUDA_VISIBLE_DEVICES unset or empty, no /dev/nvidia*); "
+          "give a number or use 'cpu'",
+          setting.source));
+    }
+    auto value = parse_int(setting.value);
+    if (!value || *value < 1 || *value > 4096)
+      throw InputError(fmt::format(
+          "{} must be a number from 1 to 4096, 'gpu', 'cpu' or 'auto', got '{}'", setting.source,
+          setting.value));
+    return sourced(static_cast<int>(*value), setting.source);
+  }
+  if (slurm && slurm->gpus_on_node && slurm->gpus_on_node->value > 0) return *slurm->gpus_on_node;
+  return sourced(1, std::string("default"));
+}
+
+struct Endpoint {
+  std::optional<Setting> host;
+  std::optional<Sourced<int>> port;
+};
+
+std::optional<Sourced<int>> parse_port(const Setting& setting) {
+  return sourced(static_cast<int>(parse_int_in_range(setting.value, 0, kMaxPort, setting.source)),
+                 setting.source);
+}
+
+// --rdzv-endpoint HOST[:PORT], where HOST may be a bracketed IPv6 address.
+Endpoint parse_endpoint(const Setting& setting) {
+  const std::string& text = setting.value;
+  std::size_t colon = text.rfind(':');
+  bool bracketed_v6 = !text.empty() && text.front() == '[';
+  if (colon == std::string::npos || (bracketed_v6 && colon < text.find(']')))
+    return Endpoint{setting, std::nullopt};
+  std::string host = text.substr(0, colon);
+  if (bracketed_v6 && host.size() >= 2) host = host.substr(1, host.size() - 2);
+  return Endpoint{Setting{host, setting.source},
+                  parse_port(Setting{text.substr(colon + 1), setting.source + " port"})};
+}
+
+std::pair<int, int> parse_port_range(const std::optional<Setting>& setting) {
+  if (!setting) return {20000, 32767};
+  auto parts = split(setting->value, '-');
+  if (parts.size() != 2)
+    throw InputError(fmt::format("{} must look like LOW-HIGH (e.g. 20000-32767), got '{}'",
+                                 setting->source, setting->value));
+  int low = static_cast<int>(parse_int_in_range(parts[0], 1024, kMaxPort, setting->source + " low"));
+  int high = static_cast<int>(parse_int_in_range(parts[1], low, kMaxPort, setting->source + " high"));
+  return {low, high};
+}
+
+std::optional<Sourced<int>> slurm_port(const slurm::SlurmContext& slurm,
+                                       const std::optional<Setting>& port_range) {
+  if (slurm.step_resv_ports) {
+    // Slurm reserved ports for this step ("12000-12004" or "12000,12003"): use the first.
+    std::string first = split(split(*slurm.step_resv_ports, ',')[0], '-')[0];
+    return sourced(static_cast<int>(parse_int_in_range(first, 1, kMaxPort, "SLURM_STEP_RESV_PORTS")),
+                   std::string("SLURM_STEP_RESV_PORTS"));
+  }
+  auto [low, high] = parse_port_range(port_range);
+  std::string source = slurm.step_id ? "derived from SLURM_JOB_ID and SLURM_STEP_ID"
+                                     : "derived from SLURM_JOB_ID";
+  return sourced(derive_slurm_port(slurm.job_id, slurm.step_id, low, high), source);
+}
+
+void resolve_address(Topology& topology, const RunOptions& options,
+                     const std::optional<slurm::SlurmContext>& slurm) {
+  Endpoint endpoint = options.rdzv_endpoint ? parse_endpoint(*options.rdzv_endpoint) : Endpoint{};
+  if (options.standalone) {
+    // torchrun --standalone gives workers MASTER_ADDR=localhost and a free port.
+    topology.master_addr = sourced(std::string("localhost"), std::string("--standalone"));
+    return;
+  }
+  if (options.master_addr) topology.master_addr = *options.master_addr;
+  else if (endpoint.host) topology.master_addr = *endpoint.host;
+  else if (auto first = slurm ? slurm::first_node(*slurm) : std::nullopt) topology.master_addr = *first;
+  else topology.master_addr = sourced(std::string("127.0.0.1"), std::string("default"));
+
+  if (options.master_port) topology.master_port = parse_port(*options.master_port);
+  else if (endpoint.port) topology.master_port = endpoint.port;
+  else if (slurm) topology.master_port = slurm_port(*slurm, options.port_range);
+  else if (topology.nnodes.value > 1)
+    topology.master_port = sourced(kDefaultMasterPort, std::string("default"));
+  if (topology.master_port && topology.master_port->value == 0) topology.master_port.reset();
+}
+
+Sourced<std::string> resolve_run_id(const RunOptions& options,
+                                    const std::optional<slurm::SlurmContext>& slurm) {
+  if (options.rdzv_id) return *options.rdzv_id;
+  if (options.standalone) return sourced(random_run_id(), std::string("--standalone (random)"));
+  if (slurm) {
+    std::string id = slurm->job_id;
+    if (slurm->step_id) id += "." + std::to_string(*slurm->step_id);
+    return sourced(id, std::string("SLURM_JOB_ID"));
+  }
+  return sourced(std::string("none"), std::string("default"));
+}
+
+Topology resolve_topology(const RunOptions& options, const Environment& environment) {
+  auto slurm = slurm::read_slurm_context(environment);
+  Topology topology;
+  topology.in_slurm = slurm.has_value();
+  topology.nnodes = resolve_nnodes(options, slurm);
+  topology.node_rank = resolve_node_rank(options, slurm, topology.nnodes.value);
+  topology.nproc_per_node = resolve_nproc(options, slurm, environment);
+  resolve_address(topology, options, slurm);
+  topology.run_id = resolve_run_id(options, slurm);
+  if (slurm && slurm->in_batch_step_of_multinode_job() && !options.nnodes)
+    topology.notices.push_back(fmt::format(
+        "this is the batch step of a {}-node job: only one launcher runs here; start dlaunch run "
+        "on every node with srun, or the rendezvous will wait for the others",
+        topology.nnodes.value));
+  return topology;
+}
+
+std::string python_interpreter(const RunOptions& options, const Environment& environment) {
+  if (options.python) return options.python->value;
+  if (auto exec = environment.get("PYTHON_EXEC")) return *exec;
+  return "python3";
+}
+
+std::vector<std::string> worker_command(const RunOptions& options, const Environment& environment) {
+  if (options.no_python && options.module)
+    throw InputError("--no-python and --module cannot be used together: a module needs Python");
+  if (options.command.empty()) return {};
+  const std::string& program = options.command.front();
+  bool python_file = program.size() > 3 && program.ends_with(".py");
+  if (options.no_python || (!options.module && !options.run_path && !python_file))
+    return options.command;
+  std::vector<std::string> command{python_interpreter(options, environment), "-u"};
+  if (options.module) command.push_back("-m");
+  command.insert(command.end(), options.command.begin(), options.command.end());
+  return command;
+}
+
+std::chrono::milliseconds parse_seconds(const Setting& setting) {
+  auto seconds = parse_int_in_range(setting.value, 0, 7 * 24 * 3600, setting.source + " (seconds)");
+  return std::chrono::seconds(seconds);
+}
+
+std::optional<Setting> join_timeout_from_conf(const std::optional<Setting>& conf) {
+  if (!conf) return std::nullopt;
+  for (const auto& pair : split(conf->value, ',')) {
+    auto equals = pair.find('=');
+    if (equals != std::string::npos && trim(pair.substr(0, equals)) == "join_timeout")
+      return Setting{std::string(trim(pair.substr(equals + 1))), conf->source + " join_timeout"};
+  }
+  return std::nullopt;
+}
+
+std::vector<int> parse_rank_list(const Setting& setting) {
+  std::vector<int> ranks;
+  for (const auto& item : split(setting.value, ','))
+    ranks.push_back(static_cast<int>(parse_int_in_range(item, 0, 1 << 20, setting.source)));
+  return ranks;
+}
+
+}  // namespace
+
+unsigned StreamRouting::mask_for(int local_rank) const {
+  auto found = per_rank.find(local_rank);
+  return found == per_rank.end() ? default_mask : found->second;
+}
+
+int derive_slurm_port(const std::string& job_id, std::optional<std::uint64_t> step_id, int low,
+                      int high) {
+  // Job ids are consecutive integers (array jobs "123_4" hash the same way),
+  // so spacing jobs 8 ports apart and steps one apart keeps neighbours
+  // distinct; the bind check at start-up catches what remains.
+  std::uint64_t job = 0;
+  for (char c : job_id) job = job * 31 + static_cast<unsigned char>(c);
+  if (auto numeric = parse_int(job_id)) job = static_cast<std::uint64_t>(*numeric);
+  std::uint64_t slot = job * 8 + (step_id ? *step_id % 8 : 0);
+  auto size = static_cast<std::uint64_t>(high - low + 1);
+  return low + static_cast<int>(slot % size);
+}
+
+StreamRouting parse_stream_routing(const Setting& setting) {
+  auto mask = [&](std::string_view text) {
+    return static_cast<unsigned>(parse_int_in_range(text, 0, 3, setting.source + " stream (0-3)"));
+  };
+  StreamRouting routing;
+  if (setting.value.find(':') == std::string::npos) {
+    routing.default_mask = mask(setting.value);
+    return routing;
+  }
+  for (const auto& pair : split(setting.value, ',')) {
+    auto parts = split(pair, ':');
+    if (parts.size() != 2)
+      throw InputError(fmt::format("{} must be 0-3 or LOCAL_RANK:0-3,..., got '{}'",
+                                   setting.source, setting.value));
+    routing.per_rank[static_cast<int>(parse_int_in_range(parts[0], 0, 1 << 20, setting.source))] =
+        mask(parts[1]);
+  }
+  return routing;
+}
+
+LaunchConfig resolve_launch_config(const RunOptions& options, const Environment& environment) {
+  LaunchConfig config;
+  config.topology = resolve_topology(options, environment);
+  config.command = worker_command(options, environment);
+  if (options.role) config.role = options.role->value;
+  if (options.max_restarts)
+    config.max_restarts = static_cast<int>(
+        parse_int_in_range(options.max_restarts->value, 0, 1'000'000, options.max_restarts->source));
+  if (options.shutdown_timeout) config.shutdown_timeout = parse_seconds(*options.shutdown_timeout);
+  if (auto timeout = options.rdzv_timeout ? options.rdzv_timeout : join_timeout_from_conf(options.rdzv_conf))
+    config.rdzv_timeout = parse_seconds(*timeout);
+  if (options.log_dir) config.log_dir = options.log_dir->value;
+  if (options.redirects) config.redirects = parse_stream_routing(*options.redirects);
+  if (options.tee) config.tee = parse_stream_routing(*options.tee);
+  if (options.local_ranks_filter) config.local_ranks_filter = parse_rank_list(*options.local_ranks_filter);
+  if (options.prefix) config.prefix_template = options.prefix->value;
+  return config;
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,69 @@
+// Everything `dlaunch run` needs to know, checked and resolved.
+//
+// Resolution order for each value: command-line flag, then its PET_*
+// variable, then what a Slurm step says, then torchrun's default. Every
+// value keeps its source so `dlaunch env` can show it.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/run_options.h"
+#include "util/environment.h"
+#include "util/sourced.h"
+
+namespace dlaunch {
+
+struct Topology {
+  Sourced<int> nnodes;
+  Sourced<int> node_rank;
+  Sourced<int> nproc_per_node;
+  Sourced<std::string> master_addr;
+  // The rendezvous port for several nodes; for one node, the workers' own
+  // MASTER_PORT. nullopt: pick a free port.
+  std::optional<Sourced<int>> master_port;
+  Sourced<std::string> run_id;
+  bool in_slurm = false;
+  std::vector<std::string> notices;  // things worth telling the user (batch step, ...)
+};
+
+// Which of a worker's streams go to files and whether they also reach the console.
+enum StreamMask : unsigned { kNoStream = 0, kStdout = 1, kStderr = 2, kBothStreams = 3 };
+
+struct StreamRouting {
+  // Per local rank; a missing rank uses default_mask.
+  unsigned default_mask = kNoStream;
+  std::map<int, unsigned> per_rank;
+  unsigned mask_for(int local_rank) const;
+};
+
+struct LaunchConfig {
+  Topology topology;
+  std::vector<std::string> command;  // the worker's argv (interpreter included)
+  std::string role = "default";
+  int max_restarts = 0;
+  std::chrono::milliseconds shutdown_timeout{30'000};
+  std::chrono::milliseconds rdzv_timeout{300'000};
+  std::optional<std::string> log_dir;  // nullopt: no per-worker files unless -r/-t ask
+  StreamRouting redirects;             // file only
+  StreamRouting tee;                   // file and console
+  std::optional<std::vector<int>> local_ranks_filter;
+  std::string prefix_template = "[rank{rank}]:";
+};
+
+// Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the
+// offending flag or variable, the value, and what was expected.
+LaunchConfig resolve_launch_config(const RunOptions& options, const Environment& environment);
+
+// The port of a Slurm step, derived from its job and step id in
+// [low, high], so that jobs sharing a node use different ports.
+int derive_slurm_port(const std::string& job_id, std::optional<std::uint64_t> step_id, int low,
+                      int high);
+
+// Parses torchrun's -r/-t value: "3" or "0:1,1:2".
+StreamRouting parse_stream_routing(const Setting& setting);
+
+}  // namespace dlaunch

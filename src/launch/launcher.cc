@@ -1,0 +1,93 @@
+#include "launch/launcher.h"
+
+#include <csignal>
+#include <fmt/format.h>
+#include <memory>
+
+#include "launch/failure_report.h"
+#include "launch/local_coordinator.h"
+#include "launch/log_root.h"
+#include "launch/signal_channel.h"
+#include "launch/supervisor.h"
+#include "launch/watchdog.h"
+#include "launch/worker_plan.h"
+#include "rendezvous/rendezvous_coordinator.h"
+#include "util/ports.h"
+
+namespace dlaunch {
+namespace {
+
+std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, const std::string& host,
+                                              SignalChannel& signals) {
+  const Topology& topology = config.topology;
+  std::optional<int> port;
+  if (topology.master_port) port = topology.master_port->value;
+  if (topology.nnodes.value == 1)
+    return std::make_unique<LocalCoordinator>(topology.master_addr.value, port,
+                                              topology.nproc_per_node.value, host,
+                                              topology.run_id.value, config.max_restarts);
+  RendezvousSettings settings;
+  settings.master_addr = topology.master_addr.value;
+  settings.port = port.value_or(0);
+  settings.node_rank = topology.node_rank.value;
+  settings.nnodes = topology.nnodes.value;
+  settings.nproc = topology.nproc_per_node.value;
+  settings.host = host;
+  settings.run_id = topology.run_id.value;
+  settings.max_restarts = config.max_restarts;
+  settings.timeout = config.rdzv_timeout;
+  return make_rendezvous_coordinator(settings, signals);
+}
+
+void print_notices(const std::vector<std::string>& notices) {
+  for (const auto& notice : notices) fmt::print(stderr, "dlaunch: {}\n", notice);
+}
+
+}  // namespace
+
+int run_launcher(const LaunchConfig& config, const Environment& environment) {
+  // A closed console must not kill the launcher while it still owns workers.
+  ::signal(SIGPIPE, SIG_IGN);
+  // The watchdog is forked first, while this process has one thread.
+  Watchdog watchdog;
+  // Signals are blocked before node 0's rendezvous thread exists, so that
+  // thread inherits the mask and every signal arrives at the signalfd.
+  SignalChannel signals;
+  const std::string host = local_host_name();
+  print_notices(config.topology.notices);
+  auto coordinator = make_coordinator(config, host, signals);
+  LogRoot log_root(config);
+
+  SupervisorSettings settings;
+  settings.shutdown_timeout = config.shutdown_timeout;
+  settings.node_rank = config.topology.node_rank.value;
+  settings.host = host;
+
+  for (int round = 0;; ++round) {
+    World world;
+    try {
+      world = coordinator->join(round);
+    } catch (const Interrupted& interrupted) {
+      fmt::print(stderr, "dlaunch: stopped by {} while waiting for the other nodes\n",
+                 signal_name(interrupted.signal));
+      return 128 + interrupted.signal;
+    }
+    WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
+    if (round == 0) print_notices(plan.notices);
+    NodeOutcome outcome = supervise(plan, settings, *coordinator, signals, watchdog);
+    Verdict verdict = coordinator->finish(outcome);
+    if (verdict.kind == Verdict::Kind::kRestart) {
+      fmt::print(stderr, "dlaunch: {}; restarting every worker (restart {} of {})\n",
+                 verdict.failure ? describe_failure(*verdict.failure) : "a node failed",
+                 round + 1, config.max_restarts);
+      continue;
+    }
+    if (verdict.kind == Verdict::Kind::kFailed)
+      fmt::print(stderr, "{}", format_failure_summary(verdict, settings.node_rank));
+    if (log_root.temporary() && log_root.kept())
+      fmt::print(stderr, "dlaunch: worker logs are in {}\n", log_root.path());
+    return verdict.exit_code;
+  }
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,50 @@
+#include "launch/log_root.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <vector>
+
+#include "util/error.h"
+
+namespace dlaunch {
+namespace {
+
+bool files_requested(const StreamRouting& routing) {
+  if (routing.default_mask != kNoStream) return true;
+  for (const auto& [rank, mask] : routing.per_rank) {
+    if (mask != kNoStream) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LogRoot::LogRoot(const LaunchConfig& config) {
+  if (config.log_dir) {
+    path_ = std::filesystem::absolute(*config.log_dir).string();
+    std::error_code error;
+    std::filesystem::create_directories(path_, error);
+    if (error)
+      throw SystemError(fmt::format("cannot create --log-dir '{}': {}", path_, error.message()));
+    return;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = fmt::format("{}/dlaunch_XXXXXX", tmp != nullptr && *tmp ? tmp : "/tmp");
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (::mkdtemp(buffer.data()) == nullptr)
+    throw system_error(fmt::format("cannot create a temporary folder like {}", pattern), errno);
+  path_ = buffer.data();
+  temporary_ = true;
+  keep_ = files_requested(config.redirects) || files_requested(config.tee);
+}
+
+LogRoot::~LogRoot() {
+  if (!temporary_ || keep_) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,32 @@
+// The folder that holds a run's per-worker files.
+#pragma once
+
+#include <string>
+
+#include "launch/launch_config.h"
+
+namespace dlaunch {
+
+// --log-dir when given (kept); otherwise a private temporary folder that
+// holds the workers' error files and -r/-t logs. The temporary folder is
+// removed at the end unless a worker's output was filed there, in which
+// case its path is kept and reported, as torchrun does.
+class LogRoot {
+ public:
+  // Throws SystemError when the folder cannot be created.
+  explicit LogRoot(const LaunchConfig& config);
+  ~LogRoot();
+  LogRoot(const LogRoot&) = delete;
+  LogRoot& operator=(const LogRoot&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool temporary() const { return temporary_; }
+  bool kept() const { return !temporary_ || keep_; }
+
+ private:
+  std::string path_;
+  bool temporary_ = false;
+  bool keep_ = false;
+};
+
+}  // namespace dlaunch

@@ -1,0 +1,76 @@
+#include "launch/signal_channel.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+namespace dlaunch {
+namespace {
+
+sigset_t channel_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  for (int forwarded : SignalChannel::kForwarded) sigaddset(&set, forwarded);
+  return set;
+}
+
+}  // namespace
+
+SignalChannel::SignalChannel() {
+  sigset_t set = channel_signals();
+  if (sigprocmask(SIG_BLOCK, &set, &previous_mask_) != 0)
+    throw system_error("cannot block signals", errno);
+  fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd_) throw system_error("cannot create a signalfd", errno);
+}
+
+SignalChannel::~SignalChannel() { sigprocmask(SIG_SETMASK, &previous_mask_, nullptr); }
+
+std::optional<int> SignalChannel::next() {
+  signalfd_siginfo info;
+  ssize_t got = read_retrying(fd_.get(), &info, sizeof(info));
+  if (got != static_cast<ssize_t>(sizeof(info))) return std::nullopt;
+  return static_cast<int>(info.ssi_signo);
+}
+
+bool SignalChannel::stops_job(int signal) {
+  return signal == SIGINT || signal == SIGTERM || signal == SIGHUP || signal == SIGQUIT;
+}
+
+void SignalChannel::reset_in_child() {
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  for (int forwarded : kForwarded) ::signal(forwarded, SIG_DFL);
+  ::signal(SIGCHLD, SIG_DFL);
+  ::signal(SIGPIPE, SIG_DFL);
+}
+
+const char* signal_name(int signal) {
+  switch (signal) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    default: return "an unknown signal";
+  }
+}
+
+}  // namespace dlaunch

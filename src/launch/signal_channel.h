@@ -1,0 +1,45 @@
+// The launcher's signals, delivered as readable events instead of handlers.
+//
+// While a SignalChannel lives, SIGCHLD and the forwarded signals are blocked
+// and arrive through a signalfd, so the supervisor's single event loop sees
+// them in order with worker output and rendezvous messages, and no code runs
+// in signal-handler context.
+#pragma once
+
+#include <csignal>
+#include <optional>
+
+#include "util/fd.h"
+
+namespace dlaunch {
+
+class SignalChannel {
+ public:
+  // Blocks the signals and opens the descriptor. Throws SystemError.
+  SignalChannel();
+  ~SignalChannel();
+  SignalChannel(const SignalChannel&) = delete;
+  SignalChannel& operator=(const SignalChannel&) = delete;
+
+  int fd() const { return fd_.get(); }
+  // The next pending signal, or nullopt when none is pending.
+  std::optional<int> next();
+
+  // Signals forwarded to every worker group when the launcher receives them.
+  static constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  // Of those, the ones that also mean "stop the job".
+  static bool stops_job(int signal);
+
+  // In a freshly forked child, before exec: restore the default mask and
+  // dispositions so workers see signals normally. Async-signal-safe.
+  static void reset_in_child();
+
+ private:
+  sigset_t previous_mask_{};
+  Fd fd_;
+};
+
+// "SIGTERM" for 15; "signal 99" for unknown numbers.
+const char* signal_name(int signal);
+
+}  // namespace dlaunch

@@ -1,0 +1,359 @@
+#include "launch/supervisor.h"
+
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch/error_file.h"
+#include "launch/stream_relay.h"
+#include "launch/worker_process.h"
+#include "util/error.h"
+#include "util/socket.h"
+
+namespace dlaunch {
+namespace {
+
+enum class Source : std::uint32_t { kSignal = 1, kTimer, kCoordinator, kStdout, kStderr };
+
+std::uint64_t tag(Source source, std::size_t index = 0) {
+  return (static_cast<std::uint64_t>(source) << 32) | index;
+}
+
+std::string now_iso8601() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)));
+}
+
+Fd open_log_file(const std::optional<std::string>& path) {
+  if (!path) return Fd();
+  Fd fd(::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd) throw system_error(fmt::format("cannot create log file {}", *path), errno);
+  return fd;
+}
+
+struct WorkerState {
+  const WorkerSpec* spec = nullptr;
+  pid_t pid = 0;
+  bool running = false;
+  int exit_code = 0;
+  int signal = 0;
+  std::string exit_time;
+  OutputTail tail;
+  std::unique_ptr<StreamRelay> relays[2];  // stdout, stderr
+  Fd pipes[2];
+};
+
+class RoundSupervisor {
+ public:
+  RoundSupervisor(const WorkerPlan& plan, const SupervisorSettings& settings,
+                  Coordinator& coordinator, SignalChannel& signals, Watchdog& watchdog)
+      : plan_(plan), settings_(settings), coordinator_(coordinator), signals_(signals),
+        watchdog_(watchdog) {}
+
+  NodeOutcome run() {
+    open_event_sources();
+    start_all_workers();
+    while (running_ > 0 || open_pipes_ > 0) {
+      if (running_ == 0 && !drain_deadline_) clean_up_groups();
+      if (!wait_and_dispatch()) break;  // the drain deadline passed
+    }
+    clean_up_groups();
+    return outcome();
+  }
+
+ private:
+  void open_event_sources() {
+    epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+    timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
+    if (!epoll_ || !timer_) throw system_error("cannot create the supervisor's event loop", errno);
+    add(signals_.fd(), tag(Source::kSignal));
+    add(timer_.get(), tag(Source::kTimer));
+    if (coordinator_.event_fd() >= 0) add(coordinator_.event_fd(), tag(Source::kCoordinator));
+  }
+
+  void add(int fd, std::uint64_t data) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.u64 = data;
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
+      throw system_error("cannot watch a descriptor", errno);
+  }
+
+  void start_all_workers() {
+    workers_.reserve(plan_.workers.size());
+    try {
+      for (const auto& spec : plan_.workers) start_worker_for(spec);
+    } catch (...) {
+      // Leave nothing behind: stop what did start, then report why.
+      begin_stop(SIGKILL);
+      while (running_ > 0 || open_pipes_ > 0) {
+        if (running_ == 0 && !drain_deadline_) clean_up_groups();
+        if (!wait_and_dispatch()) break;
+      }
+      clean_up_groups();
+      throw;
+    }
+  }
+
+  void start_worker_for(const WorkerSpec& spec) {
+    std::filesystem::create_directories(spec.log_folder);
+    auto state = std::make_unique<WorkerState>();
+    state->spec = &spec;
+    Fd files[2] = {open_log_file(spec.stdout_file), open_log_file(spec.stderr_file)};
+    int consoles[2] = {spec.stdout_to_console ? settings_.console_stdout : -1,
+                       spec.stderr_to_console ? settings_.console_stderr : -1};
+    for (int stream = 0; stream < 2; ++stream)
+      state->relays[stream] = std::make_unique<StreamRelay>(spec.prefix, consoles[stream],
+                                                            std::move(files[stream]), &state->tail);
+    StartedWorker started = start_worker(spec.argv, spec.environment);
+    state->pid = started.pid;
+    state->running = true;
+    watchdog_.watch(started.pid);
+    state->pipes[0] = std::move(started.stdout_pipe);
+    state->pipes[1] = std::move(started.stderr_pipe);
+    std::size_t index = workers_.size();
+    add(state->pipes[0].get(), tag(Source::kStdout, index));
+    add(state->pipes[1].get(), tag(Source::kStderr, index));
+    open_pipes_ += 2;
+    ++running_;
+    workers_.push_back(std::move(state));
+  }
+
+  // Waits for events and handles them. False when the drain deadline passed.
+  bool wait_and_dispatch() {
+    epoll_event events[64];
+    int timeout = drain_deadline_ ? millis_until(*drain_deadline_) : -1;
+    int count = ::epoll_wait(epoll_.get(), events, 64, timeout);
+    if (count < 0) {
+      if (errno == EINTR) return true;
+      throw system_error("the supervisor's event loop failed", errno);
+    }
+    if (count == 0 && drain_deadline_) {
+      close_remaining_pipes();
+      return false;
+    }
+    for (int i = 0; i < count; ++i) dispatch(events[i].data.u64);
+    return true;
+  }
+
+  void dispatch(std::uint64_t data) {
+    auto source = static_cast<Source>(data >> 32);
+    auto index = static_cast<std::size_t>(data & 0xffffffffu);
+    switch (source) {
+      case Source::kSignal: on_signals(); break;
+      case Source::kTimer: on_grace_period_over(); break;
+      case Source::kCoordinator: on_coordinator(); break;
+      case Source::kStdout: on_output(index, 0); break;
+      case Source::kStderr: on_output(index, 1); break;
+    }
+  }
+
+  void on_output(std::size_t index, int stream) {
+    WorkerState& worker = *workers_[index];
+    ssize_t got = read_retrying(worker.pipes[stream].get(), buffer_, sizeof(buffer_));
+    if (got > 0) {
+      worker.relays[stream]->feed(std::string_view(buffer_, static_cast<std::size_t>(got)));
+      return;
+    }
+    if (got < 0 && errno == EAGAIN) return;
+    close_pipe(worker, stream);
+  }
+
+  void close_pipe(WorkerState& worker, int stream) {
+    if (!worker.pipes[stream]) return;
+    worker.relays[stream]->finish();
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, worker.pipes[stream].get(), nullptr);
+    worker.pipes[stream].reset();
+    --open_pipes_;
+  }
+
+  void close_remaining_pipes() {
+    for (auto& worker : workers_) {
+      // Read what is already buffered, then give up on writers that escaped the group.
+      for (int stream = 0; stream < 2; ++stream) {
+        if (!worker->pipes[stream]) continue;
+        set_nonblocking(worker->pipes[stream].get());
+        ssize_t got;
+        while ((got = read_retrying(worker->pipes[stream].get(), buffer_, sizeof(buffer_))) > 0)
+          worker->relays[stream]->feed(std::string_view(buffer_, static_cast<std::size_t>(got)));
+        close_pipe(*worker, stream);
+      }
+    }
+  }
+
+  void on_signals() {
+    while (auto signal = signals_.next()) {
+      if (*signal == SIGCHLD) reap_workers();
+      else on_launcher_signal(*signal);
+    }
+  }
+
+  void reap_workers() {
+    int status = 0;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      for (auto& worker : workers_) {
+        if (worker->pid == pid && worker->running) record_exit(*worker, status);
+      }
+    }
+  }
+
+  void record_exit(WorkerState& worker, int status) {
+    worker.running = false;
+    --running_;
+    worker.exit_time = now_iso8601();
+    if (WIFSIGNALED(status)) {
+      worker.signal = WTERMSIG(status);
+      worker.exit_code = 128 + worker.signal;
+    } else {
+      worker.exit_code = WEXITSTATUS(status);
+    }
+    if (worker.exit_code != 0 && !stopping_) {
+      first_failure_ = &worker;
+      coordinator_.announce_failure(describe(worker));
+      begin_stop(SIGTERM);
+    }
+  }
+
+  void on_launcher_signal(int signal) {
+    if (SignalChannel::stops_job(signal) && stop_signal_ != 0 && signal == SIGINT) {
+      signal_running(SIGKILL);  // a second Ctrl-C: the user does not want to wait
+      return;
+    }
+    signal_running(signal);
+    if (!SignalChannel::stops_job(signal) || stopping_) return;
+    stop_signal_ = signal;
+    Failure failure;
+    failure.node_rank = settings_.node_rank;
+    failure.host = settings_.host;
+    failure.exit_code = 128 + signal;
+    failure.signal = signal;
+    failure.time = now_iso8601();
+    failure.description =
+        fmt::format("the launcher on {} (node {}) received {}", settings_.host,
+                    settings_.node_rank, signal_name(signal));
+    stop_failure_ = failure;
+    coordinator_.announce_failure(failure);
+    stopping_ = true;
+    arm_grace_period();
+  }
+
+  void on_coordinator() {
+    auto reason = coordinator_.poll_stop_request();
+    if (!reason) return;
+    // One stop request is all the round needs; a closed socket would keep firing.
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, coordinator_.event_fd(), nullptr);
+    if (stopping_) return;
+    remote_stop_ = *reason;
+    begin_stop(SIGTERM);
+  }
+
+  // SIGTERM (or SIGKILL) to every running worker's group, SIGKILL after the grace period.
+  void begin_stop(int signal) {
+    stopping_ = true;
+    signal_running(signal);
+    if (signal != SIGKILL) arm_grace_period();
+  }
+
+  void arm_grace_period() {
+    if (settings_.shutdown_timeout.count() == 0) {
+      signal_running(SIGKILL);
+      return;
+    }
+    itimerspec spec{};
+    auto millis = settings_.shutdown_timeout.count();
+    spec.it_value.tv_sec = static_cast<time_t>(millis / 1000);
+    spec.it_value.tv_nsec = static_cast<long>((millis % 1000) * 1'000'000);
+    ::timerfd_settime(timer_.get(), 0, &spec, nullptr);
+  }
+
+  void on_grace_period_over() {
+    std::uint64_t expirations = 0;
+    read_retrying(timer_.get(), &expirations, sizeof(expirations));
+    signal_running(SIGKILL);
+  }
+
+  void signal_running(int signal) {
+    for (auto& worker : workers_) {
+      if (worker->running) ::kill(-worker->pid, signal);
+    }
+  }
+
+  // Every worker has exited: kill what is left in their groups (children
+  // they started) and give their pipes a short while to drain.
+  void clean_up_groups() {
+    if (groups_cleaned_) return;
+    groups_cleaned_ = true;
+    for (auto& worker : workers_) {
+      ::kill(-worker->pid, SIGKILL);
+      watchdog_.release(worker->pid);
+    }
+    drain_deadline_ = Clock::now() + std::chrono::seconds(2);
+  }
+
+  Failure describe(const WorkerState& worker) const {
+    Failure failure;
+    failure.global_rank = worker.spec->global_rank;
+    failure.local_rank = worker.spec->local_rank;
+    failure.node_rank = settings_.node_rank;
+    failure.host = settings_.host;
+    failure.pid = worker.pid;
+    failure.exit_code = worker.exit_code;
+    failure.signal = worker.signal;
+    failure.time = worker.exit_time;
+    failure.log_file = worker.spec->stderr_file.value_or(worker.spec->stdout_file.value_or(""));
+    return failure;
+  }
+
+  NodeOutcome outcome() const {
+    NodeOutcome result;
+    result.stop_signal = stop_signal_;
+    if (first_failure_ != nullptr) {
+      Failure failure = describe(*first_failure_);
+      failure.last_lines = first_failure_->tail.last_lines(settings_.summary_lines);
+      failure.error_message = read_error_file_message(first_failure_->spec->error_file);
+      result.failure = failure;
+    } else if (stop_failure_) {
+      result.failure = stop_failure_;
+    }
+    result.succeeded = first_failure_ == nullptr && stop_signal_ == 0 && !remote_stop_;
+    for (const auto& worker : workers_) result.succeeded &= worker->exit_code == 0;
+    return result;
+  }
+
+  const WorkerPlan& plan_;
+  const SupervisorSettings& settings_;
+  Coordinator& coordinator_;
+  SignalChannel& signals_;
+  Watchdog& watchdog_;
+  Fd epoll_;
+  Fd timer_;
+  std::vector<std::unique_ptr<WorkerState>> workers_;
+  int running_ = 0;
+  int open_pipes_ = 0;
+  bool stopping_ = false;
+  bool groups_cleaned_ = false;
+  int stop_signal_ = 0;
+  std::optional<Failure> stop_failure_;
+  std::optional<std::string> remote_stop_;
+  const WorkerState* first_failure_ = nullptr;
+  std::optional<Clock::time_point> drain_deadline_;
+  char buffer_[256 * 1024];
+};
+
+}  // namespace
+
+NodeOutcome supervise(const WorkerPlan& plan, const SupervisorSettings& settings,
+                      Coordinator& coordinator, SignalChannel& signals, Watchdog& watchdog) {
+  auto supervisor =
+      std::make_unique<RoundSupervisor>(plan, settings, coordinator, signals, watchdog);
+  return supervisor->run();
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,39 @@
+// Runs one round of a node's workers to the end.
+//
+// A single-threaded event loop over epoll: worker output pipes, a signalfd
+// (worker exits and signals to the launcher), a timerfd (the SIGTERM to
+// SIGKILL grace period) and the coordinator's descriptor. There is no
+// polling interval: every reaction is to an event.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "launch/coordinator.h"
+#include "launch/signal_channel.h"
+#include "launch/watchdog.h"
+#include "launch/worker_plan.h"
+#include "launch/world.h"
+
+namespace dlaunch {
+
+struct SupervisorSettings {
+  std::chrono::milliseconds shutdown_timeout{30'000};
+  int node_rank = 0;
+  std::string host;
+  int console_stdout = 1;  // where prefixed worker lines go
+  int console_stderr = 2;
+  std::size_t summary_lines = 10;  // lines of a failed worker's output in its Failure
+};
+
+// Starts every worker of PLAN, relays their output, forwards signals, and
+// stops them all when one fails, a stop signal arrives, or COORDINATOR asks.
+// Returns when every worker has exited and its output is relayed. Throws
+// SystemError when a worker cannot be started (the ones already started
+// are stopped first).
+NodeOutcome supervise(const WorkerPlan& plan, const SupervisorSettings& settings,
+                      Coordinator& coordinator, SignalChannel& signals, Watchdog& watchdog);
+
+}  // namespace dlaunch

@@ -1,0 +1,67 @@
+#include "launch/watchdog.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <fcntl.h>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+namespace dlaunch {
+namespace {
+
+[[noreturn]] void watchdog_main(int pipe_fd) {
+  // Survive the signals aimed at the launcher's terminal group: the
+  // launcher decides what happens to the workers while it lives.
+  for (int ignored : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE})
+    ::signal(ignored, SIG_IGN);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Keep no end of the caller's pipes open (a shell's $(...) would wait for it).
+  int null_fd = ::open("/dev/null", O_RDWR);
+  for (int standard = 0; standard <= 2; ++standard) ::dup2(null_fd, standard);
+  std::set<pid_t> groups;
+  std::int32_t record = 0;
+  while (read_retrying(pipe_fd, &record, sizeof(record)) == static_cast<ssize_t>(sizeof(record))) {
+    if (record > 0) groups.insert(record);
+    else groups.erase(-record);
+  }
+  for (pid_t group : groups) ::kill(-group, SIGKILL);
+  ::_exit(0);
+}
+
+}  // namespace
+
+Watchdog::Watchdog() {
+  Pipe channel = make_pipe();
+  pid_ = ::fork();
+  if (pid_ < 0) throw system_error("cannot fork the watchdog", errno);
+  if (pid_ == 0) {
+    channel.write_end.reset();
+    watchdog_main(channel.read_end.get());
+  }
+  pipe_ = std::move(channel.write_end);
+}
+
+Watchdog::~Watchdog() {
+  pipe_.reset();
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+void Watchdog::watch(pid_t group) {
+  auto record = static_cast<std::int32_t>(group);
+  write_all(pipe_.get(), std::string_view(reinterpret_cast<const char*>(&record), sizeof(record)));
+}
+
+void Watchdog::release(pid_t group) {
+  auto record = static_cast<std::int32_t>(-group);
+  write_all(pipe_.get(), std::string_view(reinterpret_cast<const char*>(&record), sizeof(record)));
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,114 @@
+#include "launch/worker_process.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launch/signal_channel.h"
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch {
+namespace {
+
+bool is_executable_file(const std::string& path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+         ::access(path.c_str(), X_OK) == 0;
+}
+
+// Pointer arrays for execve, built before fork: the child of a process that
+// may have other threads (node 0's rendezvous service) must not allocate.
+struct ExecArrays {
+  std::vector<std::string> storage;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+};
+
+ExecArrays make_exec_arrays(const std::vector<std::string>& argv, const Environment& environment) {
+  ExecArrays arrays;
+  arrays.storage = argv;
+  std::size_t argc = arrays.storage.size();
+  for (auto& entry : environment.to_entries()) arrays.storage.push_back(std::move(entry));
+  for (std::size_t i = 0; i < arrays.storage.size(); ++i)
+    (i < argc ? arrays.argv : arrays.envp).push_back(arrays.storage[i].data());
+  arrays.argv.push_back(nullptr);
+  arrays.envp.push_back(nullptr);
+  return arrays;
+}
+
+// Raises the pipe's capacity so a chatty worker blocks less often on a busy
+// launcher; failure only costs speed, so it is ignored.
+void enlarge_pipe(int fd) { ::fcntl(fd, F_SETPIPE_SZ, 1 << 20); }
+
+[[noreturn]] void exec_in_child(const std::string& path, ExecArrays& arrays, pid_t parent,
+                                int stdout_fd, int stderr_fd, int error_fd) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+  SignalChannel::reset_in_child();
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  ::dup2(stdout_fd, STDOUT_FILENO);
+  ::dup2(stderr_fd, STDERR_FILENO);
+  ::execve(path.c_str(), arrays.argv.data(), arrays.envp.data());
+  int error = errno;
+  ssize_t ignored = ::write(error_fd, &error, sizeof(error));
+  (void)ignored;
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::optional<std::string> find_executable(const std::string& program,
+                                           const Environment& environment) {
+  if (program.find('/') != std::string::npos)
+    return is_executable_file(program) ? std::optional(program) : std::nullopt;
+  std::string path = environment.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  for (const auto& folder : split(path, ':')) {
+    std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
+    if (is_executable_file(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment) {
+  DLAUNCH_ASSERT(!argv.empty());
+  auto path = find_executable(argv[0], environment);
+  if (!path)
+    throw SystemError(fmt::format("cannot start worker: '{}' is not an executable file{}", argv[0],
+                                  argv[0].find('/') == std::string::npos ? " in PATH" : ""));
+  ExecArrays arrays = make_exec_arrays(argv, environment);
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+  Pipe exec_status = make_pipe();  // closes on exec; carries errno when exec fails
+  enlarge_pipe(out.write_end.get());
+  enlarge_pipe(err.write_end.get());
+
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) throw system_error("cannot fork a worker", errno);
+  if (pid == 0)
+    exec_in_child(*path, arrays, parent, out.write_end.get(), err.write_end.get(),
+                  exec_status.write_end.get());
+
+  ::setpgid(pid, pid);  // also here, so the group exists before we may signal it
+  exec_status.write_end.reset();
+  int exec_errno = 0;
+  if (read_retrying(exec_status.read_end.get(), &exec_errno, sizeof(exec_errno)) ==
+      static_cast<ssize_t>(sizeof(exec_errno))) {
+    // The child has exited with 127; the supervisor will not see it, so reap it here.
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    throw system_error(fmt::format("cannot execute worker program '{}'", *path), exec_errno);
+  }
+  return StartedWorker{pid, std::move(out.read_end), std::move(err.read_end)};
+}
+
+}  // namespace dlaunch

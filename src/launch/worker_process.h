@@ -1,0 +1,33 @@
+// Starting one worker process: its own process group, piped output, and
+// death with the launcher.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "util/environment.h"
+#include "util/fd.h"
+
+namespace dlaunch {
+
+struct StartedWorker {
+  pid_t pid = 0;  // also the id of the worker's process group
+  Fd stdout_pipe;
+  Fd stderr_pipe;
+};
+
+// The path exec would run for PROGRAM: itself when it contains a '/', else
+// the first executable match in PATH (from ENVIRONMENT, as the worker sees
+// it). nullopt when there is none.
+std::optional<std::string> find_executable(const std::string& program,
+                                           const Environment& environment);
+
+// Forks and execs ARGV with ENVIRONMENT. The child gets a new process
+// group, SIGKILL when the launcher dies, /dev/null as stdin and pipes as
+// stdout/stderr. Throws SystemError when fork fails or the program cannot
+// be executed (the message names it and the reason).
+StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment);
+
+}  // namespace dlaunch

@@ -1,0 +1,57 @@
+// What every node agreed on at rendezvous, and how a node's part ended.
+// Plain values: the rendezvous sends them, the supervisor and report read them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace dlaunch {
+
+struct World {
+  int round = 0;                      // restart count, TORCHELASTIC_RESTART_COUNT
+  std::vector<int> nproc_per_node;    // indexed by node rank; nodes may differ
+  std::vector<std::string> hosts;     // host name of each node's launcher
+  std::string worker_master_addr;     // MASTER_ADDR for the workers
+  int worker_master_port = 0;         // MASTER_PORT, chosen by node 0
+  std::string run_id;
+
+  int nnodes() const { return static_cast<int>(nproc_per_node.size()); }
+  int world_size() const;
+  // Global rank of local rank 0 on NODE_RANK: the prefix sum of the nodes before it.
+  int rank_offset(int node_rank) const;
+};
+
+// The first worker failure of a node (or of the job), as reported to users.
+struct Failure {
+  int global_rank = -1;  // -1: not a worker (the launcher itself, a lost node)
+  int local_rank = -1;
+  int node_rank = -1;
+  std::string host;
+  pid_t pid = 0;
+  int exit_code = 1;     // 128+N when killed by signal N
+  int signal = 0;        // 0 when the worker exited normally
+  std::string time;      // ISO 8601, local time of the failure
+  std::string log_file;  // empty when the worker had no log file
+  std::string error_message;  // from the worker's TORCHELASTIC_ERROR_FILE, if it wrote one
+  std::vector<std::string> last_lines;
+  std::string description;  // for failures that are not a worker exit ("launcher lost")
+};
+
+// How the workers of one node ended in one round.
+struct NodeOutcome {
+  bool succeeded = false;
+  std::optional<Failure> failure;  // this node's first failure
+  int stop_signal = 0;             // the launcher was told to stop by this signal
+};
+
+// The job-wide decision every launcher acts on, so all exit alike.
+struct Verdict {
+  enum class Kind { kSucceeded, kFailed, kRestart };
+  Kind kind = Kind::kSucceeded;
+  int exit_code = 0;
+  std::optional<Failure> failure;  // the job's first failure
+};
+
+}  // namespace dlaunch

@@ -1,0 +1,250 @@
+#include "rendezvous/protocol.h"
+
+#include <fmt/format.h>
+
+namespace dlaunch::rendezvous {
+namespace {
+
+constexpr std::uint32_t kMaxListSize = 1 << 16;
+
+class Writer {
+ public:
+  Writer& u8(std::uint8_t value) {
+    bytes_.push_back(static_cast<char>(value));
+    return *this;
+  }
+  Writer& u16(std::uint16_t value) { return u8(static_cast<std::uint8_t>(value >> 8)).u8(static_cast<std::uint8_t>(value)); }
+  Writer& u32(std::uint32_t value) {
+    return u16(static_cast<std::uint16_t>(value >> 16)).u16(static_cast<std::uint16_t>(value));
+  }
+  Writer& i32(std::int32_t value) { return u32(static_cast<std::uint32_t>(value)); }
+  Writer& str(std::string_view text) {
+    u32(static_cast<std::uint32_t>(text.size()));
+    bytes_.append(text);
+    return *this;
+  }
+  std::string take() { return std::move(bytes_); }
+
+ private:
+  std::string bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  std::uint8_t u8() {
+    need(1);
+    auto value = static_cast<std::uint8_t>(bytes_[0]);
+    bytes_.remove_prefix(1);
+    return value;
+  }
+  std::uint16_t u16() { return static_cast<std::uint16_t>((u8() << 8) | u8()); }
+  std::uint32_t u32() {
+    std::uint32_t high = u16();
+    return (high << 16) | u16();
+  }
+  std::int32_t i32() { return static_cast<std::int32_t>(u32()); }
+  std::string str() {
+    std::uint32_t size = u32();
+    need(size);
+    std::string text(bytes_.substr(0, size));
+    bytes_.remove_prefix(size);
+    return text;
+  }
+  std::uint32_t list_size() {
+    std::uint32_t size = u32();
+    if (size > kMaxListSize) throw ProtocolError(fmt::format("list of {} items is too long", size));
+    return size;
+  }
+  void finish() const {
+    if (!bytes_.empty()) throw ProtocolError(fmt::format("{} unexpected trailing bytes", bytes_.size()));
+  }
+
+ private:
+  void need(std::size_t size) const {
+    if (bytes_.size() < size) throw ProtocolError("message is truncated");
+  }
+  std::string_view bytes_;
+};
+
+void write_failure(Writer& writer, const Failure& failure) {
+  writer.i32(failure.global_rank).i32(failure.local_rank).i32(failure.node_rank).str(failure.host);
+  writer.i32(failure.pid).i32(failure.exit_code).i32(failure.signal).str(failure.time);
+  writer.str(failure.log_file).str(failure.error_message).str(failure.description);
+  writer.u32(static_cast<std::uint32_t>(failure.last_lines.size()));
+  for (const auto& line : failure.last_lines) writer.str(line);
+}
+
+Failure read_failure(Reader& reader) {
+  Failure failure;
+  failure.global_rank = reader.i32();
+  failure.local_rank = reader.i32();
+  failure.node_rank = reader.i32();
+  failure.host = reader.str();
+  failure.pid = reader.i32();
+  failure.exit_code = reader.i32();
+  failure.signal = reader.i32();
+  failure.time = reader.str();
+  failure.log_file = reader.str();
+  failure.error_message = reader.str();
+  failure.description = reader.str();
+  for (std::uint32_t i = reader.list_size(); i > 0; --i) failure.last_lines.push_back(reader.str());
+  return failure;
+}
+
+void write_optional_failure(Writer& writer, const std::optional<Failure>& failure) {
+  writer.u8(failure ? 1 : 0);
+  if (failure) write_failure(writer, *failure);
+}
+
+std::optional<Failure> read_optional_failure(Reader& reader) {
+  if (reader.u8() == 0) return std::nullopt;
+  return read_failure(reader);
+}
+
+}  // namespace
+
+std::string encode_frame(MessageType type, std::string_view payload) {
+  Writer writer;
+  writer.u32(kMagic).u16(kVersion).u8(static_cast<std::uint8_t>(type));
+  writer.u32(static_cast<std::uint32_t>(payload.size()));
+  std::string frame = writer.take();
+  frame.append(payload);
+  return frame;
+}
+
+std::optional<Frame> FrameReader::next() {
+  if (buffer_.size() < kHeaderSize) return std::nullopt;
+  Reader header(std::string_view(buffer_).substr(0, kHeaderSize));
+  std::uint32_t magic = header.u32();
+  if (magic != kMagic) throw ProtocolError("not a dlaunch rendezvous peer (wrong magic number)");
+  std::uint16_t version = header.u16();
+  if (version != kVersion)
+    throw ProtocolError(fmt::format(
+        "peer speaks rendezvous protocol version {}, this dlaunch speaks {}; run the same dlaunch "
+        "version on every node",
+        version, kVersion));
+  std::uint8_t type = header.u8();
+  if (type < 1 || type > 7) throw ProtocolError(fmt::format("unknown message type {}", type));
+  std::uint32_t length = header.u32();
+  if (length > kMaxPayload) throw ProtocolError(fmt::format("message of {} bytes is too long", length));
+  if (buffer_.size() < kHeaderSize + length) return std::nullopt;
+  Frame frame{static_cast<MessageType>(type), buffer_.substr(kHeaderSize, length)};
+  buffer_.erase(0, kHeaderSize + length);
+  return frame;
+}
+
+std::string encode(const JoinMessage& message) {
+  Writer writer;
+  writer.str(message.run_id).u32(message.round).u32(message.node_rank).u32(message.nnodes);
+  writer.u32(message.nproc).str(message.host);
+  return writer.take();
+}
+
+JoinMessage decode_join(std::string_view payload) {
+  Reader reader(payload);
+  JoinMessage message;
+  message.run_id = reader.str();
+  message.round = reader.u32();
+  message.node_rank = reader.u32();
+  message.nnodes = reader.u32();
+  message.nproc = reader.u32();
+  message.host = reader.str();
+  reader.finish();
+  return message;
+}
+
+std::string encode(const World& world) {
+  Writer writer;
+  writer.u32(static_cast<std::uint32_t>(world.round)).str(world.worker_master_addr);
+  writer.u32(static_cast<std::uint32_t>(world.worker_master_port)).str(world.run_id);
+  writer.u32(static_cast<std::uint32_t>(world.nproc_per_node.size()));
+  for (std::size_t i = 0; i < world.nproc_per_node.size(); ++i)
+    writer.u32(static_cast<std::uint32_t>(world.nproc_per_node[i])).str(world.hosts[i]);
+  return writer.take();
+}
+
+World decode_world(std::string_view payload) {
+  Reader reader(payload);
+  World world;
+  world.round = static_cast<int>(reader.u32());
+  world.worker_master_addr = reader.str();
+  world.worker_master_port = static_cast<int>(reader.u32());
+  world.run_id = reader.str();
+  for (std::uint32_t i = reader.list_size(); i > 0; --i) {
+    world.nproc_per_node.push_back(static_cast<int>(reader.u32()));
+    world.hosts.push_back(reader.str());
+  }
+  reader.finish();
+  return world;
+}
+
+std::string encode(const TextMessage& message) {
+  Writer writer;
+  writer.u32(message.round).str(message.reason);
+  return writer.take();
+}
+
+TextMessage decode_text(std::string_view payload) {
+  Reader reader(payload);
+  TextMessage message;
+  message.round = reader.u32();
+  message.reason = reader.str();
+  reader.finish();
+  return message;
+}
+
+std::string encode(const Failure& failure) {
+  Writer writer;
+  write_failure(writer, failure);
+  return writer.take();
+}
+
+Failure decode_failure(std::string_view payload) {
+  Reader reader(payload);
+  Failure failure = read_failure(reader);
+  reader.finish();
+  return failure;
+}
+
+std::string encode(const OutcomeMessage& message) {
+  Writer writer;
+  writer.u32(message.round).u8(message.outcome.succeeded ? 1 : 0);
+  writer.i32(message.outcome.stop_signal);
+  write_optional_failure(writer, message.outcome.failure);
+  return writer.take();
+}
+
+OutcomeMessage decode_outcome(std::string_view payload) {
+  Reader reader(payload);
+  OutcomeMessage message;
+  message.round = reader.u32();
+  message.outcome.succeeded = reader.u8() != 0;
+  message.outcome.stop_signal = reader.i32();
+  message.outcome.failure = read_optional_failure(reader);
+  reader.finish();
+  return message;
+}
+
+std::string encode(const VerdictMessage& message) {
+  Writer writer;
+  writer.u32(message.round).u8(static_cast<std::uint8_t>(message.verdict.kind));
+  writer.i32(message.verdict.exit_code);
+  write_optional_failure(writer, message.verdict.failure);
+  return writer.take();
+}
+
+VerdictMessage decode_verdict(std::string_view payload) {
+  Reader reader(payload);
+  VerdictMessage message;
+  message.round = reader.u32();
+  std::uint8_t kind = reader.u8();
+  if (kind > 2) throw ProtocolError(fmt::format("unknown verdict kind {}", kind));
+  message.verdict.kind = static_cast<Verdict::Kind>(kind);
+  message.verdict.exit_code = reader.i32();
+  message.verdict.failure = read_optional_failure(reader);
+  reader.finish();
+  return message;
+}
+
+}  // namespace dlaunch::rendezvous

@@ -1,0 +1,102 @@
+// The rendezvous wire format between launchers and node 0's service.
+//
+// Every frame: magic "DLRV", protocol version, a one-byte type, a payload
+// length, then the payload of big-endian integers and length-prefixed
+// strings. The magic and version let the service refuse stray or foreign
+// connections instead of misreading them; the length cap keeps a garbage
+// header from making it allocate without bound.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "launch/world.h"
+
+namespace dlaunch::rendezvous {
+
+inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
+inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4;
+inline constexpr std::uint32_t kMaxPayload = 1 << 20;
+
+enum class MessageType : std::uint8_t {
+  kJoin = 1,     // launcher -> service: I am node R of N for round K
+  kWorld = 2,    // service -> launchers: everyone is here, start
+  kAbort = 3,    // service -> launchers: the job cannot start (reason)
+  kFailure = 4,  // launcher -> service: my workers failed, stop the others now
+  kStop = 5,     // service -> launchers: stop your workers (reason)
+  kOutcome = 6,  // launcher -> service: my workers have all exited
+  kVerdict = 7,  // service -> launchers: how the job ends (or restarts)
+};
+
+// A malformed frame or payload. The service drops such a peer.
+class ProtocolError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Frame {
+  MessageType type;
+  std::string payload;
+};
+
+// Encodes a frame for the wire.
+std::string encode_frame(MessageType type, std::string_view payload);
+
+// Accumulates bytes from a stream socket and yields whole frames.
+class FrameReader {
+ public:
+  void append(std::string_view bytes) { buffer_.append(bytes); }
+  // The next complete frame, nullopt when more bytes are needed. Throws
+  // ProtocolError on a wrong magic, version, type or length.
+  std::optional<Frame> next();
+  bool empty() const { return buffer_.empty(); }
+
+ private:
+  std::string buffer_;
+};
+
+struct JoinMessage {
+  std::string run_id;
+  std::uint32_t round = 0;
+  std::uint32_t node_rank = 0;
+  std::uint32_t nnodes = 0;
+  std::uint32_t nproc = 0;
+  std::string host;
+};
+
+struct TextMessage {  // kAbort and kStop
+  std::uint32_t round = 0;
+  std::string reason;
+};
+
+struct OutcomeMessage {
+  std::uint32_t round = 0;
+  NodeOutcome outcome;
+};
+
+struct VerdictMessage {
+  std::uint32_t round = 0;
+  Verdict verdict;
+};
+
+std::string encode(const JoinMessage& message);
+std::string encode(const World& world);
+std::string encode(const TextMessage& message);
+std::string encode(const Failure& failure);
+std::string encode(const OutcomeMessage& message);
+std::string encode(const VerdictMessage& message);
+
+// Each throws ProtocolError when PAYLOAD is truncated or malformed.
+JoinMessage decode_join(std::string_view payload);
+World decode_world(std::string_view payload);
+TextMessage decode_text(std::string_view payload);
+Failure decode_failure(std::string_view payload);
+OutcomeMessage decode_outcome(std::string_view payload);
+VerdictMessage decode_verdict(std::string_view payload);
+
+}  // namespace dlaunch::rendezvous

@@ -1,0 +1,32 @@
+// The coordinator of a multi-node job: a client of node 0's rendezvous
+// service (and, on node 0, the host of that service too).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "launch/coordinator.h"
+#include "launch/signal_channel.h"
+
+namespace dlaunch {
+
+struct RendezvousSettings {
+  std::string master_addr;
+  int port = 0;
+  int node_rank = 0;
+  int nnodes = 2;
+  int nproc = 1;
+  std::string host;
+  std::string run_id;
+  int max_restarts = 0;
+  std::chrono::milliseconds timeout{300'000};
+};
+
+// On node 0, binds SETTINGS.port first (throws SystemError naming the port
+// when it is taken) and starts the service. SIGNALS lets waits end early
+// when the launcher is told to stop.
+std::unique_ptr<Coordinator> make_rendezvous_coordinator(const RendezvousSettings& settings,
+                                                         SignalChannel& signals);
+
+}  // namespace dlaunch

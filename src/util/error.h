@@ -1,0 +1,45 @@
+// The project's error model, in one place.
+//
+// Errors that stop the run are exceptions from this small family, caught once
+// in dlaunch_main() and mapped to an exit code there. Lookups that may
+// legitimately find nothing return std::optional instead. Invariants are
+// checked with always-on assertions (DLAUNCH_ASSERT), not exceptions.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace dlaunch {
+
+// Something the user gave us (a flag, a variable, an expression, a file) is
+// wrong. The message names the input, what was expected and what to do.
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The command line itself is malformed (unknown flag, missing argument).
+class UsageError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// The outside world failed us: a syscall, a peer, a timeout.
+class SystemError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Builds a SystemError whose message ends with strerror(errno_value).
+SystemError system_error(const std::string& what, int errno_value);
+
+// Exit codes of dlaunch itself (workers' own codes are passed through).
+inline constexpr int kExitInputError = 2;
+inline constexpr int kExitSystemError = 1;
+
+[[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
+
+}  // namespace dlaunch
+
+#define DLAUNCH_ASSERT(expr) \
+  ((expr) ? static_cast<void>(0) : ::dlaunch::assertion_failed(#expr, __FILE__, __LINE__))

@@ -1,0 +1,96 @@
+#include "util/socket.h"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+namespace dlaunch {
+
+Fd listen_tcp(int port) {
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) throw system_error("cannot create a socket", errno);
+  int on = 1;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0)
+    throw system_error(fmt::format("cannot bind TCP port {}", port), errno);
+  if (::listen(fd.get(), 4096) != 0)
+    throw system_error(fmt::format("cannot listen on TCP port {}", port), errno);
+  return fd;
+}
+
+int bound_port(int fd) {
+  sockaddr_in address{};
+  socklen_t length = sizeof(address);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw system_error("cannot read a socket's port", errno);
+  return ntohs(address.sin_port);
+}
+
+int millis_until(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() < 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
+}
+
+namespace {
+
+struct AddressList {
+  addrinfo* head = nullptr;
+  ~AddressList() {
+    if (head != nullptr) ::freeaddrinfo(head);
+  }
+};
+
+bool wait_connected(int fd, Clock::time_point deadline) {
+  pollfd writable{fd, POLLOUT, 0};
+  int ready = 0;
+  do {
+    ready = ::poll(&writable, 1, millis_until(deadline));
+  } while (ready < 0 && errno == EINTR);
+  if (ready <= 0) {
+    errno = ETIMEDOUT;
+    return false;
+  }
+  int error = 0;
+  socklen_t length = sizeof(error);
+  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+  errno = error;
+  return error == 0;
+}
+
+}  // namespace
+
+Fd try_connect_tcp(const std::string& host, int port, Clock::time_point deadline) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  AddressList addresses;
+  int status = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &addresses.head);
+  if (status != 0)
+    throw SystemError(fmt::format("cannot resolve host '{}': {}", host, ::gai_strerror(status)));
+  for (addrinfo* entry = addresses.head; entry != nullptr; entry = entry->ai_next) {
+    Fd fd(::socket(entry->ai_family, entry->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                   entry->ai_protocol));
+    if (!fd) continue;
+    if (::connect(fd.get(), entry->ai_addr, entry->ai_addrlen) == 0 ||
+        (errno == EINPROGRESS && wait_connected(fd.get(), deadline))) {
+      int on = 1;
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+      return fd;
+    }
+  }
+  return Fd();
+}
+
+}  // namespace dlaunch
