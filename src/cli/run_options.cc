@@ -1,6 +1,7 @@
 #include "cli/run_options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "util/error.h"
@@ -83,9 +84,9 @@ std::string underscored(std::string_view name) {
 std::string pet_variable(std::string_view name) { return "PET_" + to_upper(underscored(name)); }
 
 std::string cli_names(const char* name, const char* short_name) {
-  std::string names = fmt::format("--{},--{}", name, underscored(name));
+  std::string names = fmt::format("--{}", name);
+  if (underscored(name) != name) names += fmt::format(",--{}", underscored(name));
   if (*short_name != '\0') names = fmt::format("-{},{}", short_name, names);
-  if (underscored(name) == name) names = fmt::format("--{}", name);
   return names;
 }
 
@@ -133,6 +134,23 @@ void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<
   }
 }
 
+// With prefix_command() CLI11 hands an unknown option over as PROGRAM;
+// a PROGRAM starting with '-' must come after "--", so this is a typo.
+[[noreturn]] void throw_unknown_option(const std::string& given) {
+  std::string name = given.substr(0, given.find('='));
+  std::vector<std::string> known;
+  for (const auto& option : kValueOptions) known.push_back(std::string("--") + option.name);
+  for (const auto& option : kFlagOptions) known.push_back(std::string("--") + option.name);
+  std::string dashed = name;
+  std::replace(dashed.begin(), dashed.end(), '_', '-');
+  std::string hint;
+  if (auto close = closest_match(dashed, known)) hint = fmt::format(" Did you mean '{}'?", *close);
+  throw UsageError(fmt::format(
+      "dlaunch run: unknown option '{}'.{} Put '--' before a PROGRAM whose name starts with '-'; "
+      "'dlaunch run --help' lists the options.",
+      name, hint));
+}
+
 }  // namespace
 
 std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
@@ -176,6 +194,8 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
   options.command = app.remaining();
   if (!options.command.empty() && options.command.front() == "--")
     options.command.erase(options.command.begin());
+  else if (!options.command.empty() && options.command.front().starts_with("-"))
+    throw_unknown_option(options.command.front());
   if (options.command.empty() && require_program)
     throw UsageError(
         "dlaunch run: no PROGRAM given. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");

@@ -11,6 +11,8 @@
 #include "launch/supervisor.h"
 #include "launch/watchdog.h"
 #include "launch/worker_plan.h"
+#include "launch/worker_process.h"
+#include "util/error.h"
 #include "rendezvous/rendezvous_coordinator.h"
 #include "util/ports.h"
 
@@ -39,6 +41,18 @@ std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, const 
   return make_rendezvous_coordinator(settings, signals);
 }
 
+// Every node checks its program before joining, so a typo fails in
+// seconds on the node that has it instead of after the rendezvous.
+void check_program(const LaunchConfig& config, const Environment& environment) {
+  const std::string& program = config.command.front();
+  if (find_executable(program, environment)) return;
+  throw InputError(fmt::format(
+      "cannot run '{}': {}. Give a path to an executable file, or a program name found in PATH",
+      program,
+      program.find('/') == std::string::npos ? "no executable of that name in PATH"
+                                             : "no executable file at that path"));
+}
+
 void print_notices(const std::vector<std::string>& notices) {
   for (const auto& notice : notices) fmt::print(stderr, "dlaunch: {}\n", notice);
 }
@@ -46,6 +60,7 @@ void print_notices(const std::vector<std::string>& notices) {
 }  // namespace
 
 int run_launcher(const LaunchConfig& config, const Environment& environment) {
+  check_program(config, environment);
   // A closed console must not kill the launcher while it still owns workers.
   ::signal(SIGPIPE, SIG_IGN);
   // The watchdog is forked first, while this process has one thread.

@@ -1,0 +1,231 @@
+// Environment derivation: flags, PET_* variables and Slurm steps.
+#include "launch/launch_config.h"
+
+#include <gtest/gtest.h>
+
+#include "util/error.h"
+
+namespace dlaunch {
+namespace {
+
+LaunchConfig resolve(std::vector<std::string> args, std::map<std::string, std::string> variables) {
+  Environment environment(std::move(variables));
+  args.push_back("train.py");
+  auto options = parse_run_options(args, environment);
+  EXPECT_TRUE(options.has_value());
+  return resolve_launch_config(*options, environment);
+}
+
+std::map<std::string, std::string> slurm_step() {
+  return {{"SLURM_JOB_ID", "4242"},          {"SLURM_STEP_ID", "0"},
+          {"SLURM_NODEID", "1"},             {"SLURM_STEP_NUM_NODES", "3"},
+          {"SLURM_JOB_NUM_NODES", "4"},      {"SLURM_STEP_NODELIST", "gpu[07-09]"},
+          {"SLURM_JOB_NODELIST", "gpu[01-04]"}, {"SLURM_GPUS_ON_NODE", "8"}};
+}
+
+TEST(LaunchConfig, DefaultsOutsideSlurmAreTorchrunsDefaults) {
+  auto config = resolve({}, {{"PATH", "/usr/bin"}});
+  const Topology& topology = config.topology;
+  EXPECT_EQ(topology.nnodes.value, 1);
+  EXPECT_EQ(topology.node_rank.value, 0);
+  EXPECT_EQ(topology.nproc_per_node.value, 1);
+  EXPECT_EQ(topology.master_addr.value, "127.0.0.1");
+  EXPECT_FALSE(topology.master_port.has_value());  // one node: a free port
+  EXPECT_EQ(topology.run_id.value, "none");
+  EXPECT_FALSE(topology.in_slurm);
+  EXPECT_EQ(config.command, (std::vector<std::string>{"python3", "-u", "train.py"}));
+}
+
+TEST(LaunchConfig, SlurmStepGivesEverythingWithItsSource) {
+  auto config = resolve({}, slurm_step());
+  const Topology& topology = config.topology;
+  EXPECT_TRUE(topology.in_slurm);
+  EXPECT_EQ(topology.nnodes.value, 3);
+  EXPECT_EQ(topology.nnodes.source, "SLURM_STEP_NUM_NODES");
+  EXPECT_EQ(topology.node_rank.value, 1);
+  EXPECT_EQ(topology.node_rank.source, "SLURM_NODEID");
+  EXPECT_EQ(topology.nproc_per_node.value, 8);
+  EXPECT_EQ(topology.nproc_per_node.source, "SLURM_GPUS_ON_NODE");
+  EXPECT_EQ(topology.master_addr.value, "gpu07");
+  EXPECT_EQ(topology.master_addr.source, "first host of SLURM_STEP_NODELIST");
+  ASSERT_TRUE(topology.master_port.has_value());
+  EXPECT_EQ(topology.master_port->value, derive_slurm_port("4242", 0, 20000, 32767));
+  EXPECT_EQ(topology.run_id.value, "4242.0");
+}
+
+TEST(LaunchConfig, JobVariablesStandInForMissingStepVariables) {
+  auto variables = slurm_step();
+  variables.erase("SLURM_STEP_NUM_NODES");
+  variables.erase("SLURM_STEP_NODELIST");
+  variables["SLURM_NODEID"] = "0";
+  auto topology = resolve({}, variables).topology;
+  EXPECT_EQ(topology.nnodes.value, 4);
+  EXPECT_EQ(topology.nnodes.source, "SLURM_JOB_NUM_NODES");
+  EXPECT_EQ(topology.master_addr.value, "gpu01");
+}
+
+TEST(LaunchConfig, GpuCountFallsBackThroughDeviceLists) {
+  auto variables = slurm_step();
+  variables.erase("SLURM_GPUS_ON_NODE");
+  variables["CUDA_VISIBLE_DEVICES"] = "0,1,3";
+  EXPECT_EQ(resolve({}, variables).topology.nproc_per_node.value, 3);
+  variables.erase("CUDA_VISIBLE_DEVICES");
+  variables["SLURM_STEP_GPUS"] = "4,5";
+  EXPECT_EQ(resolve({}, variables).topology.nproc_per_node.source, "SLURM_STEP_GPUS");
+  variables.erase("SLURM_STEP_GPUS");
+  variables["SLURM_JOB_GPUS"] = "0,1,2,3,4,5";
+  EXPECT_EQ(resolve({}, variables).topology.nproc_per_node.value, 6);
+  variables.erase("SLURM_JOB_GPUS");
+  auto fallback = resolve({}, variables).topology.nproc_per_node;
+  EXPECT_EQ(fallback.value, 1);
+  EXPECT_EQ(fallback.source, "default");
+}
+
+TEST(LaunchConfig, NoDevFilesCountsAsNoGpu) {
+  auto variables = slurm_step();
+  variables.erase("SLURM_GPUS_ON_NODE");
+  variables["CUDA_VISIBLE_DEVICES"] = "NoDevFiles";
+  EXPECT_EQ(resolve({}, variables).topology.nproc_per_node.value, 1);
+}
+
+TEST(LaunchConfig, FlagsWinOverPetVariablesWhichWinOverSlurm) {
+  auto variables = slurm_step();
+  variables["PET_NPROC_PER_NODE"] = "2";
+  variables["PET_MASTER_ADDR"] = "10.0.0.9";
+  auto from_pet = resolve({}, variables).topology;
+  EXPECT_EQ(from_pet.nproc_per_node.value, 2);
+  EXPECT_EQ(from_pet.nproc_per_node.source, "PET_NPROC_PER_NODE");
+  EXPECT_EQ(from_pet.master_addr.value, "10.0.0.9");
+  auto from_flag = resolve({"--nproc_per_node", "5", "--master-port", "29999"}, variables).topology;
+  EXPECT_EQ(from_flag.nproc_per_node.value, 5);
+  EXPECT_EQ(from_flag.nproc_per_node.source, "--nproc-per-node");
+  EXPECT_EQ(from_flag.master_port->value, 29999);
+}
+
+TEST(LaunchConfig, ReservedStepPortsAreUsedFirst) {
+  auto variables = slurm_step();
+  variables["SLURM_STEP_RESV_PORTS"] = "12000-12004";
+  auto port = resolve({}, variables).topology.master_port;
+  ASSERT_TRUE(port);
+  EXPECT_EQ(port->value, 12000);
+  EXPECT_EQ(port->source, "SLURM_STEP_RESV_PORTS");
+}
+
+TEST(LaunchConfig, DerivedPortsDifferBetweenNeighbouringJobsAndSteps) {
+  std::set<int> ports;
+  for (int job = 1000; job < 1100; ++job) {
+    for (std::uint64_t step = 0; step < 4; ++step)
+      ports.insert(derive_slurm_port(std::to_string(job), step, 20000, 32767));
+  }
+  EXPECT_EQ(ports.size(), 400u);
+  for (int port : ports) {
+    EXPECT_GE(port, 20000);
+    EXPECT_LE(port, 32767);
+  }
+}
+
+TEST(LaunchConfig, PortRangeIsConfigurable) {
+  auto port = resolve({"--port-range", "40000-40009"}, slurm_step()).topology.master_port;
+  EXPECT_GE(port->value, 40000);
+  EXPECT_LE(port->value, 40009);
+  EXPECT_THROW(resolve({"--port-range", "5-4"}, slurm_step()), InputError);
+}
+
+TEST(LaunchConfig, BatchStepOfMultiNodeJobIsNoticed) {
+  std::map<std::string, std::string> batch = {{"SLURM_JOB_ID", "77"},
+                                              {"SLURM_NODEID", "0"},
+                                              {"SLURM_JOB_NUM_NODES", "2"},
+                                              {"SLURM_JOB_NODELIST", "n[1-2]"}};
+  auto topology = resolve({}, batch).topology;
+  EXPECT_EQ(topology.nnodes.value, 2);
+  ASSERT_EQ(topology.notices.size(), 1u);
+  EXPECT_NE(topology.notices[0].find("batch step"), std::string::npos);
+}
+
+TEST(LaunchConfig, NotInSlurmWithoutNodeId) {
+  auto topology = resolve({}, {{"SLURM_JOB_ID", "5"}, {"SLURM_JOB_NUM_NODES", "4"}}).topology;
+  EXPECT_FALSE(topology.in_slurm);
+  EXPECT_EQ(topology.nnodes.value, 1);
+}
+
+TEST(LaunchConfig, StandaloneIsLocalhostOnAFreePort) {
+  auto config = resolve({"--standalone", "--nproc-per-node", "2"}, slurm_step());
+  EXPECT_EQ(config.topology.nnodes.value, 1);
+  EXPECT_EQ(config.topology.node_rank.value, 0);
+  EXPECT_EQ(config.topology.master_addr.value, "localhost");
+  EXPECT_FALSE(config.topology.master_port);
+  EXPECT_NE(config.topology.run_id.value, "none");
+}
+
+TEST(LaunchConfig, RendezvousEndpointGivesAddressAndPort) {
+  auto topology = resolve({"--nnodes", "2", "--rdzv-endpoint", "head:1234"}, {}).topology;
+  EXPECT_EQ(topology.master_addr.value, "head");
+  EXPECT_EQ(topology.master_port->value, 1234);
+  auto v6 = resolve({"--nnodes", "2", "--rdzv_endpoint", "[::1]:77"}, {}).topology;
+  EXPECT_EQ(v6.master_addr.value, "::1");
+  EXPECT_EQ(v6.master_port->value, 77);
+}
+
+TEST(LaunchConfig, MultiNodeDefaultsToPort29500) {
+  auto topology = resolve({"--nnodes", "2:2", "--node-rank", "1"}, {}).topology;
+  EXPECT_EQ(topology.nnodes.value, 2);
+  EXPECT_EQ(topology.master_port->value, 29500);
+}
+
+TEST(LaunchConfig, BadValuesNameTheirSource) {
+  auto message = [](std::vector<std::string> args, std::map<std::string, std::string> variables) {
+    try {
+      resolve(std::move(args), std::move(variables));
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"--nnodes", "1:4"}, {}).find("elastic"), std::string::npos);
+  EXPECT_NE(message({"--nnodes", "2", "--node-rank", "2"}, {}).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(message({"--nproc-per-node", "zero"}, {}).find("--nproc-per-node"), std::string::npos);
+  EXPECT_NE(message({}, {{"PET_NNODES", "x"}}).find("PET_NNODES"), std::string::npos);
+  auto variables = slurm_step();
+  variables["SLURM_NODEID"] = "one";
+  EXPECT_NE(message({}, variables).find("SLURM_NODEID"), std::string::npos);
+  variables = slurm_step();
+  variables["SLURM_STEP_NODELIST"] = "gpu[07-";
+  EXPECT_NE(message({}, variables).find("SLURM_STEP_NODELIST"), std::string::npos);
+  EXPECT_NE(message({"--max-restarts", "-1"}, {}).find("--max-restarts"), std::string::npos);
+  EXPECT_NE(message({"--no-python", "--module"}, {}).find("--module"), std::string::npos);
+}
+
+TEST(LaunchConfig, ProgramKinds) {
+  EXPECT_EQ(resolve({"--no-python"}, {}).command, (std::vector<std::string>{"train.py"}));
+  EXPECT_EQ(resolve({"--python", "/usr/bin/python3"}, {}).command,
+            (std::vector<std::string>{"/usr/bin/python3", "-u", "train.py"}));
+  EXPECT_EQ(resolve({}, {{"PYTHON_EXEC", "/opt/py"}}).command.front(), "/opt/py");
+  EXPECT_EQ(resolve({"-m"}, {}).command,
+            (std::vector<std::string>{"python3", "-u", "-m", "train.py"}));
+  Environment environment;
+  auto options = parse_run_options({"/bin/echo", "hi"}, environment);
+  EXPECT_EQ(resolve_launch_config(*options, environment).command,
+            (std::vector<std::string>{"/bin/echo", "hi"}));
+}
+
+TEST(LaunchConfig, StreamRoutingParsesTorchrunValues) {
+  auto all = parse_stream_routing(Setting{"3", "-r"});
+  EXPECT_EQ(all.mask_for(0), kBothStreams);
+  auto per_rank = parse_stream_routing(Setting{"0:1,1:2", "-t"});
+  EXPECT_EQ(per_rank.mask_for(0), kStdout);
+  EXPECT_EQ(per_rank.mask_for(1), kStderr);
+  EXPECT_EQ(per_rank.mask_for(2), kNoStream);
+  EXPECT_THROW(parse_stream_routing(Setting{"4", "-r"}), InputError);
+  EXPECT_THROW(parse_stream_routing(Setting{"0:1:2", "-r"}), InputError);
+}
+
+TEST(LaunchConfig, RdzvConfJoinTimeoutIsHonoured) {
+  auto config = resolve({"--rdzv-conf", "join_timeout=12,other=1"}, {});
+  EXPECT_EQ(config.rdzv_timeout, std::chrono::seconds(12));
+  auto explicit_wins = resolve({"--rdzv-conf", "join_timeout=12", "--rdzv-timeout", "5"}, {});
+  EXPECT_EQ(explicit_wins.rdzv_timeout, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace dlaunch

@@ -1,0 +1,105 @@
+// The rendezvous wire format: round trips, framing, refusals.
+#include "rendezvous/protocol.h"
+
+#include <gtest/gtest.h>
+
+namespace dlaunch::rendezvous {
+namespace {
+
+TEST(Protocol, JoinRoundTrips) {
+  JoinMessage join{"job-1", 2, 3, 4, 8, "node07"};
+  auto decoded = decode_join(encode(join));
+  EXPECT_EQ(decoded.run_id, "job-1");
+  EXPECT_EQ(decoded.round, 2u);
+  EXPECT_EQ(decoded.node_rank, 3u);
+  EXPECT_EQ(decoded.nnodes, 4u);
+  EXPECT_EQ(decoded.nproc, 8u);
+  EXPECT_EQ(decoded.host, "node07");
+}
+
+TEST(Protocol, WorldRoundTrips) {
+  World world;
+  world.round = 1;
+  world.nproc_per_node = {2, 3};
+  world.hosts = {"a", "b"};
+  world.worker_master_addr = "a";
+  world.worker_master_port = 31337;
+  world.run_id = "r";
+  World decoded = decode_world(encode(world));
+  EXPECT_EQ(decoded.nproc_per_node, world.nproc_per_node);
+  EXPECT_EQ(decoded.hosts, world.hosts);
+  EXPECT_EQ(decoded.worker_master_port, 31337);
+  EXPECT_EQ(decoded.world_size(), 5);
+  EXPECT_EQ(decoded.rank_offset(1), 2);
+}
+
+TEST(Protocol, VerdictWithFailureRoundTrips) {
+  Failure failure;
+  failure.global_rank = 5;
+  failure.local_rank = 1;
+  failure.node_rank = 2;
+  failure.host = "h";
+  failure.pid = 1234;
+  failure.exit_code = 137;
+  failure.signal = 9;
+  failure.last_lines = {"one", "two"};
+  VerdictMessage message{3, Verdict{Verdict::Kind::kFailed, 137, failure}};
+  auto decoded = decode_verdict(encode(message));
+  EXPECT_EQ(decoded.round, 3u);
+  EXPECT_EQ(decoded.verdict.kind, Verdict::Kind::kFailed);
+  EXPECT_EQ(decoded.verdict.exit_code, 137);
+  ASSERT_TRUE(decoded.verdict.failure);
+  EXPECT_EQ(decoded.verdict.failure->global_rank, 5);
+  EXPECT_EQ(decoded.verdict.failure->signal, 9);
+  EXPECT_EQ(decoded.verdict.failure->last_lines, failure.last_lines);
+}
+
+TEST(Protocol, FramesArriveInPieces) {
+  std::string wire = encode_frame(MessageType::kStop, encode(TextMessage{1, "stop now"})) +
+                     encode_frame(MessageType::kAbort, encode(TextMessage{1, "abort"}));
+  FrameReader reader;
+  std::vector<Frame> frames;
+  for (char byte : wire) {
+    reader.append(std::string_view(&byte, 1));
+    while (auto frame = reader.next()) frames.push_back(*frame);
+  }
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].type, MessageType::kStop);
+  EXPECT_EQ(decode_text(frames[0].payload).reason, "stop now");
+  EXPECT_EQ(frames[1].type, MessageType::kAbort);
+}
+
+TEST(Protocol, RefusesStrangers) {
+  FrameReader garbage;
+  garbage.append("GET / HTTP/1.1\r\n\r\n");
+  EXPECT_THROW(garbage.next(), ProtocolError);
+
+  std::string frame = encode_frame(MessageType::kJoin, "");
+  frame[5] = 9;  // another protocol version
+  FrameReader other_version;
+  other_version.append(frame);
+  try {
+    other_version.next();
+    FAIL();
+  } catch (const ProtocolError& error) {
+    EXPECT_NE(std::string(error.what()).find("version"), std::string::npos);
+  }
+
+  std::string huge = encode_frame(MessageType::kJoin, "");
+  huge[7] = '\x7f';  // a length far over the cap
+  FrameReader too_long;
+  too_long.append(huge);
+  EXPECT_THROW(too_long.next(), ProtocolError);
+}
+
+TEST(Protocol, TruncatedOrPaddedPayloadsAreRejected) {
+  std::string payload = encode(JoinMessage{"id", 0, 0, 2, 1, "h"});
+  EXPECT_THROW(decode_join(payload.substr(0, payload.size() - 1)), ProtocolError);
+  EXPECT_THROW(decode_join(payload + "x"), ProtocolError);
+  std::string lying_length = payload;
+  lying_length[3] = '\x50';  // run id length larger than the payload
+  EXPECT_THROW(decode_join(lying_length), ProtocolError);
+}
+
+}  // namespace
+}  // namespace dlaunch::rendezvous

@@ -1,0 +1,120 @@
+// The supervisor with real processes: exit codes, teardown, output.
+#include "launch/supervisor.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "launch/local_coordinator.h"
+
+namespace dlaunch {
+namespace {
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  // Runs one round of workers, each running the shell SCRIPT.
+  NodeOutcome run(int nproc, const std::string& script, std::chrono::milliseconds grace =
+                                                            std::chrono::seconds(30)) {
+    LaunchConfig config;
+    config.topology.nnodes = {1, "test"};
+    config.topology.node_rank = {0, "test"};
+    config.topology.nproc_per_node = {nproc, "test"};
+    config.command = {"/bin/sh", "-c", script};
+    World world;
+    world.nproc_per_node = {nproc};
+    world.hosts = {"testhost"};
+    world.worker_master_addr = "127.0.0.1";
+    world.worker_master_port = 1;
+    world.run_id = "t";
+    Environment environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}});
+    WorkerPlan plan = plan_workers(config, world, environment, log_root_, "testhost");
+    SupervisorSettings settings;
+    settings.host = "testhost";
+    settings.shutdown_timeout = grace;
+    settings.console_stdout = console_.get();
+    settings.console_stderr = console_.get();
+    LocalCoordinator coordinator("127.0.0.1", std::nullopt, nproc, "testhost", "t", 0);
+    Watchdog watchdog;
+    SignalChannel signals;
+    return supervise(plan, settings, coordinator, signals, watchdog);
+  }
+
+  std::string console() {
+    std::string all;
+    ::lseek(console_.get(), 0, SEEK_SET);
+    char buffer[4096];
+    ssize_t got;
+    while ((got = ::read(console_.get(), buffer, sizeof(buffer))) > 0)
+      all.append(buffer, static_cast<std::size_t>(got));
+    return all;
+  }
+
+  void SetUp() override {
+    char pattern[] = "/tmp/dlaunch_supervisor_test_XXXXXX";
+    log_root_ = ::mkdtemp(pattern);
+  }
+  void TearDown() override { std::filesystem::remove_all(log_root_); }
+
+  Fd console_{::memfd_create("console", MFD_CLOEXEC)};
+  std::string log_root_;
+};
+
+TEST_F(SupervisorTest, AllWorkersSucceed) {
+  NodeOutcome outcome = run(3, "echo hello $RANK");
+  EXPECT_TRUE(outcome.succeeded);
+  EXPECT_FALSE(outcome.failure);
+  std::string text = console();
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_NE(text.find("[rank" + std::to_string(rank) + "]:hello " + std::to_string(rank) + "\n"),
+              std::string::npos)
+        << text;
+}
+
+TEST_F(SupervisorTest, FirstFailureStopsTheOthersAndCarriesItsLastLines) {
+  // Rank 1 fails once every worker has started; the others would run for minutes.
+  NodeOutcome outcome = run(3,
+                            "if [ $RANK = 1 ]; then echo about to fail; echo oops >&2; exit 3; fi; "
+                            "exec sleep 300");
+  EXPECT_FALSE(outcome.succeeded);
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->global_rank, 1);
+  EXPECT_EQ(outcome.failure->exit_code, 3);
+  EXPECT_EQ(outcome.failure->signal, 0);
+  EXPECT_EQ(outcome.failure->host, "testhost");
+  EXPECT_EQ(outcome.failure->last_lines.back(), "oops");
+}
+
+TEST_F(SupervisorTest, KilledWorkerReportsTheSignal) {
+  NodeOutcome outcome = run(2, "if [ $RANK = 0 ]; then kill -9 $$; fi; exec sleep 300");
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->exit_code, 137);
+  EXPECT_EQ(outcome.failure->signal, SIGKILL);
+}
+
+TEST_F(SupervisorTest, WorkerIgnoringSigtermIsKilledAfterTheGracePeriod) {
+  // Rank 0 fails only once rank 1 has made itself deaf to SIGTERM.
+  std::string ready = log_root_ + "/ready";
+  NodeOutcome outcome = run(2,
+                            "if [ $RANK = 0 ]; then until [ -e " + ready + " ]; do :; done; exit 5; fi; "
+                            "trap '' TERM; touch " + ready + "; while :; do sleep 1; done",
+                            std::chrono::milliseconds(200));
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->exit_code, 5);
+  EXPECT_TRUE(std::filesystem::exists(ready));
+}
+
+TEST_F(SupervisorTest, ErrorFileMessageReachesTheFailure) {
+  NodeOutcome outcome = run(
+      1, R"(printf '{"message": {"message": "ValueError: bad lr", "extraInfo": {}}}' > "$TORCHELASTIC_ERROR_FILE"; exit 1)");
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->error_message, "ValueError: bad lr");
+}
+
+TEST_F(SupervisorTest, UnterminatedLastLineIsShown) {
+  run(1, "printf 'no newline at the end'");
+  EXPECT_NE(console().find("[rank0]:no newline at the end\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlaunch

@@ -1,0 +1,134 @@
+// The environment contract: what torchrun gives each worker.
+#include "launch/worker_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "util/error.h"
+
+namespace dlaunch {
+namespace {
+
+LaunchConfig two_node_config(int node_rank) {
+  LaunchConfig config;
+  config.topology.nnodes = {2, "test"};
+  config.topology.node_rank = {node_rank, "test"};
+  config.topology.nproc_per_node = {3, "test"};
+  config.command = {"/bin/true"};
+  config.max_restarts = 2;
+  return config;
+}
+
+World uneven_world() {
+  World world;
+  world.round = 1;
+  world.nproc_per_node = {2, 3};
+  world.hosts = {"a", "b"};
+  world.worker_master_addr = "a";
+  world.worker_master_port = 4444;
+  world.run_id = "job7";
+  return world;
+}
+
+std::string get(const WorkerSpec& worker, const char* name) {
+  return worker.environment.get(name).value_or("<unset>");
+}
+
+TEST(WorkerPlan, RanksArePrefixSumsOverUnevenNodes) {
+  auto plan = plan_workers(two_node_config(1), uneven_world(), Environment(), "/logs", "b");
+  ASSERT_EQ(plan.workers.size(), 3u);
+  for (int local = 0; local < 3; ++local) {
+    const WorkerSpec& worker = plan.workers[static_cast<std::size_t>(local)];
+    EXPECT_EQ(worker.global_rank, 2 + local);
+    EXPECT_EQ(get(worker, "RANK"), std::to_string(2 + local));
+    EXPECT_EQ(get(worker, "LOCAL_RANK"), std::to_string(local));
+    EXPECT_EQ(get(worker, "ROLE_RANK"), std::to_string(2 + local));
+  }
+}
+
+TEST(WorkerPlan, EveryTorchrunVariableIsSet) {
+  auto plan = plan_workers(two_node_config(1), uneven_world(), Environment(), "/logs", "b");
+  const WorkerSpec& worker = plan.workers[0];
+  EXPECT_EQ(get(worker, "GROUP_RANK"), "1");
+  EXPECT_EQ(get(worker, "ROLE_NAME"), "default");
+  EXPECT_EQ(get(worker, "LOCAL_WORLD_SIZE"), "3");
+  EXPECT_EQ(get(worker, "WORLD_SIZE"), "5");
+  EXPECT_EQ(get(worker, "GROUP_WORLD_SIZE"), "2");
+  EXPECT_EQ(get(worker, "ROLE_WORLD_SIZE"), "5");
+  EXPECT_EQ(get(worker, "MASTER_ADDR"), "a");
+  EXPECT_EQ(get(worker, "MASTER_PORT"), "4444");
+  EXPECT_EQ(get(worker, "TORCHELASTIC_RESTART_COUNT"), "1");
+  EXPECT_EQ(get(worker, "TORCHELASTIC_MAX_RESTARTS"), "2");
+  EXPECT_EQ(get(worker, "TORCHELASTIC_RUN_ID"), "job7");
+  EXPECT_EQ(get(worker, "TORCHELASTIC_USE_AGENT_STORE"), "False");
+  EXPECT_EQ(get(worker, "TORCHELASTIC_ERROR_FILE"), "/logs/attempt_1/rank2/error.json");
+  EXPECT_EQ(get(worker, "NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(get(worker, "NNODES"), "2");
+  EXPECT_EQ(get(worker, "NODE_RANK"), "1");
+  EXPECT_EQ(get(worker, "NPROC_PER_NODE"), "3");
+}
+
+TEST(WorkerPlan, OmpNumThreadsDefaultsToOneWithANotice) {
+  auto plan = plan_workers(two_node_config(0), uneven_world(), Environment(), "/logs", "a");
+  EXPECT_EQ(get(plan.workers[0], "OMP_NUM_THREADS"), "1");
+  EXPECT_EQ(plan.notices.size(), 1u);
+  Environment user({{"OMP_NUM_THREADS", "8"}, {"NCCL_ASYNC_ERROR_HANDLING", "0"}});
+  auto kept = plan_workers(two_node_config(0), uneven_world(), user, "/logs", "a");
+  EXPECT_EQ(get(kept.workers[0], "OMP_NUM_THREADS"), "8");
+  EXPECT_EQ(get(kept.workers[0], "NCCL_ASYNC_ERROR_HANDLING"), "0");
+  EXPECT_TRUE(kept.notices.empty());
+}
+
+TEST(WorkerPlan, SingleWorkerGetsNoOmpOverride) {
+  World world = uneven_world();
+  world.nproc_per_node = {1, 1};
+  auto plan = plan_workers(two_node_config(0), world, Environment(), "/logs", "a");
+  EXPECT_EQ(get(plan.workers[0], "OMP_NUM_THREADS"), "<unset>");
+}
+
+TEST(WorkerPlan, ParentEnvironmentIsInherited) {
+  Environment parent({{"PATH", "/x"}, {"RANK", "99"}});
+  auto plan = plan_workers(two_node_config(0), uneven_world(), parent, "/logs", "a");
+  EXPECT_EQ(get(plan.workers[1], "PATH"), "/x");
+  EXPECT_EQ(get(plan.workers[1], "RANK"), "1");  // ours wins over an inherited one
+}
+
+TEST(WorkerPlan, PrefixTemplate) {
+  auto config = two_node_config(1);
+  auto plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  EXPECT_EQ(plan.workers[2].prefix, "[rank4]:");
+  config.prefix_template = "{host}:{node_rank}:{local_rank}:{role}|";
+  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  EXPECT_EQ(plan.workers[2].prefix, "b:1:2:default|");
+  config.prefix_template = "{nope}";
+  EXPECT_THROW(plan_workers(config, uneven_world(), Environment(), "/logs", "b"), InputError);
+}
+
+TEST(WorkerPlan, StreamRouting) {
+  auto config = two_node_config(1);
+  auto plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  EXPECT_FALSE(plan.workers[0].stdout_file);  // no log dir, no -r/-t: console only
+  EXPECT_TRUE(plan.workers[0].stdout_to_console);
+
+  config.log_dir = "/logs";  // --log-dir alone: files and console
+  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  EXPECT_EQ(plan.workers[0].stdout_file, "/logs/attempt_1/rank2/stdout.log");
+  EXPECT_EQ(plan.workers[0].stderr_file, "/logs/attempt_1/rank2/stderr.log");
+  EXPECT_TRUE(plan.workers[0].stderr_to_console);
+
+  config.redirects = parse_stream_routing(Setting{"0:1", "-r"});  // rank 0's stdout: file only
+  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  EXPECT_FALSE(plan.workers[0].stdout_to_console);
+  EXPECT_TRUE(plan.workers[0].stderr_to_console);
+  EXPECT_TRUE(plan.workers[0].stdout_file);
+  EXPECT_FALSE(plan.workers[0].stderr_file);
+
+  config.redirects = {};
+  config.local_ranks_filter = std::vector<int>{1};
+  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  EXPECT_FALSE(plan.workers[0].stdout_to_console);
+  EXPECT_TRUE(plan.workers[1].stdout_to_console);
+  EXPECT_TRUE(plan.workers[0].stdout_file);  // the filter only affects the console
+}
+
+}  // namespace
+}  // namespace dlaunch
