@@ -146,7 +146,7 @@ void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<
   std::string hint;
   if (auto close = closest_match(dashed, known)) hint = fmt::format(" Did you mean '{}'?", *close);
   throw UsageError(fmt::format(
-      "dlaunch run: unknown option '{}'.{} Put '--' before a PROGRAM whose name starts with '-'; "
+      "unknown option '{}' for dlaunch run.{} Put '--' before a PROGRAM whose name starts with '-'; "
       "'dlaunch run --help' lists the options.",
       name, hint));
 }
@@ -168,7 +168,7 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
     fmt::print("{}", app.help());
     return std::nullopt;
   } catch (const CLI::ParseError& error) {
-    throw UsageError(fmt::format("dlaunch run: {}. Run 'dlaunch run --help' for the options.",
+    throw UsageError(fmt::format("dlaunch run: {}. 'dlaunch run --help' lists the options.",
                                  error.what()));
   }
 
@@ -198,7 +198,7 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
     throw_unknown_option(options.command.front());
   if (options.command.empty() && require_program)
     throw UsageError(
-        "dlaunch run: no PROGRAM given. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");
+        "no PROGRAM given to dlaunch run. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");
   return options;
 }
 
