@@ -1,0 +1,100 @@
+#!/bin/bash
+# dlaunch run: the rendezvous of several launchers. A node waiting for a
+# missing node gives up after --rdzv-timeout and names it; a launcher of
+# another job (--rdzv-id) or with another --nnodes is refused; nodes with
+# different worker counts get contiguous global ranks.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+TRUE_WORKER=$(write_worker true.sh <<'EOF'
+exit 0
+EOF
+)
+RDZV_TIMEOUT=3
+
+# expect_exits_within DESCRIPTION SECONDS: checks the elapsed time of the
+# last run, measured with start_clock / stop_clock. It bounds a timeout
+# feature (the launcher must give up), it is not a performance assertion.
+start_clock() { CLOCK_START=$(now_ns); }
+stop_clock() { ELAPSED_MS=$((($(now_ns) - CLOCK_START) / 1000000)); }
+expect_within() {
+  if [ "$ELAPSED_MS" -lt $(($2 * 1000)) ]; then pass "$1 (${ELAPSED_MS} ms)"
+  else fail "$1" "took ${ELAPSED_MS} ms, bound $2 s"; fi
+}
+
+section "node 1 without node 0 gives up after --rdzv-timeout $RDZV_TIMEOUT and names node 0"
+port=$(free_port)
+start_clock
+expect_exit nonzero "$DLAUNCH" run --nnodes 2 --node-rank 1 --nproc-per-node 1 \
+  --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout "$RDZV_TIMEOUT" -- "$TRUE_WORKER"
+stop_clock
+expect_within "it exits within the timeout + 5 s" $((RDZV_TIMEOUT + 5))
+expect_contains "the message names the missing node 0" "$(cat "$ERR")" "node 0 is missing"
+expect_contains "the message names the address tried" "$(cat "$ERR")" "127.0.0.1:$port"
+no_leftovers
+
+section "node 0 alone gives up after --rdzv-timeout $RDZV_TIMEOUT and names node rank 1"
+port=$(free_port)
+start_clock
+expect_exit nonzero "$DLAUNCH" run --nnodes 2 --node-rank 0 --nproc-per-node 1 \
+  --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout "$RDZV_TIMEOUT" -- "$TRUE_WORKER"
+stop_clock
+expect_within "it exits within the timeout + 5 s" $((RDZV_TIMEOUT + 5))
+expect_contains "the message names the missing node rank 1" "$(cat "$ERR")" "missing node rank(s): 1"
+no_leftovers
+
+section "--rdzv-conf join_timeout=$RDZV_TIMEOUT works like --rdzv-timeout"
+port=$(free_port)
+start_clock
+expect_exit nonzero "$DLAUNCH" run --nnodes 2 --node-rank 0 --nproc-per-node 1 \
+  --master-addr 127.0.0.1 --master-port "$port" --rdzv-conf "join_timeout=$RDZV_TIMEOUT" -- "$TRUE_WORKER"
+stop_clock
+expect_within "it exits within the timeout + 5 s" $((RDZV_TIMEOUT + 5))
+expect_contains "the message names the missing node rank 1" "$(cat "$ERR")" "missing node rank(s): 1"
+no_leftovers
+
+section "a launcher of another job, or expecting another node count, is refused"
+port=$(free_port)
+common=(--nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port")
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --nnodes 2 --node-rank 0 --rdzv-id job-a \
+  --rdzv-timeout 60 -- "$TRUE_WORKER" >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+node0=$!
+expect_exit nonzero "$DLAUNCH" run "${common[@]}" --nnodes 2 --node-rank 1 --rdzv-id job-b \
+  --rdzv-timeout 30 -- "$TRUE_WORKER"
+expect_contains "another --rdzv-id: the message says why" "$(cat "$ERR")" "give every node the same --rdzv-id"
+expect_contains "another --rdzv-id: the message names its id" "$(cat "$ERR")" "'job-b'"
+expect_contains "another --rdzv-id: the message names node 0's id" "$(cat "$ERR")" "'job-a'"
+expect_exit nonzero "$DLAUNCH" run "${common[@]}" --nnodes 3 --node-rank 1 --rdzv-id job-a \
+  --rdzv-timeout 30 -- "$TRUE_WORKER"
+expect_contains "another --nnodes: the message says why" "$(cat "$ERR")" "give every node the same --nnodes"
+# Node 0 is still waiting: the right node 1 completes the job.
+expect_exit 0 "$DLAUNCH" run "${common[@]}" --nnodes 2 --node-rank 1 --rdzv-id job-a \
+  --rdzv-timeout 30 -- "$TRUE_WORKER"
+wait_pid 60 "$node0"
+expect_eq "node 0 still runs the job with the right node 1 (exit 0)" 0 "$STATUS"
+no_leftovers
+
+section "uneven workers: node 0 with 1, node 1 with 3 -> ranks 0..3, WORLD_SIZE 4"
+SHOW_RANKS=$(write_worker show_ranks.sh <<'EOF'
+echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK GROUP_WORLD_SIZE=$GROUP_WORLD_SIZE"
+EOF
+)
+port=$(free_port)
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 --nproc-per-node 1 -- "$SHOW_RANKS" \
+  >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+node0=$!
+expect_exit 0 "$DLAUNCH" run "${common[@]}" --node-rank 1 --nproc-per-node 3 -- "$SHOW_RANKS"
+wait_pid 60 "$node0"
+expect_eq "node 0 exits 0" 0 "$STATUS"
+expect_eq "node 0: one worker, rank 0" \
+  "[rank0]:RANK=0 LOCAL_RANK=0 WORLD_SIZE=4 LOCAL_WORLD_SIZE=1 GROUP_RANK=0 GROUP_WORLD_SIZE=2" \
+  "$(cat "$TEST_DIR/node0.out")"
+expect_eq "node 1: three workers, ranks 1..3" \
+  "[rank1]:RANK=1 LOCAL_RANK=0 WORLD_SIZE=4 LOCAL_WORLD_SIZE=3 GROUP_RANK=1 GROUP_WORLD_SIZE=2
+[rank2]:RANK=2 LOCAL_RANK=1 WORLD_SIZE=4 LOCAL_WORLD_SIZE=3 GROUP_RANK=1 GROUP_WORLD_SIZE=2
+[rank3]:RANK=3 LOCAL_RANK=2 WORLD_SIZE=4 LOCAL_WORLD_SIZE=3 GROUP_RANK=1 GROUP_WORLD_SIZE=2" \
+  "$(sort "$OUT")"
+no_leftovers
+
+finish
