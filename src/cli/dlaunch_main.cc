@@ -5,8 +5,10 @@
 
 #include "cli/command.h"
 #include "cli/env_command.h"
+#include "cli/exec_command.h"
 #include "cli/hostlist_command.h"
 #include "cli/run_command.h"
+#include "cli/submit_command.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -22,6 +24,9 @@ int help_command(const CommandArgs&);
 
 constexpr Command kCommands[] = {
     {"run", "start and supervise this node's workers (torchrun-compatible)", run_command},
+    {"submit", "submit a job to Slurm with sbatch, or run it now with srun", submit_command},
+    {"exec", "inside an srun task: set torchrun's variables from Slurm's and run PROGRAM",
+     exec_command},
     {"env", "show the topology 'dlaunch run' would use here, and where each value came from",
      env_command},
     {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command},

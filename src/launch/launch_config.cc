@@ -207,26 +207,6 @@ Topology resolve_topology(const RunOptions& options, const Environment& environm
   return topology;
 }
 
-std::string python_interpreter(const RunOptions& options, const Environment& environment) {
-  if (options.python) return options.python->value;
-  if (auto exec = environment.get("PYTHON_EXEC")) return *exec;
-  return "python3";
-}
-
-std::vector<std::string> worker_command(const RunOptions& options, const Environment& environment) {
-  if (options.no_python && options.module)
-    throw InputError("--no-python and --module cannot be used together: a module needs Python");
-  if (options.command.empty()) return {};
-  const std::string& program = options.command.front();
-  bool python_file = program.size() > 3 && program.ends_with(".py");
-  if (options.no_python || (!options.module && !options.run_path && !python_file))
-    return options.command;
-  std::vector<std::string> command{python_interpreter(options, environment), "-u"};
-  if (options.module) command.push_back("-m");
-  command.insert(command.end(), options.command.begin(), options.command.end());
-  return command;
-}
-
 std::chrono::milliseconds parse_seconds(const Setting& setting) {
   auto seconds = parse_int_in_range(setting.value, 0, 7 * 24 * 3600, setting.source + " (seconds)");
   return std::chrono::seconds(seconds);
@@ -250,6 +230,26 @@ std::vector<int> parse_rank_list(const Setting& setting) {
 }
 
 }  // namespace
+
+static std::string python_interpreter(const RunOptions& options, const Environment& environment) {
+  if (options.python) return options.python->value;
+  if (auto exec = environment.get("PYTHON_EXEC")) return *exec;
+  return "python3";
+}
+
+std::vector<std::string> worker_command(const RunOptions& options, const Environment& environment) {
+  if (options.no_python && options.module)
+    throw InputError("--no-python and --module cannot be used together: a module needs Python");
+  if (options.command.empty()) return {};
+  const std::string& program = options.command.front();
+  bool python_file = program.size() > 3 && program.ends_with(".py");
+  if (options.no_python || (!options.module && !options.run_path && !python_file))
+    return options.command;
+  std::vector<std::string> command{python_interpreter(options, environment), "-u"};
+  if (options.module) command.push_back("-m");
+  command.insert(command.end(), options.command.begin(), options.command.end());
+  return command;
+}
 
 unsigned StreamRouting::mask_for(int local_rank) const {
   auto found = per_rank.find(local_rank);

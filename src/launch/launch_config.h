@@ -63,6 +63,11 @@ LaunchConfig resolve_launch_config(const RunOptions& options, const Environment&
 int derive_slurm_port(const std::string& job_id, std::optional<std::uint64_t> step_id, int low,
                       int high);
 
+// The worker's argv for OPTIONS.command: PROGRAM itself, or the Python
+// interpreter (--python, else PYTHON_EXEC, else python3) running it with -u
+// for .py files and -m modules. Throws InputError for --no-python with -m.
+std::vector<std::string> worker_command(const RunOptions& options, const Environment& environment);
+
 // Parses torchrun's -r/-t value: "3" or "0:1,1:2".
 StreamRouting parse_stream_routing(const Setting& setting);
 

@@ -1,0 +1,11 @@
+#pragma once
+
+#include "cli/command.h"
+
+namespace dlaunch {
+
+// dlaunch exec [--python X] [--no-python] [-m] [--] PROGRAM [ARGS...]
+// Inside an srun task: sets torchrun's variables from Slurm's, then becomes PROGRAM.
+int exec_command(const CommandArgs& args);
+
+}  // namespace dlaunch

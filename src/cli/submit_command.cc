@@ -1,0 +1,155 @@
+#include "cli/submit_command.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "launch/worker_process.h"
+#include "submit/config_file.h"
+#include "submit/job_script.h"
+#include "submit/job_watch.h"
+#include "submit/submission_folder.h"
+#include "submit/submit_options.h"
+#include "util/error.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace dlaunch {
+namespace {
+
+using namespace submit;
+
+// Built-in defaults, then the config file ([defaults], then the profile), then flags.
+SubmitSettings merge_settings(const SubmitOptions& options, const Environment& environment) {
+  SubmitSettings merged = default_submit_settings();
+  auto file = options.config ? options.config : find_config_file(environment);
+  if (options.config && !std::filesystem::exists(*options.config))
+    throw InputError(fmt::format("--config {}: no such file", *options.config));
+  if (file) {
+    apply_config_file(merged, *file, options.profile);
+  } else if (options.profile) {
+    throw InputError(fmt::format("--profile {}: no config file found (looked for ./dlaunch.toml and "
+                                 "$XDG_CONFIG_HOME/dlaunch/config.toml); pass --config FILE",
+                                 *options.profile));
+  }
+  for (const auto& [name, value] : options.flags.values()) merged.set(name, value.value, value.source);
+  return merged;
+}
+
+void print_config(const SubmitSettings& settings) {
+  fmt::print("dlaunch submit settings (flags > profile > [defaults] > built-in):\n");
+  for (const auto& key : submit_keys()) {
+    const auto* value = settings.find(key.name);
+    if (value != nullptr)
+      fmt::print("  {:<17} = {:<24} # {}\n", key.name, format_value(value->value), value->source);
+  }
+}
+
+nlohmann::json settings_json(const SubmitSettings& settings, const JobRequest& request) {
+  nlohmann::json document;
+  for (const auto& [name, value] : settings.values())
+    document["settings"][name] = {{"value", format_value(value.value)}, {"source", value.source}};
+  document["command"] = request.command;
+  document["dlaunch"] = request.dlaunch_path;
+  document["timestamp"] = request.timestamp;
+  return document;
+}
+
+// The program must exist where the nodes will look: the shared file system.
+void check_program(const std::vector<std::string>& command) {
+  const std::string& program = command.front();
+  bool ok = program.ends_with(".py") ? std::filesystem::exists(program)
+                                     : find_executable(program, Environment::from_process()).has_value();
+  if (!ok)
+    throw InputError(fmt::format("cannot submit '{}': no such program here. The nodes run it from "
+                                 "the shared file system, so give a path that exists on this machine",
+                                 program));
+}
+
+std::string this_executable() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw SystemError("cannot find dlaunch's own path in /proc/self/exe");
+  return path.string();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  if (!file) throw SystemError(fmt::format("cannot write {}", path));
+}
+
+int dry_run(const JobRequest& request, bool srun) {
+  if (srun) {
+    fmt::print("# dlaunch submit --srun would run:\n{}\n", shell_join(srun_job_command(request)));
+    return 0;
+  }
+  fmt::print("# job script ({}/job.sbatch):\n{}\n# submitted with:\n{}\n", request.submission_dir,
+             job_script(request), shell_join(sbatch_command(request.submission_dir + "/job.sbatch")));
+  return 0;
+}
+
+[[noreturn]] void run_in_foreground(const JobRequest& request) {
+  ::setenv("TIMESTAMP", request.timestamp.c_str(), 1);
+  ::setenv("OUTPUT_DIR", request.submission_dir.c_str(), 1);
+  fmt::print(stderr, "dlaunch: running with srun; output folder {}\n", request.submission_dir);
+  std::fflush(stderr);
+  exec_replacing(srun_job_command(request));
+}
+
+std::string parse_job_id(const std::string& sbatch_output) {
+  std::string id(trim(split(std::string(trim(sbatch_output)), ';')[0]));
+  if (!parse_int(id)) throw SystemError(fmt::format("sbatch printed no job id: '{}'", sbatch_output));
+  return id;
+}
+
+int submit_batch(const JobRequest& request, bool wait) {
+  const std::string script_path = request.submission_dir + "/job.sbatch";
+  write_file(script_path, job_script(request));
+  CapturedRun sbatch = run_captured(sbatch_command(script_path));
+  if (sbatch.exit_code != 0) {
+    // Nothing half-submitted: the folder of a refused job goes too.
+    std::filesystem::remove_all(request.submission_dir);
+    throw InputError(fmt::format("sbatch refused the job: {}", trim(sbatch.err.empty() ? sbatch.out : sbatch.err)));
+  }
+  std::string job_id = parse_job_id(sbatch.out);
+  write_file(request.submission_dir + "/job_id", job_id + "\n");
+  std::string log = fmt::format("{}/slurm-{}.log", request.submission_dir, job_id);
+  fmt::print("Submitted job {}\n  folder: {}\n  log:    {}\n", job_id, request.submission_dir, log);
+  if (!wait) return 0;
+  std::fflush(stdout);
+  fmt::print(stderr, "dlaunch: following job {} (Ctrl-C stops following; scancel {} cancels it)\n",
+             job_id, job_id);
+  JobEnd end = follow_job(job_id, log);
+  fmt::print(stderr, "dlaunch: job {} ended {} with exit code {}\n", job_id, end.state, end.exit_code);
+  return end.exit_code;
+}
+
+}  // namespace
+
+int submit_command(const CommandArgs& args) {
+  auto options = parse_submit_options(args);
+  if (!options) return 0;  // --help
+  Environment environment = Environment::from_process();
+  SubmitSettings settings = merge_settings(*options, environment);
+  if (options->print_config) {
+    print_config(settings);
+    return 0;
+  }
+  check_program(options->command);
+  const std::string output_dir = settings.string("output-dir").value_or("slurm-outputs");
+  const std::string timestamp = timestamp_for(std::time(nullptr));
+  const bool srun = settings.flag("srun");
+  // A dry run writes nothing: it shows the folder the job would get.
+  std::string folder = options->dry_run ? next_submission_path(output_dir, timestamp)
+                                        : create_submission_folder(output_dir, timestamp);
+  JobRequest request = make_job_request(settings, options->command, this_executable(), folder, timestamp);
+  if (options->dry_run) return dry_run(request, srun);
+  write_file(folder + "/config.json", settings_json(settings, request).dump(2) + "\n");
+  if (srun) run_in_foreground(request);
+  return submit_batch(request, settings.flag("wait"));
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,10 @@
+#pragma once
+
+#include "cli/command.h"
+
+namespace dlaunch {
+
+// dlaunch submit [options] [--] PROGRAM [ARGS...]
+int submit_command(const CommandArgs& args);
+
+}  // namespace dlaunch

@@ -1,0 +1,34 @@
+#include "slurm/tasks_per_node.h"
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch::slurm {
+
+std::vector<int> parse_tasks_per_node(const std::string& text) {
+  auto bad = [&] {
+    return InputError(fmt::format(
+        "SLURM_TASKS_PER_NODE='{}' is not Slurm's format (e.g. '4(x2),2')", text));
+  };
+  std::vector<int> counts;
+  for (const auto& item : split(text, ',')) {
+    std::string_view part = trim(item);
+    std::int64_t repeat = 1;
+    std::size_t open = part.find('(');
+    if (open != std::string_view::npos) {
+      if (part.size() < open + 4 || part.substr(open, 2) != "(x" || part.back() != ')') throw bad();
+      auto times = parse_int(part.substr(open + 2, part.size() - open - 3));
+      if (!times || *times < 1 || *times > 1'000'000) throw bad();
+      repeat = *times;
+      part = part.substr(0, open);
+    }
+    auto count = parse_int(part);
+    if (!count || *count < 0 || *count > 1'000'000) throw bad();
+    counts.insert(counts.end(), static_cast<std::size_t>(repeat), static_cast<int>(*count));
+  }
+  return counts;
+}
+
+}  // namespace dlaunch::slurm

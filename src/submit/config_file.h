@@ -1,0 +1,32 @@
+// dlaunch.toml: defaults and named profiles for `dlaunch submit`.
+//
+//   [defaults]
+//   partition = "gpu"
+//   gpus-per-node = 4
+//   sbatch-args = ["--quotatype=reserved"]
+//
+//   [profiles.big]
+//   nodes = 16
+//   time = "2-00:00:00"
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "submit/submit_settings.h"
+#include "util/environment.h"
+
+namespace dlaunch::submit {
+
+// The config file to read: ./dlaunch.toml if it exists, else
+// $XDG_CONFIG_HOME/dlaunch/config.toml (default ~/.config/...), else none.
+std::optional<std::string> find_config_file(const Environment& environment);
+
+// Validates the whole file at PATH and applies its [defaults], then
+// [profiles.PROFILE] when PROFILE is given, onto SETTINGS. Throws
+// InputError naming the file, line and key for a syntax error, an unknown
+// key, a wrong type or a missing profile.
+void apply_config_file(SubmitSettings& settings, const std::string& path,
+                       const std::optional<std::string>& profile);
+
+}  // namespace dlaunch::submit

@@ -1,0 +1,55 @@
+// What `dlaunch submit` hands to Slurm: the job script and the commands.
+//
+// Pure: a JobRequest in, text and argv out, so --dry-run output is
+// unit-tested against expected scripts for many option combinations.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "submit/submit_settings.h"
+
+namespace dlaunch::submit {
+
+enum class LaunchMode { kNode, kTask };
+
+struct JobRequest {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::optional<int> cpus_per_gpu;
+  std::optional<std::string> partition, job_name, time, account, qos, constraint, mem;
+  bool exclusive = false;
+  std::vector<std::string> sbatch_args;
+  LaunchMode launch = LaunchMode::kNode;
+  std::vector<std::string> run_args;  // dlaunch run options for every node
+  std::string dlaunch_path;           // the dlaunch the nodes run (shared file system)
+  std::vector<std::string> command;   // PROGRAM [ARGS...]
+  std::string submission_dir;         // absolute: OUTPUT_DIR of the job
+  std::string timestamp;              // TIMESTAMP of the job
+};
+
+// Checks and converts merged SETTINGS. Throws InputError naming the
+// setting and its source for values out of range.
+JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::string> command,
+                            std::string dlaunch_path, std::string submission_dir,
+                            std::string timestamp);
+
+// The sbatch script: #SBATCH lines, the exported TIMESTAMP/OUTPUT_DIR, and
+// the srun line that starts dlaunch on every node (or every task).
+std::string job_script(const JobRequest& request);
+
+// sbatch SCRIPT_PATH with --parsable, so the job id is all it prints.
+std::vector<std::string> sbatch_command(const std::string& script_path);
+
+// The srun command of --srun mode: the same job, in the foreground.
+std::vector<std::string> srun_job_command(const JobRequest& request);
+
+// The srun line inside the job script (without the resource options the
+// allocation already has).
+std::vector<std::string> srun_step_command(const JobRequest& request);
+
+// ARGS as one shell line, each word quoted only when it needs to be.
+std::string shell_join(const std::vector<std::string>& args);
+
+}  // namespace dlaunch::submit

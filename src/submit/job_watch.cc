@@ -1,0 +1,95 @@
+#include "submit/job_watch.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/fd.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace dlaunch::submit {
+namespace {
+
+std::optional<std::string> field(const std::string& line, const std::string& name) {
+  std::size_t at = line.find(" " + name + "=");
+  if (at == std::string::npos) {
+    if (!line.starts_with(name + "=")) return std::nullopt;
+    at = 0;
+  } else {
+    at += 1;
+  }
+  std::size_t start = at + name.size() + 1;
+  std::size_t end = line.find(' ', start);
+  return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// Copies what LOG_PATH gained since OFFSET to stdout.
+void stream_new_output(const std::string& log_path, off_t& offset) {
+  Fd file(::open(log_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file) return;  // Slurm creates it when the job starts
+  ::lseek(file.get(), offset, SEEK_SET);
+  char buffer[64 * 1024];
+  ssize_t got;
+  while ((got = read_retrying(file.get(), buffer, sizeof(buffer))) > 0) {
+    write_all(STDOUT_FILENO, std::string_view(buffer, static_cast<std::size_t>(got)));
+    offset += got;
+  }
+}
+
+void pause_for(std::chrono::milliseconds interval) {
+  ::poll(nullptr, 0, static_cast<int>(interval.count()));
+}
+
+}  // namespace
+
+JobEnd parse_job_end(const std::string& scontrol_line) {
+  auto state = field(scontrol_line, "JobState");
+  auto exit_code = field(scontrol_line, "ExitCode");
+  if (!state || !exit_code)
+    throw SystemError(fmt::format("cannot read the job's end from scontrol: '{}'", scontrol_line));
+  auto parts = split(*exit_code, ':');
+  JobEnd end;
+  end.state = *state;
+  int code = static_cast<int>(parse_int(parts[0]).value_or(1));
+  int signal = parts.size() > 1 ? static_cast<int>(parse_int(parts[1]).value_or(0)) : 0;
+  end.exit_code = signal != 0 ? 128 + signal : code;
+  if (end.exit_code == 0 && end.state != "COMPLETED") end.exit_code = 1;
+  return end;
+}
+
+JobEnd follow_job(const std::string& job_id, const std::string& log_path,
+                  std::chrono::milliseconds poll_interval) {
+  const bool interactive = ::isatty(STDERR_FILENO) != 0;
+  std::string last_status;
+  off_t offset = 0;
+  for (;;) {
+    CapturedRun queue = run_captured({"squeue", "-h", "-j", job_id, "-o", "%T|%r"});
+    std::string status(trim(queue.out));
+    if (queue.exit_code != 0 || status.empty()) break;  // the job left the queue
+    if (status.starts_with("PENDING") || status.starts_with("CONFIGURING")) {
+      auto parts = split(status, '|');
+      std::string line = fmt::format("job {}: {} ({})", job_id, parts[0], parts.size() > 1 ? parts[1] : "");
+      if (line != last_status) {
+        if (interactive) fmt::print(stderr, "\r\033[K{}", line);
+        else fmt::print(stderr, "dlaunch: {}\n", line);
+        last_status = line;
+      }
+    } else {
+      if (interactive && !last_status.empty()) fmt::print(stderr, "\r\033[K");
+      last_status.clear();
+      stream_new_output(log_path, offset);
+    }
+    pause_for(poll_interval);
+  }
+  stream_new_output(log_path, offset);
+  CapturedRun show = run_captured({"scontrol", "show", "job", "-o", job_id});
+  if (show.exit_code != 0)
+    throw SystemError(fmt::format("job {} left the queue but scontrol cannot show it: {}", job_id,
+                                  trim(show.err)));
+  return parse_job_end(show.out);
+}
+
+}  // namespace dlaunch::submit

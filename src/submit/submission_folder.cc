@@ -1,0 +1,46 @@
+#include "submit/submission_folder.h"
+
+#include <cerrno>
+#include <filesystem>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "util/error.h"
+
+namespace dlaunch::submit {
+namespace {
+
+std::string candidate(const std::string& base, int attempt) {
+  return attempt == 0 ? base : fmt::format("{}_{}", base, attempt);
+}
+
+}  // namespace
+
+std::string timestamp_for(std::time_t when) {
+  return fmt::format("{:%Y%m%d_%H%M%S}", fmt::localtime(when));
+}
+
+std::string next_submission_path(const std::string& output_dir, const std::string& timestamp) {
+  std::string base = (std::filesystem::absolute(output_dir) / timestamp).string();
+  for (int attempt = 0;; ++attempt) {
+    std::string path = candidate(base, attempt);
+    if (!std::filesystem::exists(path)) return path;
+  }
+}
+
+std::string create_submission_folder(const std::string& output_dir, const std::string& timestamp) {
+  std::error_code error;
+  std::filesystem::create_directories(output_dir, error);
+  if (error)
+    throw SystemError(fmt::format("cannot create the output folder '{}': {}", output_dir,
+                                  error.message()));
+  std::string base = (std::filesystem::absolute(output_dir) / timestamp).string();
+  for (int attempt = 0;; ++attempt) {
+    std::string path = candidate(base, attempt);
+    if (::mkdir(path.c_str(), 0755) == 0) return path;
+    if (errno != EEXIST) throw system_error(fmt::format("cannot create folder {}", path), errno);
+  }
+}
+
+}  // namespace dlaunch::submit

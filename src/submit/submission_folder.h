@@ -1,0 +1,20 @@
+// The folder every submission gets: <output-dir>/<YYYYmmdd_HHMMSS>[_N]/.
+#pragma once
+
+#include <ctime>
+#include <string>
+
+namespace dlaunch::submit {
+
+// "20261202_174501" for WHEN, in local time.
+std::string timestamp_for(std::time_t when);
+
+// The absolute path the next submission at TIMESTAMP would get under
+// OUTPUT_DIR (the first of NAME, NAME_1, NAME_2, ... that does not exist).
+std::string next_submission_path(const std::string& output_dir, const std::string& timestamp);
+
+// Creates that folder atomically (two submissions in the same second get
+// different folders). Throws SystemError naming the folder.
+std::string create_submission_folder(const std::string& output_dir, const std::string& timestamp);
+
+}  // namespace dlaunch::submit

@@ -1,0 +1,113 @@
+#include "submit/submit_settings.h"
+
+#include <fmt/format.h>
+
+namespace dlaunch::submit {
+
+const std::vector<Key>& submit_keys() {
+  static const std::vector<Key> keys = {
+      {"nodes", ValueKind::kInteger, "Number of nodes (sbatch --nodes)"},
+      {"gpus-per-node", ValueKind::kInteger, "GPUs per node; one worker per GPU (sbatch --gpus-per-node)"},
+      {"cpus-per-gpu", ValueKind::kInteger, "CPUs per GPU; a node's task gets this x GPUs (sbatch --cpus-per-task)"},
+      {"partition", ValueKind::kString, "Partition (sbatch --partition)"},
+      {"job-name", ValueKind::kString, "Job name (sbatch --job-name; default: the program's name)"},
+      {"time", ValueKind::kString, "Time limit, e.g. 1-00:00:00 (sbatch --time)"},
+      {"account", ValueKind::kString, "Account to charge (sbatch --account)"},
+      {"qos", ValueKind::kString, "Quality of service (sbatch --qos)"},
+      {"constraint", ValueKind::kString, "Node features required (sbatch --constraint)"},
+      {"exclusive", ValueKind::kBool, "Whole nodes only (sbatch --exclusive)"},
+      {"mem", ValueKind::kString, "Memory per node, e.g. 64G (sbatch --mem)"},
+      {"sbatch-arg", ValueKind::kStringList, "Any other sbatch option, passed through (repeatable)"},
+      {"output-dir", ValueKind::kString, "Where submission folders are made (default slurm-outputs)"},
+      {"launch", ValueKind::kString, "node: one dlaunch run per node; task: srun starts one task per GPU"},
+      {"srun", ValueKind::kBool, "Run in the foreground with srun instead of submitting with sbatch"},
+      {"wait", ValueKind::kBool, "sbatch mode: wait for the job, stream its log, exit with its code"},
+      {"python", ValueKind::kString, "Interpreter for .py programs on the nodes"},
+      {"max-restarts", ValueKind::kInteger, "dlaunch run --max-restarts on every node"},
+      {"shutdown-timeout", ValueKind::kInteger, "dlaunch run --shutdown-timeout on every node"},
+      {"rdzv-timeout", ValueKind::kInteger, "dlaunch run --rdzv-timeout on every node"},
+      {"tee", ValueKind::kString, "dlaunch run --tee on every node"},
+      {"redirects", ValueKind::kString, "dlaunch run --redirects on every node"},
+      {"prefix", ValueKind::kString, "dlaunch run --prefix on every node"},
+      {"run-arg", ValueKind::kStringList, "Any other dlaunch run option for the nodes (repeatable)"},
+  };
+  return keys;
+}
+
+const Key* find_key(const std::string& name) {
+  std::string dashed = name;
+  for (char& c : dashed) c = (c == '_') ? '-' : c;
+  if (dashed == "sbatch-args") dashed = "sbatch-arg";
+  if (dashed == "run-args") dashed = "run-arg";
+  for (const auto& key : submit_keys()) {
+    if (dashed == key.name) return &key;
+  }
+  return nullptr;
+}
+
+const char* kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kInteger: return "an integer";
+    case ValueKind::kBool: return "true or false";
+    case ValueKind::kString: return "a string";
+    case ValueKind::kStringList: return "a list of strings";
+  }
+  return "a value";
+}
+
+void SubmitSettings::set(const std::string& name, Value value, std::string source) {
+  values_[name] = Sourced<Value>{std::move(value), std::move(source)};
+}
+
+const Sourced<Value>* SubmitSettings::find(const std::string& name) const {
+  auto found = values_.find(name);
+  return found == values_.end() ? nullptr : &found->second;
+}
+
+std::optional<std::int64_t> SubmitSettings::integer(const std::string& name) const {
+  const auto* found = find(name);
+  if (found == nullptr) return std::nullopt;
+  return std::get<std::int64_t>(found->value);
+}
+
+std::optional<std::string> SubmitSettings::string(const std::string& name) const {
+  const auto* found = find(name);
+  if (found == nullptr) return std::nullopt;
+  return std::get<std::string>(found->value);
+}
+
+bool SubmitSettings::flag(const std::string& name) const {
+  const auto* found = find(name);
+  return found != nullptr && std::get<bool>(found->value);
+}
+
+std::vector<std::string> SubmitSettings::list(const std::string& name) const {
+  const auto* found = find(name);
+  if (found == nullptr) return {};
+  return std::get<std::vector<std::string>>(found->value);
+}
+
+SubmitSettings default_submit_settings() {
+  SubmitSettings defaults;
+  defaults.set("nodes", std::int64_t{1}, "built-in default");
+  defaults.set("gpus-per-node", std::int64_t{1}, "built-in default");
+  defaults.set("output-dir", std::string("slurm-outputs"), "built-in default");
+  defaults.set("launch", std::string("node"), "built-in default");
+  return defaults;
+}
+
+std::string format_value(const Value& value) {
+  struct Formatter {
+    std::string operator()(std::int64_t number) const { return std::to_string(number); }
+    std::string operator()(bool flag) const { return flag ? "true" : "false"; }
+    std::string operator()(const std::string& text) const { return fmt::format("'{}'", text); }
+    std::string operator()(const std::vector<std::string>& items) const {
+      std::string joined;
+      for (const auto& item : items) joined += (joined.empty() ? "" : ", ") + fmt::format("'{}'", item);
+      return "[" + joined + "]";
+    }
+  };
+  return std::visit(Formatter{}, value);
+}
+
+}  // namespace dlaunch::submit

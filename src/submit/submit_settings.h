@@ -1,0 +1,59 @@
+// The settings of `dlaunch submit`, merged from built-in defaults, the
+// config file's [defaults], a [profiles.NAME] table and the command line,
+// each value remembering where it came from (for --print-config and errors).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "util/sourced.h"
+
+namespace dlaunch::submit {
+
+using Value = std::variant<std::int64_t, bool, std::string, std::vector<std::string>>;
+
+enum class ValueKind { kInteger, kBool, kString, kStringList };
+
+// One setting: the same name is a flag (--NAME) and a config key (NAME, or
+// with underscores).
+struct Key {
+  const char* name;
+  ValueKind kind;
+  const char* help;
+};
+
+// Every setting submit knows, in the order --print-config shows them.
+const std::vector<Key>& submit_keys();
+// The key named NAME ("gpus-per-node" or "gpus_per_node"); nullptr if none.
+const Key* find_key(const std::string& name);
+const char* kind_name(ValueKind kind);
+
+class SubmitSettings {
+ public:
+  // Sets NAME to VALUE from SOURCE, replacing a value from an earlier layer.
+  // Lists from a later layer replace, they do not append.
+  void set(const std::string& name, Value value, std::string source);
+  const Sourced<Value>* find(const std::string& name) const;
+
+  std::optional<std::int64_t> integer(const std::string& name) const;
+  std::optional<std::string> string(const std::string& name) const;
+  bool flag(const std::string& name) const;
+  std::vector<std::string> list(const std::string& name) const;
+
+  const std::map<std::string, Sourced<Value>>& values() const { return values_; }
+
+ private:
+  std::map<std::string, Sourced<Value>> values_;
+};
+
+// The built-in defaults layer.
+SubmitSettings default_submit_settings();
+
+// "4", "true", "'debug'", "['a', 'b']" for --print-config.
+std::string format_value(const Value& value);
+
+}  // namespace dlaunch::submit

@@ -1,0 +1,89 @@
+#include "util/subprocess.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/fd.h"
+
+extern char** environ;
+
+namespace dlaunch {
+namespace {
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> pointers;
+  for (const auto& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+SystemError cannot_start(const std::string& program, int error) {
+  if (error == ENOENT)
+    return SystemError(fmt::format("cannot run '{}': not found in PATH. Is the Slurm client "
+                                   "installed and in PATH on this machine?",
+                                   program));
+  return system_error(fmt::format("cannot run '{}'", program), error);
+}
+
+void drain_both(int out_fd, int err_fd, CapturedRun& run) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&run.out, &run.err};
+  int open = 2;
+  char buffer[8192];
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      ssize_t got = read_retrying(fds[i].fd, buffer, sizeof(buffer));
+      if (got > 0) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(got));
+      } else {
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CapturedRun run_captured(const std::vector<std::string>& argv) {
+  Pipe out = make_pipe();
+  Pipe err = make_pipe();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.write_end.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.write_end.get(), STDERR_FILENO);
+  pid_t pid = 0;
+  auto args = c_argv(argv);
+  int status = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (status != 0) throw cannot_start(argv[0], status);
+  out.write_end.reset();
+  err.write_end.reset();
+  CapturedRun run;
+  drain_both(out.read_end.get(), err.read_end.get(), run);
+  int wait_status = 0;
+  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  run.exit_code = WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
+  return run;
+}
+
+void exec_replacing(const std::vector<std::string>& argv) {
+  auto args = c_argv(argv);
+  ::execvp(argv[0].c_str(), args.data());
+  throw cannot_start(argv[0], errno);
+}
+
+}  // namespace dlaunch

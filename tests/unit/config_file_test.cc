@@ -1,0 +1,105 @@
+// dlaunch.toml: merging layers, and errors with file, line and key.
+#include "submit/config_file.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+#include "util/error.h"
+
+namespace dlaunch::submit {
+namespace {
+
+class ConfigFileTest : public ::testing::Test {
+ protected:
+  std::string write(const std::string& text) {
+    std::ofstream(path_) << text;
+    return path_;
+  }
+  std::string error_of(const std::string& text, std::optional<std::string> profile = std::nullopt) {
+    SubmitSettings settings;
+    try {
+      apply_config_file(settings, write(text), profile);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "no error";
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::string path_ = ::testing::TempDir() + "dlaunch_config_test.toml";
+};
+
+constexpr const char* kConfig = R"(
+[defaults]
+partition = "debug"
+gpus-per-node = 4
+sbatch_args = ["--quotatype=reserved"]
+
+[profiles.big]
+nodes = 16
+gpus-per-node = 8
+exclusive = true
+
+[profiles.small]
+nodes = 1
+)";
+
+TEST_F(ConfigFileTest, DefaultsThenProfileOverBuiltIns) {
+  SubmitSettings settings = default_submit_settings();
+  apply_config_file(settings, write(kConfig), std::string("big"));
+  EXPECT_EQ(settings.integer("nodes"), 16);
+  EXPECT_EQ(settings.integer("gpus-per-node"), 8);
+  EXPECT_EQ(settings.string("partition"), "debug");
+  EXPECT_TRUE(settings.flag("exclusive"));
+  EXPECT_EQ(settings.list("sbatch-arg"), (std::vector<std::string>{"--quotatype=reserved"}));
+  EXPECT_EQ(settings.find("nodes")->source, path_ + ":8 [profiles.big]");
+  EXPECT_EQ(settings.find("partition")->source, path_ + ":3 [defaults]");
+  EXPECT_EQ(settings.find("output-dir")->source, "built-in default");
+}
+
+TEST_F(ConfigFileTest, WithoutProfileOnlyDefaultsApply) {
+  SubmitSettings settings = default_submit_settings();
+  apply_config_file(settings, write(kConfig), std::nullopt);
+  EXPECT_EQ(settings.integer("nodes"), 1);
+  EXPECT_EQ(settings.integer("gpus-per-node"), 4);
+}
+
+TEST_F(ConfigFileTest, UnknownKeyNamesFileLineAndSuggestion) {
+  std::string message = error_of("[defaults]\nnodes = 2\ngpu-per-node = 4\n");
+  EXPECT_NE(message.find(path_ + ":3"), std::string::npos) << message;
+  EXPECT_NE(message.find("'gpu-per-node'"), std::string::npos) << message;
+  EXPECT_NE(message.find("did you mean 'gpus-per-node'"), std::string::npos) << message;
+}
+
+TEST_F(ConfigFileTest, UnknownKeyInAnUnusedProfileIsStillAnError) {
+  std::string message = error_of("[profiles.other]\nnodez = 2\n");
+  EXPECT_NE(message.find("[profiles.other]"), std::string::npos) << message;
+}
+
+TEST_F(ConfigFileTest, WrongTypesAreNamed) {
+  EXPECT_NE(error_of("[defaults]\nnodes = \"two\"\n").find("'nodes' must be an integer, got a string"),
+            std::string::npos);
+  EXPECT_NE(error_of("[defaults]\nexclusive = 1\n").find("true or false"), std::string::npos);
+  EXPECT_NE(error_of("[defaults]\nsbatch-args = [1, 2]\n").find("a list of strings"),
+            std::string::npos);
+  EXPECT_NE(error_of("[defaults]\nnodes = -3\n").find("negative"), std::string::npos);
+}
+
+TEST_F(ConfigFileTest, SyntaxErrorsGiveLineAndColumn) {
+  std::string message = error_of("[defaults]\nnodes = = 2\n");
+  EXPECT_NE(message.find(path_ + ":2:"), std::string::npos) << message;
+  EXPECT_NE(message.find("not valid TOML"), std::string::npos) << message;
+}
+
+TEST_F(ConfigFileTest, MissingProfileListsTheKnownOnes) {
+  std::string message = error_of(kConfig, std::string("huge"));
+  EXPECT_NE(message.find("no profile 'huge'"), std::string::npos) << message;
+  EXPECT_NE(message.find("big, small"), std::string::npos) << message;
+}
+
+TEST_F(ConfigFileTest, UnknownTopLevelKey) {
+  EXPECT_NE(error_of("nodes = 2\n").find("unknown top-level key 'nodes'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlaunch::submit
