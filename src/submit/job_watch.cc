@@ -39,6 +39,13 @@ void stream_new_output(const std::string& log_path, off_t& offset) {
   }
 }
 
+bool is_final_state(const std::string& state) {
+  return state != "RUNNING" && state != "COMPLETING" && state != "SUSPENDED" &&
+         state != "STOPPED" && state != "SIGNALING" && state != "STAGE_OUT" &&
+         state != "RESIZING" && state != "REQUEUE_HOLD" && state != "REQUEUE_FED" &&
+         state != "RESV_DEL_HOLD" && state != "UNKNOWN";
+}
+
 void pause_for(std::chrono::milliseconds interval) {
   ::poll(nullptr, 0, static_cast<int>(interval.count()));
 }
@@ -62,16 +69,21 @@ JobEnd parse_job_end(const std::string& scontrol_line) {
 
 JobEnd follow_job(const std::string& job_id, const std::string& log_path,
                   std::chrono::milliseconds poll_interval) {
+  // scontrol rather than squeue: it shows state, reason and exit code at
+  // once, and still shows a finished job for MinJobAge seconds, so the end
+  // is never missed between two looks.
   const bool interactive = ::isatty(STDERR_FILENO) != 0;
   std::string last_status;
   off_t offset = 0;
   for (;;) {
-    CapturedRun queue = run_captured({"squeue", "-h", "-j", job_id, "-o", "%T|%r"});
-    std::string status(trim(queue.out));
-    if (queue.exit_code != 0 || status.empty()) break;  // the job left the queue
-    if (status.starts_with("PENDING") || status.starts_with("CONFIGURING")) {
-      auto parts = split(status, '|');
-      std::string line = fmt::format("job {}: {} ({})", job_id, parts[0], parts.size() > 1 ? parts[1] : "");
+    CapturedRun show = run_captured({"scontrol", "show", "job", "-o", job_id});
+    if (show.exit_code != 0)
+      throw SystemError(fmt::format("cannot follow job {}: scontrol says: {}", job_id,
+                                    trim(show.err.empty() ? show.out : show.err)));
+    std::string state = field(show.out, "JobState").value_or("UNKNOWN");
+    if (state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED") {
+      std::string line = fmt::format("job {}: {} ({})", job_id, state,
+                                     field(show.out, "Reason").value_or("None"));
       if (line != last_status) {
         if (interactive) fmt::print(stderr, "\r\033[K{}", line);
         else fmt::print(stderr, "dlaunch: {}\n", line);
@@ -81,15 +93,10 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path,
       if (interactive && !last_status.empty()) fmt::print(stderr, "\r\033[K");
       last_status.clear();
       stream_new_output(log_path, offset);
+      if (is_final_state(state)) return parse_job_end(show.out);
     }
     pause_for(poll_interval);
   }
-  stream_new_output(log_path, offset);
-  CapturedRun show = run_captured({"scontrol", "show", "job", "-o", job_id});
-  if (show.exit_code != 0)
-    throw SystemError(fmt::format("job {} left the queue but scontrol cannot show it: {}", job_id,
-                                  trim(show.err)));
-  return parse_job_end(show.out);
 }
 
 }  // namespace dlaunch::submit

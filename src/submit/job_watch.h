@@ -16,10 +16,10 @@ struct JobEnd {
 // Throws SystemError when the fields are missing.
 JobEnd parse_job_end(const std::string& scontrol_line);
 
-// Waits for JOB_ID to leave the queue, printing a status line while it is
-// pending and appending LOG_PATH's new bytes to stdout while it runs. Slurm
-// has no event interface for this, so it asks squeue every POLL_INTERVAL.
-// Throws SystemError when squeue or scontrol fail.
+// Waits for JOB_ID to end, printing a status line while it is pending and
+// appending LOG_PATH's new bytes to stdout while it runs. Slurm has no event
+// interface for this, so it asks scontrol every POLL_INTERVAL. Throws
+// SystemError when scontrol fails or no longer knows the job.
 JobEnd follow_job(const std::string& job_id, const std::string& log_path,
                   std::chrono::milliseconds poll_interval = std::chrono::milliseconds(500));
 

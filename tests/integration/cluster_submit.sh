@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# dlaunch submit on the real multi-node Slurm test cluster (tests/cluster/up).
+# Needs DLAUNCH_CLUSTER_DIR: the cluster fixture of tests/CMakeLists.txt
+# brings the cluster up before the cluster tests and down after them.
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${DLAUNCH_CLUSTER_DIR:-}" ] && [ -f "$DLAUNCH_CLUSTER_DIR/env.sh" ] ||
+  skip "no test cluster is up (DLAUNCH_CLUSTER_DIR unset or without env.sh)"
+. "$DLAUNCH_CLUSTER_DIR/env.sh"
+require_command sbatch
+require_torch
+RUN_LIMIT=${DLAUNCH_TEST_RUN_LIMIT:-300}
+export OMP_NUM_THREADS=1
+
+OUTPUTS=$TEST_DIR/outputs
+cd "$DLAUNCH_SOURCE_DIR" || exit 1
+
+# submission_folder: the folder the last submit printed.
+submission_folder() { sed -n 's/^  folder: //p' "$OUT" | tail -n 1; }
+ok_lines() { grep -cE 'all_reduce sum [0-9]+ == [0-9]+ OK' "$1"; }
+hosts_of() { sed -n 's/.* on \([^: ]*\): all_reduce sum .* OK$/\1/p' "$1" | sort -u | wc -l; }
+ranks_of() { grep -oE 'rank [0-9]+/' "$1" | tr -dc '0-9\n' | sort -n | uniq | paste -sd, -; }
+
+section "sbatch: 2 nodes x 2 GPUs, --wait, the all-reduce example"
+expect_exit 0 "$DLAUNCH" submit --nodes 2 --gpus-per-node 2 --wait --output-dir "$OUTPUTS" \
+  -- /usr/bin/python3 examples/allreduce.py
+folder=$(submission_folder)
+log=$(ls "$folder"/slurm-*.log 2>/dev/null | head -n 1)
+expect_file "the submission folder holds the job script" "$folder/job.sbatch"
+expect_file "the submission folder holds the resolved configuration" "$folder/config.json"
+expect_file "the submission folder holds the Slurm log" "$log"
+expect_eq "4 ranks verified their all-reduce" 4 "$(ok_lines "$log")"
+expect_eq "ranks 0..3 reported" "0,1,2,3" "$(ranks_of "$log")"
+expect_eq "the ranks ran on 2 different hosts" 2 "$(hosts_of "$log")"
+expect_file "per-rank logs are filed" "$folder/logs/attempt_0/rank3/stdout.log"
+expect_contains "the job ended COMPLETED" "$(cat "$ERR")" "COMPLETED with exit code 0"
+
+section "srun: 3 nodes x 4 GPUs in the foreground (world size 12)"
+expect_exit 0 "$DLAUNCH" submit --srun --nodes 3 --gpus-per-node 4 --output-dir "$OUTPUTS" \
+  -- /usr/bin/python3 examples/allreduce.py
+expect_eq "12 ranks verified their all-reduce" 12 "$(ok_lines "$OUT")"
+expect_eq "the ranks ran on 3 different hosts" 3 "$(hosts_of "$OUT")"
+
+section "--launch task: srun starts 12 tasks, each its own worker"
+expect_exit 0 "$DLAUNCH" submit --launch task --nodes 3 --gpus-per-node 4 --wait \
+  --output-dir "$OUTPUTS" -- /usr/bin/python3 examples/allreduce.py
+folder=$(submission_folder)
+log=$(ls "$folder"/slurm-*.log | head -n 1)
+expect_eq "12 tasks verified their all-reduce" 12 "$(ok_lines "$log")"
+expect_eq "ranks 0..11 reported" "$(seq -s, 0 11)" "$(ranks_of "$log")"
+expect_eq "the tasks ran on 3 different hosts" 3 "$(hosts_of "$log")"
+
+section "a failing rank: the job ends FAILED with the worker's code and a summary"
+cat >"$TEST_DIR/fail_on_rank1.sh" <<SCRIPT
+#!/bin/bash
+if [ "\$RANK" = 1 ]; then echo "rank 1 gives up on \$(hostname)"; exit 3; fi
+exec -a "$MARK.sleep" sleep 300
+SCRIPT
+chmod +x "$TEST_DIR/fail_on_rank1.sh"
+expect_exit 3 "$DLAUNCH" submit --nodes 2 --gpus-per-node 2 --wait --shutdown-timeout 5 \
+  --output-dir "$OUTPUTS" -- "$TEST_DIR/fail_on_rank1.sh"
+folder=$(submission_folder)
+log=$(ls "$folder"/slurm-*.log | head -n 1)
+job_id=$(cat "$folder/job_id")
+expect_contains "dlaunch reports the job FAILED" "$(cat "$ERR")" "FAILED with exit code 3"
+expect_contains "the summary names the failed rank" "$(cat "$log")" "first failure: rank 1 (local rank 1)"
+expect_contains "the summary names its node" "$(cat "$log")" "(node 0) exited with code 3"
+expect_contains "scontrol agrees the job failed" "$(scontrol show job -o "$job_id")" "JobState=FAILED"
+no_leftovers "of the failed job, on any node"
+
+section "two jobs at once on overlapping nodes: ports do not collide"
+"$DLAUNCH" submit --nodes 3 --gpus-per-node 1 --wait --output-dir "$OUTPUTS/a" \
+  -- /usr/bin/python3 examples/allreduce.py >"$TEST_DIR/a.out" 2>"$TEST_DIR/a.err" &
+first=$!
+"$DLAUNCH" submit --nodes 2 --gpus-per-node 1 --wait --output-dir "$OUTPUTS/b" \
+  -- /usr/bin/python3 examples/allreduce.py >"$TEST_DIR/b.out" 2>"$TEST_DIR/b.err" &
+second=$!
+wait "$first"; first_status=$?
+wait "$second"; second_status=$?
+expect_eq "the first job succeeded" 0 "$first_status"
+expect_eq "the second job succeeded" 0 "$second_status"
+expect_eq "the first job's 3 ranks verified" 3 "$(ok_lines "$(ls "$OUTPUTS"/a/*/slurm-*.log)")"
+expect_eq "the second job's 2 ranks verified" 2 "$(ok_lines "$(ls "$OUTPUTS"/b/*/slurm-*.log)")"
+
+section "refusals: clear errors, non-zero exits, nothing left half-submitted"
+expect_exit nonzero "$DLAUNCH" submit --partition nosuch --output-dir "$OUTPUTS/refused" -- /bin/true
+expect_contains "sbatch's own message is shown" "$(cat "$ERR")" "sbatch refused the job"
+expect_contains "it names the partition problem" "$(cat "$ERR")" "artition"
+expect_eq "no submission folder is left" 0 "$(find "$OUTPUTS/refused" -mindepth 1 -maxdepth 1 | wc -l)"
+expect_exit nonzero "$DLAUNCH" submit --gpus-per-node 9 --output-dir "$OUTPUTS/refused" -- /bin/true
+expect_contains "more GPUs than a node has is refused" "$(cat "$ERR")" "sbatch refused the job"
+expect_exit 2 "$DLAUNCH" submit --output-dir "$OUTPUTS/refused" -- ./no/such/program
+expect_contains "a missing program is named" "$(cat "$ERR")" "./no/such/program"
+expect_eq "still no submission folder" 0 "$(find "$OUTPUTS/refused" -mindepth 1 -maxdepth 1 | wc -l)"
+
+finish
