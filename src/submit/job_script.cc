@@ -131,6 +131,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   request.constraint = settings.string("constraint");
   request.mem = settings.string("mem");
   request.exclusive = settings.flag("exclusive");
+  request.resv_ports = settings.flag("resv-ports");
   request.sbatch_args = settings.list("sbatch-arg");
   request.launch = launch_mode(settings);
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
@@ -153,6 +154,7 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
     if (option.starts_with("--cpus-per-task=")) srun.push_back(option);
   }
   srun.push_back("--kill-on-bad-exit=1");
+  if (request.resv_ports) srun.push_back("--resv-ports=1");
   auto program = node_program(request);
   srun.insert(srun.end(), program.begin(), program.end());
   return srun;
@@ -182,6 +184,7 @@ std::vector<std::string> srun_job_command(const JobRequest& request) {
   srun.push_back("--kill-on-bad-exit=1");
   // One Ctrl-C cancels the step (srun's default needs two within a second).
   srun.push_back("--quit-on-interrupt");
+  if (request.resv_ports) srun.push_back("--resv-ports=1");
   auto program = node_program(request);
   srun.insert(srun.end(), program.begin(), program.end());
   return srun;

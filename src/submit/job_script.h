@@ -20,6 +20,7 @@ struct JobRequest {
   std::optional<int> cpus_per_gpu;
   std::optional<std::string> partition, job_name, time, account, qos, constraint, mem;
   bool exclusive = false;
+  bool resv_ports = false;  // srun --resv-ports=1: Slurm picks the port, no derivation needed
   std::vector<std::string> sbatch_args;
   LaunchMode launch = LaunchMode::kNode;
   std::vector<std::string> run_args;  // dlaunch run options for every node

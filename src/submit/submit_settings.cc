@@ -20,6 +20,8 @@ const std::vector<Key>& submit_keys() {
       {"sbatch-arg", ValueKind::kStringList, "Any other sbatch option, passed through (repeatable)"},
       {"output-dir", ValueKind::kString, "Where submission folders are made (default slurm-outputs)"},
       {"launch", ValueKind::kString, "node: one dlaunch run per node; task: srun starts one task per GPU"},
+      {"resv-ports", ValueKind::kBool,
+       "Ask srun to reserve a port per node (--resv-ports=1; needs MpiParams=ports=...) and use it"},
       {"srun", ValueKind::kBool, "Run in the foreground with srun instead of submitting with sbatch"},
       {"wait", ValueKind::kBool, "sbatch mode: wait for the job, stream its log, exit with its code"},
       {"python", ValueKind::kString, "Interpreter for .py programs on the nodes"},

@@ -50,6 +50,19 @@ expect_eq "12 tasks verified their all-reduce" 12 "$(ok_lines "$log")"
 expect_eq "ranks 0..11 reported" "$(seq -s, 0 11)" "$(ranks_of "$log")"
 expect_eq "the tasks ran on 3 different hosts" 3 "$(hosts_of "$log")"
 
+section "--resv-ports: Slurm reserves the port (MpiParams=ports=12000-12999) and dlaunch uses it"
+# Each worker asks dlaunch env what its node's launcher derived from the step.
+cat >"$TEST_DIR/show_port.sh" <<'SCRIPT'
+#!/bin/bash
+echo "rank $RANK: $("$DLAUNCH" env | grep 'rendezvous port')"
+SCRIPT
+chmod +x "$TEST_DIR/show_port.sh"
+expect_exit 0 "$DLAUNCH" submit --srun --resv-ports --nodes 2 --gpus-per-node 1 \
+  --output-dir "$OUTPUTS" -- "$TEST_DIR/show_port.sh"
+expect_contains "the rendezvous port comes from Slurm's reservation" "$(cat "$OUT")" "(SLURM_STEP_RESV_PORTS)"
+port=$(sed -n 's/.*rank 0: *rendezvous port *\([0-9]*\).*/\1/p' "$OUT")
+expect_true "it lies in MpiParams' range 12000-12999 (got '$port')" test "${port:-0}" -ge 12000 -a "${port:-0}" -le 12999
+
 section "a failing rank: the job ends FAILED with the worker's code and a summary"
 cat >"$TEST_DIR/fail_on_rank1.sh" <<SCRIPT
 #!/bin/bash

@@ -102,6 +102,14 @@ TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {
             "/opt/dlaunch run --log-dir /out/20261202_120000/logs -- train.py");
 }
 
+TEST(JobScript, ReservedPortsAreRequestedFromSrun) {
+  auto request = request_for(with({{"resv-ports", true}}));
+  EXPECT_NE(job_script(request).find("--kill-on-bad-exit=1 --resv-ports=1 /opt/dlaunch run"),
+            std::string::npos);
+  EXPECT_NE(shell_join(srun_job_command(request)).find("--quit-on-interrupt --resv-ports=1 "),
+            std::string::npos);
+}
+
 TEST(JobScript, ArgumentsAreQuotedForTheShell) {
   EXPECT_EQ(shell_join({"a", "b c", "it's", "", "$HOME", "x=1,y"}),
             "a 'b c' 'it'\\''s' '' '$HOME' x=1,y");
