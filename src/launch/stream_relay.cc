@@ -68,17 +68,22 @@ void StreamRelay::finish() {
 
 // Writes WHOLE_LINES (each ending in '\n') with the prefix before each line.
 void StreamRelay::show(std::string_view whole_lines) {
-  buffer_.clear();
-  buffer_.reserve(whole_lines.size() + 64 * prefix_.size());
-  while (!whole_lines.empty()) {
-    const void* found = std::memchr(whole_lines.data(), '\n', whole_lines.size());
-    std::size_t length =
-        static_cast<std::size_t>(static_cast<const char*>(found) - whole_lines.data()) + 1;
-    buffer_.append(prefix_);
-    buffer_.append(whole_lines.data(), length);
-    whole_lines.remove_prefix(length);
+  // One batch buffer for every relay: the launcher relays from one thread,
+  // and a buffer per stream would multiply its peak memory by the workers.
+  thread_local std::string batch;
+  batch.clear();
+  // Short lines are the common case; guess generously to avoid regrowth.
+  batch.reserve(whole_lines.size() + prefix_.size() * (whole_lines.size() / 16 + 1));
+  const char* cursor = whole_lines.data();
+  const char* end = cursor + whole_lines.size();
+  while (cursor < end) {
+    const char* newline =
+        static_cast<const char*>(std::memchr(cursor, '\n', static_cast<std::size_t>(end - cursor)));
+    batch.append(prefix_);
+    batch.append(cursor, static_cast<std::size_t>(newline - cursor) + 1);
+    cursor = newline + 1;
   }
-  write_all(console_fd_, buffer_);
+  write_all(console_fd_, batch);
 }
 
 }  // namespace dlaunch

@@ -45,7 +45,6 @@ class StreamRelay {
   Fd file_;
   OutputTail* tail_;
   std::string partial_;  // the start of a line whose end has not arrived
-  std::string buffer_;   // reused for the prefixed batch
 };
 
 }  // namespace dlaunch

@@ -47,6 +47,8 @@ struct WorkerState {
   OutputTail tail;
   std::unique_ptr<StreamRelay> relays[2];  // stdout, stderr
   Fd pipes[2];
+  Fd exec_status;
+  std::string program;
 };
 
 class RoundSupervisor {
@@ -89,6 +91,8 @@ class RoundSupervisor {
     workers_.reserve(plan_.workers.size());
     try {
       for (const auto& spec : plan_.workers) start_worker_for(spec);
+      // Only now wait for the execs, so the workers' start-ups overlap.
+      for (auto& worker : workers_) confirm_started(*worker);
     } catch (...) {
       // Leave nothing behind: stop what did start, then report why.
       begin_stop(SIGKILL);
@@ -117,12 +121,30 @@ class RoundSupervisor {
     watchdog_.watch(started.pid);
     state->pipes[0] = std::move(started.stdout_pipe);
     state->pipes[1] = std::move(started.stderr_pipe);
+    state->exec_status = std::move(started.exec_status);
+    state->program = std::move(started.path);
     std::size_t index = workers_.size();
     add(state->pipes[0].get(), tag(Source::kStdout, index));
     add(state->pipes[1].get(), tag(Source::kStderr, index));
     open_pipes_ += 2;
     ++running_;
     workers_.push_back(std::move(state));
+  }
+
+  // Throws SystemError when WORKER's program could not be executed; that
+  // child has exited with 127 and is reaped here, so it is not taken for a
+  // worker failure.
+  void confirm_started(WorkerState& worker) {
+    StartedWorker started;
+    started.exec_status = std::move(worker.exec_status);
+    int error = confirm_exec(started);
+    if (error == 0) return;
+    int status = 0;
+    while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    worker.running = false;
+    --running_;
+    throw system_error(fmt::format("cannot execute worker program '{}'", worker.program), error);
   }
 
   // Waits for events and handles them. False when the drain deadline passed.

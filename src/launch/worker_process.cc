@@ -99,16 +99,16 @@ StartedWorker start_worker(const std::vector<std::string>& argv, const Environme
 
   ::setpgid(pid, pid);  // also here, so the group exists before we may signal it
   exec_status.write_end.reset();
+  return StartedWorker{pid, std::move(out.read_end), std::move(err.read_end),
+                       std::move(exec_status.read_end), *path};
+}
+
+int confirm_exec(StartedWorker& worker) {
   int exec_errno = 0;
-  if (read_retrying(exec_status.read_end.get(), &exec_errno, sizeof(exec_errno)) ==
-      static_cast<ssize_t>(sizeof(exec_errno))) {
-    // The child has exited with 127; the supervisor will not see it, so reap it here.
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    throw system_error(fmt::format("cannot execute worker program '{}'", *path), exec_errno);
-  }
-  return StartedWorker{pid, std::move(out.read_end), std::move(err.read_end)};
+  bool failed = read_retrying(worker.exec_status.get(), &exec_errno, sizeof(exec_errno)) ==
+                static_cast<ssize_t>(sizeof(exec_errno));
+  worker.exec_status.reset();
+  return failed ? exec_errno : 0;
 }
 
 }  // namespace dlaunch

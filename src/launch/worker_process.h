@@ -16,6 +16,8 @@ struct StartedWorker {
   pid_t pid = 0;  // also the id of the worker's process group
   Fd stdout_pipe;
   Fd stderr_pipe;
+  Fd exec_status;  // closes when exec succeeds; carries errno when it fails
+  std::string path;  // the program being executed
 };
 
 // The path exec would run for PROGRAM: itself when it contains a '/', else
@@ -26,8 +28,13 @@ std::optional<std::string> find_executable(const std::string& program,
 
 // Forks and execs ARGV with ENVIRONMENT. The child gets a new process
 // group, SIGKILL when the launcher dies, /dev/null as stdin and pipes as
-// stdout/stderr. Throws SystemError when fork fails or the program cannot
-// be executed (the message names it and the reason).
+// stdout/stderr. It does not wait for the exec, so several workers start
+// side by side; confirm_exec() tells how it went. Throws SystemError when
+// the program is not found or fork fails.
 StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment);
+
+// Waits until WORKER's exec has happened. Returns 0 when it succeeded, else
+// the errno of the failed exec (the child has then exited with 127).
+int confirm_exec(StartedWorker& worker);
 
 }  // namespace dlaunch

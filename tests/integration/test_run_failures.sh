@@ -165,6 +165,14 @@ NOT_EXECUTABLE=$TEST_DIR/not_executable.sh
 printf 'echo hi\n' >"$NOT_EXECUTABLE"
 expect_exit nonzero "$DLAUNCH" run --nproc-per-node 2 -- "$NOT_EXECUTABLE"
 expect_contains "the error names a file that is not executable" "$(cat "$ERR")" "$NOT_EXECUTABLE"
+# Executable, but exec itself fails (its interpreter is missing): found only
+# after the workers were forked, so the ones already started must be stopped.
+BAD_SHEBANG=$TEST_DIR/bad_shebang.sh
+printf '#!%s/no/such/interpreter\necho hi\n' "$TEST_DIR" >"$BAD_SHEBANG"
+chmod +x "$BAD_SHEBANG"
+expect_exit 1 "$DLAUNCH" run --nproc-per-node 3 -- "$BAD_SHEBANG"
+expect_contains "a failed exec names the program and the reason" "$(cat "$ERR")" \
+  "cannot execute worker program '$BAD_SHEBANG': No such file or directory"
 no_leftovers
 
 section "(i) --max-restarts 2: a worker failing on the first attempt only"
