@@ -196,7 +196,11 @@ INSTANTIATE_TEST_SUITE_P(
         InvalidCase{"n[1-2]a", "text 'a' after the last ']'"},
         InvalidCase{"n[1-2]-ib0", "after the last ']'"},
         InvalidCase{"n[1-3]a[1-2]b", "after the last ']'"},
-        InvalidCase{"good,n[1-2].ib,good", "after the last ']'"}));
+        InvalidCase{"good,n[1-2].ib,good", "after the last ']'"}),
+    // Stable, readable test names: "case7" rather than the case's bytes.
+    [](const ::testing::TestParamInfo<InvalidCase>& param) {
+      return "case" + std::to_string(param.index);
+    });
 
 TEST(HostlistInvalidMessage, GivesTheOneBasedPosition) {
   EXPECT_EQ(expand_error("n[5-3]"),
