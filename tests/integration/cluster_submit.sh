@@ -55,6 +55,7 @@ section "--resv-ports: Slurm reserves the port (MpiParams=ports=12000-12999) and
 cat >"$TEST_DIR/show_port.sh" <<'SCRIPT'
 #!/bin/bash
 echo "rank $RANK: $("$DLAUNCH" env | grep 'rendezvous port')"
+echo "rank $RANK: OUTPUT_DIR=$OUTPUT_DIR TIMESTAMP=$TIMESTAMP"
 SCRIPT
 chmod +x "$TEST_DIR/show_port.sh"
 expect_exit 0 "$DLAUNCH" submit --srun --resv-ports --nodes 2 --gpus-per-node 1 \
@@ -62,6 +63,25 @@ expect_exit 0 "$DLAUNCH" submit --srun --resv-ports --nodes 2 --gpus-per-node 1 
 expect_contains "the rendezvous port comes from Slurm's reservation" "$(cat "$OUT")" "(SLURM_STEP_RESV_PORTS)"
 port=$(sed -n 's/.*rank 0: *rendezvous port *\([0-9]*\).*/\1/p' "$OUT")
 expect_true "it lies in MpiParams' range 12000-12999 (got '$port')" test "${port:-0}" -ge 12000 -a "${port:-0}" -le 12999
+folder=$(sed -n 's/^dlaunch: running with srun; output folder //p' "$ERR")
+expect_contains "the job sees OUTPUT_DIR and TIMESTAMP of its submission folder" "$(cat "$OUT")" \
+  "rank 1: OUTPUT_DIR=$folder TIMESTAMP=$(basename "$folder")"
+
+section "--srun: Ctrl-C (SIGINT) cancels the step and leaves nothing on the nodes"
+cat >"$TEST_DIR/long.sh" <<SCRIPT
+#!/bin/bash
+touch "$TEST_DIR/started.\$RANK"
+exec -a "$MARK.sleep" sleep 300
+SCRIPT
+chmod +x "$TEST_DIR/long.sh"
+"$DLAUNCH" submit --srun --nodes 2 --gpus-per-node 1 --output-dir "$OUTPUTS" \
+  -- "$TEST_DIR/long.sh" >"$TEST_DIR/interrupted.out" 2>&1 &
+submitter=$!
+expect_true "both workers started" wait_for_files 60 "$TEST_DIR/started.0" "$TEST_DIR/started.1"
+kill -INT "$submitter"
+wait_pid 60 "$submitter"
+expect_true "dlaunch submit --srun exits non-zero after Ctrl-C (got $STATUS)" test "$STATUS" != 0 -a "$STATUS" != timeout
+no_leftovers "of the interrupted job, on any node"
 
 section "a failing rank: the job ends FAILED with the worker's code and a summary"
 cat >"$TEST_DIR/fail_on_rank1.sh" <<SCRIPT
