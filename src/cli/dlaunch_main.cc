@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <string_view>
 
+#include "cli/check_command.h"
 #include "cli/command.h"
 #include "cli/env_command.h"
 #include "cli/exec_command.h"
@@ -27,6 +28,8 @@ constexpr Command kCommands[] = {
     {"submit", "submit a job to Slurm with sbatch, or run it now with srun", submit_command},
     {"exec", "inside an srun task: set torchrun's variables from Slurm's and run PROGRAM",
      exec_command},
+    {"check", "prove the fabric: all-reduce check, bandwidth sweep, node-pair bandwidth",
+     check_command},
     {"env", "show the topology 'dlaunch run' would use here, and where each value came from",
      env_command},
     {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command},

@@ -1,0 +1,29 @@
+// The options of `dlaunch check`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlaunch::check {
+
+struct CheckOptions {
+  bool bench = false;
+  bool pairs = false;
+  bool json = false;
+  std::uint64_t min_bytes = 8;
+  std::uint64_t max_bytes = 256ull << 20;
+  int iters = 20;
+  int warmup = 5;
+  std::uint64_t pair_bytes = 64ull << 20;
+  std::chrono::milliseconds timeout{120'000};
+  std::optional<int> inject_wrong_rank;  // tests only: this rank contributes a wrong value
+};
+
+// Parses ARGS (after "dlaunch check"); nullopt when --help was printed.
+// Throws UsageError naming a bad option or value.
+std::optional<CheckOptions> parse_check_options(const std::vector<std::string>& args);
+
+}  // namespace dlaunch::check

@@ -1,0 +1,43 @@
+// The collective operations `dlaunch check` needs, behind one interface so
+// that another transport (NCCL for GPUs) can be added beside gloo's TCP.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace dlaunch::collective {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Each throws SystemError when a peer fails or the timeout passes.
+  virtual void allreduce_sum(std::int64_t* data, std::size_t count) = 0;
+  virtual void allreduce_sum(float* data, std::size_t count) = 0;
+  virtual void broadcast(std::int64_t* data, std::size_t count, int root) = 0;
+  virtual void barrier() = 0;
+  virtual void send(const void* data, std::size_t bytes, int peer) = 0;
+  virtual void recv(void* data, std::size_t bytes, int peer) = 0;
+};
+
+// Where this process sits in the job, from the launcher's environment.
+struct WorkerIdentity {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string host;
+  std::string master_addr;
+  int master_port = 0;
+};
+
+// Forms a gloo group over TCP (ring algorithms): rank 0 hosts the store on
+// MASTER_PORT, every rank binds gloo's device on its own host name. Throws
+// SystemError naming what is missing when a rank does not arrive in TIMEOUT.
+std::unique_ptr<Communicator> connect_gloo(const WorkerIdentity& identity,
+                                           std::chrono::milliseconds timeout);
+
+}  // namespace dlaunch::collective

@@ -1,0 +1,117 @@
+#include <fmt/format.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "collective/communicator.h"
+#include "collective/tcp_store.h"
+#include "util/error.h"
+
+namespace dlaunch::collective {
+namespace {
+
+// gloo reports failures with its own exception types (gloo::IoException,
+// gloo::EnforceNotMet); the rest of dlaunch speaks SystemError.
+template <typename Operation>
+void guarded(const char* what, Operation operation) {
+  try {
+    operation();
+  } catch (const SystemError&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw SystemError(fmt::format("{} failed: {}", what, error.what()));
+  }
+}
+
+class GlooCommunicator : public Communicator {
+ public:
+  GlooCommunicator(const WorkerIdentity& identity, std::chrono::milliseconds timeout)
+      : timeout_(timeout) {
+    // Rank 0 serves the store before anyone needs it; the others retry until it does.
+    if (identity.rank == 0) server_ = std::make_unique<TcpStoreServer>(identity.master_port);
+    store_ = std::make_unique<TcpStore>(identity.master_addr, identity.master_port, timeout);
+    gloo::transport::tcp::attr attr;
+    attr.hostname = identity.host;
+    guarded("creating gloo's TCP device", [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });
+    auto context = std::make_shared<gloo::rendezvous::Context>(identity.rank, identity.world_size);
+    context->setTimeout(timeout);
+    gloo::rendezvous::PrefixStore prefixed("dlaunch-check", *store_);
+    guarded("connecting the ranks", [&] { context->connectFullMesh(prefixed, device_); });
+    context_ = context;
+  }
+
+  int rank() const override { return context_->rank; }
+  int size() const override { return context_->size; }
+
+  void allreduce_sum(std::int64_t* data, std::size_t count) override { allreduce(data, count); }
+  void allreduce_sum(float* data, std::size_t count) override { allreduce(data, count); }
+
+  void broadcast(std::int64_t* data, std::size_t count, int root) override {
+    guarded("broadcast", [&] {
+      gloo::BroadcastOptions options(context_);
+      options.setOutput(data, count);
+      options.setRoot(root);
+      options.setTimeout(timeout_);
+      gloo::broadcast(options);
+    });
+  }
+
+  void barrier() override {
+    guarded("barrier", [&] {
+      gloo::BarrierOptions options(context_);
+      options.setTimeout(timeout_);
+      gloo::barrier(options);
+    });
+  }
+
+  void send(const void* data, std::size_t bytes, int peer) override {
+    guarded("send", [&] {
+      auto buffer = context_->createUnboundBuffer(const_cast<void*>(data), bytes);
+      buffer->send(peer, kPointToPointSlot);
+      buffer->waitSend(timeout_);
+    });
+  }
+
+  void recv(void* data, std::size_t bytes, int peer) override {
+    guarded("receive", [&] {
+      auto buffer = context_->createUnboundBuffer(data, bytes);
+      buffer->recv(peer, kPointToPointSlot);
+      buffer->waitRecv(timeout_);
+    });
+  }
+
+ private:
+  static constexpr std::uint64_t kPointToPointSlot = 0x646c61756e6368;  // "dlaunch"
+
+  template <typename T>
+  void allreduce(T* data, std::size_t count) {
+    guarded("all-reduce", [&] {
+      gloo::AllreduceOptions options(context_);
+      options.setOutput(data, count);
+      options.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      void (*sum)(void*, const void*, const void*, size_t) = &gloo::sum<T>;
+      options.setReduceFunction(sum);
+      options.setTimeout(timeout_);
+      gloo::allreduce(options);
+    });
+  }
+
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<TcpStoreServer> server_;
+  std::unique_ptr<TcpStore> store_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::Context> context_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> connect_gloo(const WorkerIdentity& identity,
+                                           std::chrono::milliseconds timeout) {
+  return std::make_unique<GlooCommunicator>(identity, timeout);
+}
+
+}  // namespace dlaunch::collective

@@ -1,0 +1,217 @@
+#include "collective/tcp_store.h"
+
+#include <cerrno>
+#include <fmt/format.h>
+#include <map>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "util/error.h"
+#include "util/socket.h"
+#include "util/strings.h"
+
+namespace dlaunch::collective {
+namespace {
+
+// Wire format, both ways: op (1 byte), key length (u32), key, value length
+// (u32), value. Ops: 'S' set (reply 'K'), 'G' get (reply 'V' with the value
+// once the key exists). Lengths are capped so garbage cannot make the
+// server allocate without bound.
+constexpr std::uint32_t kMaxField = 64 << 20;
+
+void put_u32(std::string& out, std::uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xff));
+}
+
+std::uint32_t get_u32(std::string_view bytes) {
+  std::uint32_t value = 0;
+  for (int i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+  return value;
+}
+
+std::string encode(char op, const std::string& key, const std::string& value) {
+  std::string out(1, op);
+  put_u32(out, static_cast<std::uint32_t>(key.size()));
+  out += key;
+  put_u32(out, static_cast<std::uint32_t>(value.size()));
+  out += value;
+  return out;
+}
+
+struct Message {
+  char op;
+  std::string key;
+  std::string value;
+};
+
+// Takes one whole message off the front of BUFFER; nullopt when incomplete.
+// Throws ProtocolError-like SystemError on oversized fields.
+std::optional<Message> take_message(std::string& buffer) {
+  if (buffer.size() < 5) return std::nullopt;
+  std::uint32_t key_size = get_u32(std::string_view(buffer).substr(1));
+  if (key_size > kMaxField) throw SystemError("store message with an oversized key");
+  if (buffer.size() < 9 + key_size) return std::nullopt;
+  std::uint32_t value_size = get_u32(std::string_view(buffer).substr(5 + key_size));
+  if (value_size > kMaxField) throw SystemError("store message with an oversized value");
+  if (buffer.size() < 9 + key_size + value_size) return std::nullopt;
+  Message message{buffer[0], buffer.substr(5, key_size), buffer.substr(9 + key_size, value_size)};
+  buffer.erase(0, 9 + key_size + value_size);
+  return message;
+}
+
+bool send_all(int fd, const std::string& bytes) {
+  std::string_view rest(bytes);
+  while (!rest.empty()) {
+    ssize_t sent = ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0 && errno == EAGAIN) {
+      pollfd writable{fd, POLLOUT, 0};
+      ::poll(&writable, 1, 1000);
+      continue;
+    }
+    if (sent <= 0) return false;
+    rest.remove_prefix(static_cast<std::size_t>(sent));
+  }
+  return true;
+}
+
+}  // namespace
+
+class TcpStoreServer::Loop {
+ public:
+  explicit Loop(Fd listener) : listener_(std::move(listener)) { set_nonblocking(listener_.get()); }
+
+  void run(int wake_fd) {
+    for (;;) {
+      std::vector<pollfd> fds = {{wake_fd, POLLIN, 0}, {listener_.get(), POLLIN, 0}};
+      for (auto& client : clients_) fds.push_back({client.fd.get(), POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+      if (fds[0].revents != 0) return;
+      if (fds[1].revents & POLLIN) accept_clients();
+      for (std::size_t i = 2; i < fds.size(); ++i) {
+        if (fds[i].revents != 0) serve(clients_[i - 2]);
+      }
+      std::erase_if(clients_, [](const Client& client) { return !client.fd; });
+    }
+  }
+
+ private:
+  struct Client {
+    Fd fd;
+    std::string buffer;
+  };
+
+  void accept_clients() {
+    for (;;) {
+      int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) return;
+      clients_.push_back(Client{Fd(fd), {}});
+    }
+  }
+
+  void serve(Client& client) {
+    char chunk[64 * 1024];
+    ssize_t got = ::recv(client.fd.get(), chunk, sizeof(chunk), 0);
+    if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (got <= 0) return drop(client);
+    client.buffer.append(chunk, static_cast<std::size_t>(got));
+    try {
+      while (auto message = take_message(client.buffer)) handle(client, *message);
+    } catch (const SystemError&) {
+      drop(client);  // garbage: this peer is not one of ours
+    }
+  }
+
+  void handle(Client& client, const Message& message) {
+    if (message.op == 'S') {
+      values_[message.key] = message.value;
+      send_all(client.fd.get(), encode('K', message.key, ""));
+      answer_waiters(message.key);
+    } else if (message.op == 'G') {
+      auto found = values_.find(message.key);
+      if (found != values_.end()) send_all(client.fd.get(), encode('V', message.key, found->second));
+      else waiters_.emplace(message.key, client.fd.get());
+    } else {
+      drop(client);
+    }
+  }
+
+  void answer_waiters(const std::string& key) {
+    auto [first, last] = waiters_.equal_range(key);
+    for (auto it = first; it != last; ++it) send_all(it->second, encode('V', key, values_[key]));
+    waiters_.erase(first, last);
+  }
+
+  void drop(Client& client) {
+    std::erase_if(waiters_, [&](const auto& waiter) { return waiter.second == client.fd.get(); });
+    client.fd.reset();
+  }
+
+  Fd listener_;
+  std::vector<Client> clients_;
+  std::map<std::string, std::string> values_;
+  std::multimap<std::string, int> waiters_;
+};
+
+TcpStoreServer::TcpStoreServer(int port)
+    : loop_(std::make_unique<Loop>(listen_tcp(port))),
+      wake_(make_pipe()),
+      thread_([this, wake = wake_.read_end.get()] { loop_->run(wake); }) {}
+
+TcpStoreServer::~TcpStoreServer() {
+  write_all(wake_.write_end.get(), "x");
+  thread_.join();
+}
+
+TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout)
+    : host_(host), port_(port), timeout_(timeout) {
+  auto deadline = Clock::now() + timeout;
+  std::chrono::milliseconds backoff(10);
+  while (!(socket_ = try_connect_tcp(host, port, deadline))) {
+    if (Clock::now() >= deadline)
+      throw SystemError(fmt::format("cannot reach the store of rank 0 at {}:{} within {} s: rank 0 "
+                                    "has not started or MASTER_ADDR/MASTER_PORT are wrong",
+                                    host, port, timeout.count() / 1000));
+    ::poll(nullptr, 0, static_cast<int>(backoff.count()));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+  }
+}
+
+std::string TcpStore::request(char op, const std::string& key, const std::string& value,
+                              std::chrono::milliseconds timeout) {
+  if (!send_all(socket_.get(), encode(op, key, value)))
+    throw SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
+  auto deadline = Clock::now() + timeout;
+  std::string buffer;
+  char chunk[64 * 1024];
+  for (;;) {
+    if (auto message = take_message(buffer)) return message->value;
+    pollfd readable{socket_.get(), POLLIN, 0};
+    int ready = ::poll(&readable, 1, millis_until(deadline));
+    if (ready == 0)
+      throw SystemError(fmt::format("timed out after {} s waiting for '{}' in the store: a rank "
+                                    "did not arrive",
+                                    timeout.count() / 1000, key));
+    ssize_t got = ::recv(socket_.get(), chunk, sizeof(chunk), 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
+    buffer.append(chunk, static_cast<std::size_t>(got));
+  }
+}
+
+void TcpStore::set(const std::string& key, const std::vector<char>& data) {
+  request('S', key, std::string(data.begin(), data.end()), timeout_);
+}
+
+std::vector<char> TcpStore::get(const std::string& key) {
+  std::string value = request('G', key, "", timeout_);
+  return std::vector<char>(value.begin(), value.end());
+}
+
+void TcpStore::wait(const std::vector<std::string>& keys) { wait(keys, timeout_); }
+
+void TcpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+  for (const auto& key : keys) request('G', key, "", timeout);
+}
+
+}  // namespace dlaunch::collective

@@ -1,0 +1,58 @@
+// A small key-value store over TCP for the workers of `dlaunch check`.
+//
+// gloo needs a rendezvous store to exchange its pair addresses; Debian's
+// gloo ships file, hash (in-process) and Redis stores, none of which fits a
+// job whose ranks only share MASTER_ADDR:MASTER_PORT. Rank 0 hosts this
+// store on a thread (as torch's TCPStore does); every rank is a client.
+#pragma once
+
+#include <chrono>
+#include <gloo/rendezvous/store.h>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "util/fd.h"
+
+namespace dlaunch::collective {
+
+// Serves the store on PORT (every interface) until destroyed. Throws
+// SystemError naming the port when it cannot be bound.
+class TcpStoreServer {
+ public:
+  explicit TcpStoreServer(int port);
+  ~TcpStoreServer();
+  TcpStoreServer(const TcpStoreServer&) = delete;
+  TcpStoreServer& operator=(const TcpStoreServer&) = delete;
+
+ private:
+  class Loop;
+  std::unique_ptr<Loop> loop_;
+  Pipe wake_;
+  std::thread thread_;
+};
+
+// A client, usable as gloo's rendezvous store. Connects with retries until
+// TIMEOUT; get() and wait() block until the keys exist or TIMEOUT passes,
+// then throw SystemError naming the keys (a rank that never arrived).
+class TcpStore : public gloo::rendezvous::Store {
+ public:
+  TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout);
+
+  void set(const std::string& key, const std::vector<char>& data) override;
+  std::vector<char> get(const std::string& key) override;
+  void wait(const std::vector<std::string>& keys) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
+
+ private:
+  std::string request(char op, const std::string& key, const std::string& value,
+                      std::chrono::milliseconds timeout);
+  std::string host_;
+  int port_;
+  std::chrono::milliseconds timeout_;
+  Fd socket_;
+};
+
+}  // namespace dlaunch::collective
