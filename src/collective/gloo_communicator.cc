@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
@@ -27,6 +29,43 @@ void guarded(const char* what, Operation operation) {
   }
 }
 
+// Every rank checks in before gloo connects, so a rank that never comes is
+// named ("rank 2 did not arrive") instead of surfacing as a gloo timeout.
+// Rank 0 waits for all and publishes the outcome; the others wait for that.
+void await_every_rank(TcpStore& store, const WorkerIdentity& identity,
+                      std::chrono::milliseconds timeout) {
+  const std::string done = "arrival/outcome";
+  store.set("arrival/" + std::to_string(identity.rank),
+            std::vector<char>(identity.host.begin(), identity.host.end()));
+  if (identity.rank != 0) {
+    // A margin beyond rank 0's own deadline, so its verdict arrives first.
+    auto outcome = store.get(done, timeout + std::chrono::seconds(10));
+    if (!outcome.empty()) throw SystemError(std::string(outcome.begin(), outcome.end()));
+    return;
+  }
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  try {
+    for (int rank = 1; rank < identity.world_size; ++rank) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      store.wait({"arrival/" + std::to_string(rank)}, std::max(left, std::chrono::milliseconds(1)));
+    }
+  } catch (const SystemError&) {
+    std::vector<std::string> missing;
+    for (int rank = 1; rank < identity.world_size; ++rank) {
+      if (!store.contains("arrival/" + std::to_string(rank))) missing.push_back(std::to_string(rank));
+    }
+    std::string message = fmt::format(
+        "rank(s) {} did not arrive within {} s ({}/{} arrived); start every rank, or check "
+        "WORLD_SIZE, MASTER_ADDR and MASTER_PORT",
+        fmt::join(missing, ", "), timeout.count() / 1000, identity.world_size - static_cast<int>(missing.size()),
+        identity.world_size);
+    store.set(done, std::vector<char>(message.begin(), message.end()));
+    throw SystemError(message);
+  }
+  store.set(done, {});
+}
+
 class GlooCommunicator : public Communicator {
  public:
   GlooCommunicator(const WorkerIdentity& identity, std::chrono::milliseconds timeout)
@@ -34,6 +73,7 @@ class GlooCommunicator : public Communicator {
     // Rank 0 serves the store before anyone needs it; the others retry until it does.
     if (identity.rank == 0) server_ = std::make_unique<TcpStoreServer>(identity.master_port);
     store_ = std::make_unique<TcpStore>(identity.master_addr, identity.master_port, timeout);
+    await_every_rank(*store_, identity, timeout);
     gloo::transport::tcp::attr attr;
     attr.hostname = identity.host;
     guarded("creating gloo's TCP device", [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });

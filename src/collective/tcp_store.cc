@@ -15,7 +15,7 @@ namespace {
 
 // Wire format, both ways: op (1 byte), key length (u32), key, value length
 // (u32), value. Ops: 'S' set (reply 'K'), 'G' get (reply 'V' with the value
-// once the key exists). Lengths are capped so garbage cannot make the
+// once the key exists), 'C' contains (reply 'V' with "1" or "0" at once). Lengths are capped so garbage cannot make the
 // server allocate without bound.
 constexpr std::uint32_t kMaxField = 64 << 20;
 
@@ -127,6 +127,8 @@ class TcpStoreServer::Loop {
       values_[message.key] = message.value;
       send_all(client.fd.get(), encode('K', message.key, ""));
       answer_waiters(message.key);
+    } else if (message.op == 'C') {
+      send_all(client.fd.get(), encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"));
     } else if (message.op == 'G') {
       auto found = values_.find(message.key);
       if (found != values_.end()) send_all(client.fd.get(), encode('V', message.key, found->second));
@@ -165,20 +167,27 @@ TcpStoreServer::~TcpStoreServer() {
 
 TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout)
     : host_(host), port_(port), timeout_(timeout) {
+  connect(timeout);
+}
+
+void TcpStore::connect(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
   std::chrono::milliseconds backoff(10);
-  while (!(socket_ = try_connect_tcp(host, port, deadline))) {
+  while (!(socket_ = try_connect_tcp(host_, port_, deadline))) {
     if (Clock::now() >= deadline)
       throw SystemError(fmt::format("cannot reach the store of rank 0 at {}:{} within {} s: rank 0 "
                                     "has not started or MASTER_ADDR/MASTER_PORT are wrong",
-                                    host, port, timeout.count() / 1000));
+                                    host_, port_, timeout.count() / 1000));
     ::poll(nullptr, 0, static_cast<int>(backoff.count()));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
 }
 
+bool TcpStore::contains(const std::string& key) { return request('C', key, "", timeout_) == "1"; }
+
 std::string TcpStore::request(char op, const std::string& key, const std::string& value,
                               std::chrono::milliseconds timeout) {
+  if (!socket_) connect(timeout_);
   if (!send_all(socket_.get(), encode(op, key, value)))
     throw SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
   auto deadline = Clock::now() + timeout;
@@ -188,10 +197,14 @@ std::string TcpStore::request(char op, const std::string& key, const std::string
     if (auto message = take_message(buffer)) return message->value;
     pollfd readable{socket_.get(), POLLIN, 0};
     int ready = ::poll(&readable, 1, millis_until(deadline));
-    if (ready == 0)
+    if (ready == 0) {
+      // The answer may still come; a fresh connection keeps it from being
+      // taken for the answer to a later request.
+      socket_.reset();
       throw SystemError(fmt::format("timed out after {} s waiting for '{}' in the store: a rank "
                                     "did not arrive",
                                     timeout.count() / 1000, key));
+    }
     ssize_t got = ::recv(socket_.get(), chunk, sizeof(chunk), 0);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) throw SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
@@ -203,8 +216,10 @@ void TcpStore::set(const std::string& key, const std::vector<char>& data) {
   request('S', key, std::string(data.begin(), data.end()), timeout_);
 }
 
-std::vector<char> TcpStore::get(const std::string& key) {
-  std::string value = request('G', key, "", timeout_);
+std::vector<char> TcpStore::get(const std::string& key) { return get(key, timeout_); }
+
+std::vector<char> TcpStore::get(const std::string& key, std::chrono::milliseconds timeout) {
+  std::string value = request('G', key, "", timeout);
   return std::vector<char>(value.begin(), value.end());
 }
 

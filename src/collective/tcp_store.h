@@ -45,8 +45,13 @@ class TcpStore : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys) override;
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
+  // get() with its own TIMEOUT.
+  std::vector<char> get(const std::string& key, std::chrono::milliseconds timeout);
+  // Whether KEY has been set, without waiting.
+  bool contains(const std::string& key);
 
  private:
+  void connect(std::chrono::milliseconds timeout);
   std::string request(char op, const std::string& key, const std::string& value,
                       std::chrono::milliseconds timeout);
   std::string host_;
