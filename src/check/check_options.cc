@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "util/command_line.h"
 #include "util/error.h"
 
 namespace dlaunch::check {
@@ -30,16 +31,7 @@ std::optional<CheckOptions> parse_check_options(const std::vector<std::string>& 
       ->check(CLI::Range(1, 86400));
   int inject = -1;
   app.add_option("--inject-wrong-rank", inject)->group("");  // hidden: for tests only
-  try {
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return std::nullopt;
-  } catch (const CLI::ParseError& error) {
-    throw UsageError(fmt::format("dlaunch check: {}. 'dlaunch check --help' lists the options.",
-                                 error.what()));
-  }
+  if (!parse_command_line(app, args, "dlaunch check")) return std::nullopt;
   if (options.min_bytes < 4 || options.max_bytes < options.min_bytes)
     throw UsageError(fmt::format("--min-bytes must be at least 4 and at most --max-bytes, got {} and {}",
                                  options.min_bytes, options.max_bytes));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "slurm/hostlist.h"
+#include "util/command_line.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -95,16 +96,10 @@ bool split_words(const std::vector<std::string>& words, HostlistRequest& request
 std::optional<HostlistRequest> parse_request(const CommandArgs& args) {
   CLI::App app("Expand and compress Slurm hostlist expressions", "dlaunch hostlist");
   configure_app(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 pops from the back
   HostlistRequest request;
-  try {
-    app.parse(reversed);
-    if (split_words(app.remaining(), request)) return request;
-  } catch (const CLI::CallForHelp&) {
-  } catch (const CLI::ParseError& error) {
-    usage_error(error.what());
-  }
-  fmt::print("{}", app.help());
+  if (!parse_command_line(app, args, "dlaunch hostlist")) return std::nullopt;
+  if (split_words(app.remaining(), request)) return request;
+  fmt::print("{}", app.help());  // --help after the action
   return std::nullopt;
 }
 

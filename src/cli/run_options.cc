@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "util/command_line.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -161,16 +162,7 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
   std::vector<bool> flags(std::size(kFlagOptions), false);
   configure_app(app, values, flags);
 
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return std::nullopt;
-  } catch (const CLI::ParseError& error) {
-    throw UsageError(fmt::format("dlaunch run: {}. 'dlaunch run --help' lists the options.",
-                                 error.what()));
-  }
+  if (!parse_command_line(app, args, "dlaunch run")) return std::nullopt;
 
   RunOptions options;
   std::vector<std::string> given;
@@ -191,11 +183,9 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
   }
   apply_environment_fallbacks(options, given, environment);
 
-  options.command = app.remaining();
-  if (!options.command.empty() && options.command.front() == "--")
-    options.command.erase(options.command.begin());
-  else if (!options.command.empty() && options.command.front().starts_with("-"))
-    throw_unknown_option(options.command.front());
+  auto program = program_after_options(app);
+  if (!program) throw_unknown_option(app.remaining().front());
+  options.command = std::move(*program);
   if (options.command.empty() && require_program)
     throw UsageError(
         "no PROGRAM given to dlaunch run. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");

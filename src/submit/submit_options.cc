@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "util/command_line.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -78,26 +79,16 @@ std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>
              "built-in defaults.\nsbatch options with values that start with '-' take the "
              "--sbatch-arg=VALUE form.");
 
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return std::nullopt;
-  } catch (const CLI::ParseError& error) {
-    throw UsageError(fmt::format("dlaunch submit: {}. 'dlaunch submit --help' lists the options.",
-                                 error.what()));
-  }
+  if (!parse_command_line(app, args, "dlaunch submit")) return std::nullopt;
   collect_flags(app, raw, options.flags);
   if (app.count("--profile") > 0) options.profile = profile;
   if (app.count("--config") > 0) options.config = config;
-  options.command = app.remaining();
-  if (!options.command.empty() && options.command.front() == "--")
-    options.command.erase(options.command.begin());
-  else if (!options.command.empty() && options.command.front().starts_with("-"))
+  auto program = program_after_options(app);
+  if (!program)
     throw UsageError(fmt::format("unknown option '{}' for dlaunch submit; 'dlaunch submit --help' "
                                  "lists the options",
-                                 options.command.front()));
+                                 app.remaining().front()));
+  options.command = std::move(*program);
   if (options.command.empty() && !options.print_config)
     throw UsageError("no PROGRAM given to dlaunch submit. Usage: dlaunch submit [options] [--] "
                      "PROGRAM [ARGS...]");
