@@ -41,7 +41,7 @@ SweepRow measure(collective::Communicator& communicator, const CheckOptions& opt
 }
 
 void print_table(const std::vector<SweepRow>& rows, int ranks, int nodes) {
-  fmt::print("# dlaunch check --bench: all-reduce, float32 sum, {} ranks on {} node(s), gloo TCP ring\n",
+  fmt::print("# dlaunch check --bench: all-reduce, float32 sum, {} ranks on {} node(s), gloo TCP (bcube up to 256 KiB, ring above)\n",
              ranks, nodes);
   fmt::print("# {:>12} {:>12} {:>6} {:>12} {:>12} {:>12} {:>8}\n", "size(B)", "count", "type",
              "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
@@ -53,7 +53,7 @@ void print_table(const std::vector<SweepRow>& rows, int ranks, int nodes) {
 
 void print_json(const std::vector<SweepRow>& rows, int ranks, int nodes) {
   nlohmann::json document = {{"operation", "allreduce"}, {"type", "float32"}, {"ranks", ranks},
-                             {"nodes", nodes},           {"transport", "gloo-tcp-ring"}};
+                             {"nodes", nodes},           {"transport", "gloo-tcp"}, {"algorithm", "bcube<=256KiB,ring"}};
   document["rows"] = nlohmann::json::array();
   for (const auto& row : rows)
     document["rows"].push_back({{"size", row.bytes}, {"count", row.count}, {"type", "float"},
