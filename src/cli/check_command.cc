@@ -1,30 +1,24 @@
 #include "cli/check_command.h"
 
-#include "check/bandwidth_sweep.h"
-#include "check/check_options.h"
-#include "check/correctness_check.h"
-#include "check/group_layout.h"
-#include "check/pair_bandwidth.h"
-#include "collective/worker_identity.h"
+#include <filesystem>
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/subprocess.h"
 
 namespace dlaunch {
 
 int check_command(const CommandArgs& args) {
-  auto options = check::parse_check_options(args);
-  if (!options) return 0;  // --help
-  // Who this worker is, from the launcher's (or srun's) variables.
-  auto identity = collective::read_worker_identity(Environment::from_process());
-  // The group: rank 0 hosts the store on MASTER_PORT, gloo connects a full mesh.
-  auto communicator = collective::connect_gloo(identity, options->timeout);
-  if (options->bench) {
-    auto layout = check::gather_layout(*communicator, identity.host);
-    return check::run_bandwidth_sweep(*communicator, *options, static_cast<int>(layout.hosts.size()));
-  }
-  if (options->pairs) {
-    auto layout = check::gather_layout(*communicator, identity.host);
-    return check::run_pair_bandwidth(*communicator, *options, layout);
-  }
-  return check::run_correctness_check(*communicator, identity, *options);
+  std::error_code error;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw SystemError("cannot find dlaunch's own path in /proc/self/exe");
+  auto check = self.parent_path() / "dlaunch-check";
+  if (!std::filesystem::exists(check))
+    throw SystemError(fmt::format("{} is missing: it is built and installed beside dlaunch",
+                                  check.string()));
+  std::vector<std::string> argv{check.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  exec_replacing(argv);
 }
 
 }  // namespace dlaunch

@@ -4,7 +4,8 @@
 
 namespace dlaunch {
 
-// dlaunch check [--bench|--pairs] [options]: run as a worker under a launcher.
+// dlaunch check ...: replaces this process with dlaunch-check (installed
+// beside dlaunch), which holds the check and its gloo dependency.
 int check_command(const CommandArgs& args);
 
 }  // namespace dlaunch

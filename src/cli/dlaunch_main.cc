@@ -58,14 +58,9 @@ const Command& find_command(std::string_view name) {
 
 }  // namespace
 
-int dlaunch_main(int argc, char** argv) {
+int run_guarded(const std::function<int()>& body) {
   try {
-    if (argc < 2) return help_command({});
-    std::string_view name = argv[1];
-    if (name == "--help" || name == "-h") return help_command({});
-    if (name == "--version") return version_command({});
-    const Command& command = find_command(name);
-    return command.function(CommandArgs(argv + 2, argv + argc));
+    return body();
   } catch (const InputError& error) {
     fmt::print(stderr, "dlaunch: error: {}\n", error.what());
     return kExitInputError;
@@ -76,6 +71,17 @@ int dlaunch_main(int argc, char** argv) {
     fmt::print(stderr, "dlaunch: internal error: {}\n", error.what());
     return kExitSystemError;
   }
+}
+
+int dlaunch_main(int argc, char** argv) {
+  return run_guarded([&] {
+    if (argc < 2) return help_command({});
+    std::string_view name = argv[1];
+    if (name == "--help" || name == "-h") return help_command({});
+    if (name == "--version") return version_command({});
+    const Command& command = find_command(name);
+    return command.function(CommandArgs(argv + 2, argv + argc));
+  });
 }
 
 }  // namespace dlaunch

@@ -1,10 +1,17 @@
 // The whole program behind main(): dispatch, and the only top-level catch.
 #pragma once
 
+#include <functional>
+
 namespace dlaunch {
 
 // Runs "dlaunch SUBCOMMAND ..." and returns the exit code. Errors print
 // one "dlaunch: error: ..." line; input errors exit 2, system errors 1.
 int dlaunch_main(int argc, char** argv);
+
+// Runs BODY with the top-level error handling of dlaunch_main (one
+// "dlaunch: error: ..." line, exit 2 for input errors, 1 for the rest), for
+// the other executables built from this library.
+int run_guarded(const std::function<int()>& body);
 
 }  // namespace dlaunch

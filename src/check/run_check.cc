@@ -1,0 +1,30 @@
+#include "check/run_check.h"
+
+#include "check/bandwidth_sweep.h"
+#include "check/check_options.h"
+#include "check/correctness_check.h"
+#include "check/group_layout.h"
+#include "check/pair_bandwidth.h"
+#include "collective/worker_identity.h"
+
+namespace dlaunch::check {
+
+int run_check(const CommandArgs& args) {
+  auto options = parse_check_options(args);
+  if (!options) return 0;  // --help
+  // Who this worker is, from the launcher's (or srun's) variables.
+  auto identity = collective::read_worker_identity(Environment::from_process());
+  // The group: rank 0 hosts the store on MASTER_PORT, gloo connects a full mesh.
+  auto communicator = collective::connect_gloo(identity, options->timeout);
+  if (options->bench) {
+    auto layout = gather_layout(*communicator, identity.host);
+    return run_bandwidth_sweep(*communicator, *options, static_cast<int>(layout.hosts.size()));
+  }
+  if (options->pairs) {
+    auto layout = gather_layout(*communicator, identity.host);
+    return run_pair_bandwidth(*communicator, *options, layout);
+  }
+  return run_correctness_check(*communicator, identity, *options);
+}
+
+}  // namespace dlaunch::check

@@ -1,0 +1,7 @@
+#include "check/run_check.h"
+#include "cli/dlaunch_main.h"
+
+int main(int argc, char** argv) {
+  return dlaunch::run_guarded(
+      [&] { return dlaunch::check::run_check(dlaunch::CommandArgs(argv + 1, argv + argc)); });
+}
