@@ -133,7 +133,7 @@ Endpoint parse_endpoint(const Setting& setting) {
 }
 
 std::pair<int, int> parse_port_range(const std::optional<Setting>& setting) {
-  if (!setting) return {20000, 32767};
+  if (!setting) return {kDefaultPortRangeLow, kDefaultPortRangeHigh};
   auto parts = split(setting->value, '-');
   if (parts.size() != 2)
     throw InputError(fmt::format("{} must look like LOW-HIGH (e.g. 20000-32767), got '{}'",
@@ -145,12 +145,8 @@ std::pair<int, int> parse_port_range(const std::optional<Setting>& setting) {
 
 std::optional<Sourced<int>> slurm_port(const slurm::SlurmContext& slurm,
                                        const std::optional<Setting>& port_range) {
-  if (slurm.step_resv_ports) {
-    // Slurm reserved ports for this step ("12000-12004" or "12000,12003"): use the first.
-    std::string first = split(split(*slurm.step_resv_ports, ',')[0], '-')[0];
-    return sourced(static_cast<int>(parse_int_in_range(first, 1, kMaxPort, "SLURM_STEP_RESV_PORTS")),
-                   std::string("SLURM_STEP_RESV_PORTS"));
-  }
+  if (slurm.reserved_port)
+    return sourced(*slurm.reserved_port, std::string("SLURM_STEP_RESV_PORTS"));
   auto [low, high] = parse_port_range(port_range);
   std::string source = slurm.step_id ? "derived from SLURM_JOB_ID and SLURM_STEP_ID"
                                      : "derived from SLURM_JOB_ID";

@@ -58,6 +58,11 @@ struct LaunchConfig {
 // offending flag or variable, the value, and what was expected.
 LaunchConfig resolve_launch_config(const RunOptions& options, const Environment& environment);
 
+// The default --port-range: below Linux's ephemeral ports (32768 and up),
+// so a derived port does not collide with a client socket's.
+inline constexpr int kDefaultPortRangeLow = 20000;
+inline constexpr int kDefaultPortRangeHigh = 32767;
+
 // The port of a Slurm step, derived from its job and step id in
 // [low, high], so that jobs sharing a node use different ports.
 int derive_slurm_port(const std::string& job_id, std::optional<std::uint64_t> step_id, int low,

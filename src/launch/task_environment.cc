@@ -20,12 +20,12 @@ int required_int(const Environment& environment, const char* name) {
   return static_cast<int>(parse_int_in_range(*value, 0, 1 << 30, name));
 }
 
+// Every task computes the same port: Slurm's reservation, else the one
+// derived from the job and step id (the task rank 0 binds it).
 int task_port(const slurm::SlurmContext& context) {
-  if (context.step_resv_ports) {
-    std::string first = split(split(*context.step_resv_ports, ',')[0], '-')[0];
-    return static_cast<int>(parse_int_in_range(first, 1, 65535, "SLURM_STEP_RESV_PORTS"));
-  }
-  return derive_slurm_port(context.job_id, context.step_id, 20000, 32767);
+  if (context.reserved_port) return *context.reserved_port;
+  return derive_slurm_port(context.job_id, context.step_id, kDefaultPortRangeLow,
+                           kDefaultPortRangeHigh);
 }
 
 }  // namespace

@@ -68,7 +68,11 @@ std::optional<SlurmContext> read_slurm_context(const Environment& environment) {
   context.nodelist =
       first_set(environment, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"});
   context.gpus_on_node = gpus_on_node(environment);
-  context.step_resv_ports = environment.get("SLURM_STEP_RESV_PORTS");
+  if (auto ports = environment.get("SLURM_STEP_RESV_PORTS")) {
+    std::string first = split(split(*ports, ',')[0], '-')[0];
+    context.reserved_port =
+        static_cast<int>(parse_int_in_range(first, 1, 65535, "SLURM_STEP_RESV_PORTS"));
+  }
   return context;
 }
 

@@ -21,7 +21,9 @@ struct SlurmContext {
   std::optional<Sourced<int>> node_id;            // SLURM_NODEID
   std::optional<Sourced<std::string>> nodelist;   // SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST
   std::optional<Sourced<int>> gpus_on_node;       // SLURM_GPUS_ON_NODE, else counted device lists
-  std::optional<std::string> step_resv_ports;     // SLURM_STEP_RESV_PORTS
+  // The first port Slurm reserved for the step (SLURM_STEP_RESV_PORTS,
+  // "12000-12004" or "12000,12003"), the same on every node of the step.
+  std::optional<int> reserved_port;
 
   // True in the batch step of a multi-node job, where only one launcher runs
   // and waiting for the other nodes would hang.
