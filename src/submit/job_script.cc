@@ -80,6 +80,14 @@ std::vector<std::string> node_program(const JobRequest& request) {
   return program;
 }
 
+// With one task per GPU nothing but srun stops the other tasks when one
+// fails. With one dlaunch run per node, the launchers stop each other and
+// exit with the same code; srun killing the slower ones on the way out
+// would turn the job's exit code into 143 (SIGTERM) instead of the worker's.
+void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& request) {
+  if (request.launch == LaunchMode::kTask) srun.push_back("--kill-on-bad-exit=1");
+}
+
 bool needs_quotes(const std::string& word) {
   if (word.empty()) return true;
   for (char c : word) {
@@ -153,7 +161,7 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
   for (const auto& option : allocation_options(request)) {
     if (option.starts_with("--cpus-per-task=")) srun.push_back(option);
   }
-  srun.push_back("--kill-on-bad-exit=1");
+  add_kill_on_bad_exit(srun, request);
   if (request.resv_ports) srun.push_back("--resv-ports=1");
   auto program = node_program(request);
   srun.insert(srun.end(), program.begin(), program.end());
@@ -181,7 +189,7 @@ std::vector<std::string> srun_job_command(const JobRequest& request) {
   std::vector<std::string> srun{"srun"};
   for (const auto& option : allocation_options(request)) srun.push_back(option);
   for (const auto& extra : request.sbatch_args) srun.push_back(extra);
-  srun.push_back("--kill-on-bad-exit=1");
+  add_kill_on_bad_exit(srun, request);
   // One Ctrl-C cancels the step (srun's default needs two within a second).
   srun.push_back("--quit-on-interrupt");
   if (request.resv_ports) srun.push_back("--resv-ports=1");

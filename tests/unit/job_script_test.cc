@@ -32,7 +32,7 @@ TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
             "# node rank, GPUs, master address and port from the Slurm step.\n"
             "export TIMESTAMP=20261202_120000\n"
             "export OUTPUT_DIR=/out/20261202_120000\n"
-            "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --kill-on-bad-exit=1 "
+            "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
             "/opt/dlaunch run --log-dir /out/20261202_120000/logs -- train.py\n");
 }
 
@@ -74,7 +74,7 @@ TEST(JobScript, EveryResourceOptionAndPassThrough) {
             "export TIMESTAMP=20261202_120000\n"
             "export OUTPUT_DIR=/out/20261202_120000\n"
             "srun --nodes=4 --ntasks-per-node=1 --gpus-per-node=8 --cpus-per-task=48 "
-            "--kill-on-bad-exit=1 /opt/dlaunch run --log-dir /out/20261202_120000/logs --python "
+            "/opt/dlaunch run --log-dir /out/20261202_120000/logs --python "
             "/usr/bin/python3 --max-restarts 3 -- train.py --lr 0.1\n");
 }
 
@@ -98,13 +98,13 @@ TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {
                                    {"sbatch-arg", std::vector<std::string>{"--reservation=r1"}}}));
   EXPECT_EQ(shell_join(srun_job_command(request)),
             "srun --job-name=train.py --partition=debug --nodes=2 --ntasks-per-node=1 "
-            "--gpus-per-node=1 --reservation=r1 --kill-on-bad-exit=1 --quit-on-interrupt "
+            "--gpus-per-node=1 --reservation=r1 --quit-on-interrupt "
             "/opt/dlaunch run --log-dir /out/20261202_120000/logs -- train.py");
 }
 
 TEST(JobScript, ReservedPortsAreRequestedFromSrun) {
   auto request = request_for(with({{"resv-ports", true}}));
-  EXPECT_NE(job_script(request).find("--kill-on-bad-exit=1 --resv-ports=1 /opt/dlaunch run"),
+  EXPECT_NE(job_script(request).find("--gpus-per-node=1 --resv-ports=1 /opt/dlaunch run"),
             std::string::npos);
   EXPECT_NE(shell_join(srun_job_command(request)).find("--quit-on-interrupt --resv-ports=1 "),
             std::string::npos);
