@@ -59,21 +59,8 @@ std::optional<Message> take_message(std::string& buffer) {
   return message;
 }
 
-bool send_all(int fd, const std::string& bytes) {
-  std::string_view rest(bytes);
-  while (!rest.empty()) {
-    ssize_t sent = ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent < 0 && errno == EAGAIN) {
-      pollfd writable{fd, POLLOUT, 0};
-      ::poll(&writable, 1, 1000);
-      continue;
-    }
-    if (sent <= 0) return false;
-    rest.remove_prefix(static_cast<std::size_t>(sent));
-  }
-  return true;
-}
+// How long the store's thread waits for a client that does not read.
+constexpr std::chrono::milliseconds kServerStallLimit{5000};
 
 }  // namespace
 
@@ -125,13 +112,15 @@ class TcpStoreServer::Loop {
   void handle(Client& client, const Message& message) {
     if (message.op == 'S') {
       values_[message.key] = message.value;
-      send_all(client.fd.get(), encode('K', message.key, ""));
+      send_all(client.fd.get(), encode('K', message.key, ""), kServerStallLimit);
       answer_waiters(message.key);
     } else if (message.op == 'C') {
-      send_all(client.fd.get(), encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"));
+      send_all(client.fd.get(), encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"),
+               kServerStallLimit);
     } else if (message.op == 'G') {
       auto found = values_.find(message.key);
-      if (found != values_.end()) send_all(client.fd.get(), encode('V', message.key, found->second));
+      if (found != values_.end())
+        send_all(client.fd.get(), encode('V', message.key, found->second), kServerStallLimit);
       else waiters_.emplace(message.key, client.fd.get());
     } else {
       drop(client);
@@ -140,7 +129,8 @@ class TcpStoreServer::Loop {
 
   void answer_waiters(const std::string& key) {
     auto [first, last] = waiters_.equal_range(key);
-    for (auto it = first; it != last; ++it) send_all(it->second, encode('V', key, values_[key]));
+    for (auto it = first; it != last; ++it)
+      send_all(it->second, encode('V', key, values_[key]), kServerStallLimit);
     waiters_.erase(first, last);
   }
 
@@ -188,7 +178,7 @@ bool TcpStore::contains(const std::string& key) { return request('C', key, "", t
 std::string TcpStore::request(char op, const std::string& key, const std::string& value,
                               std::chrono::milliseconds timeout) {
   if (!socket_) connect(timeout_);
-  if (!send_all(socket_.get(), encode(op, key, value)))
+  if (!send_all(socket_.get(), encode(op, key, value), timeout))
     throw SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
   auto deadline = Clock::now() + timeout;
   std::string buffer;

@@ -254,20 +254,8 @@ class RendezvousServer::Loop {
   }
 
   void send(Peer& peer, MessageType type, const std::string& payload) {
-    std::string frame = encode_frame(type, payload);
-    std::string_view rest(frame);
-    while (!rest.empty()) {
-      ssize_t sent = ::send(peer.fd.get(), rest.data(), rest.size(), MSG_NOSIGNAL);
-      if (sent > 0) {
-        rest.remove_prefix(static_cast<std::size_t>(sent));
-        continue;
-      }
-      if (sent < 0 && (errno == EINTR)) continue;
-      pollfd writable{peer.fd.get(), POLLOUT, 0};
-      if (sent < 0 && errno == EAGAIN && ::poll(&writable, 1, 5000) > 0) continue;
-      close(peer);  // a peer that does not read is as good as gone
-      return;
-    }
+    // A peer that does not read is as good as gone.
+    if (!send_all(peer.fd.get(), encode_frame(type, payload), kSendStallLimit)) close(peer);
   }
 
   void close(Peer& peer) {
@@ -285,6 +273,8 @@ class RendezvousServer::Loop {
       return true;
     });
   }
+
+  static constexpr std::chrono::milliseconds kSendStallLimit{5000};
 
   Fd listener_;
   ServerSettings settings_;

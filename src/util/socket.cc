@@ -43,6 +43,22 @@ int millis_until(Clock::time_point deadline) {
   return left.count() < 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
 }
 
+bool send_all(int fd, std::string_view bytes, std::chrono::milliseconds stall_limit) {
+  while (!bytes.empty()) {
+    ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (sent > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(sent));
+      continue;
+    }
+    if (sent < 0 && errno == EINTR) continue;
+    pollfd writable{fd, POLLOUT, 0};
+    if (sent < 0 && errno == EAGAIN && ::poll(&writable, 1, static_cast<int>(stall_limit.count())) > 0)
+      continue;
+    return false;
+  }
+  return true;
+}
+
 namespace {
 
 struct AddressList {

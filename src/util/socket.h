@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include "util/fd.h"
 
@@ -22,6 +23,12 @@ int bound_port(int fd);
 // invalid Fd when the peer refused or did not answer in time (errno set);
 // throws SystemError when HOST cannot be resolved at all.
 Fd try_connect_tcp(const std::string& host, int port, Clock::time_point deadline);
+
+// Sends all of BYTES on socket FD (blocking or not) without raising
+// SIGPIPE. Returns false when the peer is gone, or when it has taken nothing
+// for STALL_LIMIT: a peer that does not read is treated as gone, so one
+// stalled peer cannot hold a service thread forever.
+bool send_all(int fd, std::string_view bytes, std::chrono::milliseconds stall_limit);
 
 // Milliseconds from now until DEADLINE, for poll(): never negative.
 int millis_until(Clock::time_point deadline);
