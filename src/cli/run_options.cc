@@ -66,6 +66,15 @@ constexpr ValueOption kValueOptions[] = {
     {"prefix", "", &RunOptions::prefix,
      "Console line prefix template: {rank} {local_rank} {node_rank} {host} {role} (default "
      "'[rank{rank}]:')"},
+    {"rdzv-token", "", &RunOptions::rdzv_token,
+     "Secret every node's launcher must prove to join (shows in ps: prefer --rdzv-token-file or "
+     "$DLAUNCH_RDZV_TOKEN)"},
+    {"rdzv-token-file", "", &RunOptions::rdzv_token_file,
+     "File holding the rendezvous secret (readable by you only)"},
+    {"heartbeat-timeout", "", &RunOptions::heartbeat_timeout,
+     "Seconds of silence after which a node counts as lost and the job stops (default 30)"},
+    {"preempt-signal", "", &RunOptions::preempt_signal,
+     "Signal that warns of preemption or the time limit (e.g. USR1); forwarded to the workers"},
 };
 
 constexpr FlagOption kFlagOptions[] = {
@@ -74,6 +83,13 @@ constexpr FlagOption kFlagOptions[] = {
     {"no-python", "", &RunOptions::no_python, "Execute PROGRAM directly, even if it ends in .py"},
     {"module", "m", &RunOptions::module, "Run PROGRAM as a Python module (python -m)"},
     {"run-path", "", &RunOptions::run_path, "Run PROGRAM as a Python file (the default for .py)"},
+    {"rdzv-token-derive", "", &RunOptions::rdzv_token_derive,
+     "Derive the rendezvous secret from the run id, Slurm job id and user id (guards against "
+     "accidents, not attackers)"},
+    {"requeue", "", &RunOptions::requeue,
+     "After --preempt-signal, requeue the Slurm job (scontrol requeue) once the workers exited"},
+    {"allow-uneven", "", &RunOptions::allow_uneven,
+     "Let nodes run different numbers of workers (otherwise the rendezvous refuses a mismatch)"},
 };
 
 std::string underscored(std::string_view name) {

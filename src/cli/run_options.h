@@ -47,6 +47,13 @@ struct RunOptions {
   std::optional<Setting> port_range;
   std::optional<Setting> python;
   std::optional<Setting> prefix;
+  std::optional<Setting> rdzv_token;       // the secret itself (visible in ps: prefer the file or env)
+  std::optional<Setting> rdzv_token_file;  // a file holding the secret
+  bool rdzv_token_derive = false;          // opt in to a token derived from the job's identity
+  std::optional<Setting> heartbeat_timeout;
+  std::optional<Setting> preempt_signal;   // the signal that warns of preemption (USR1, ...)
+  bool requeue = false;                    // requeue the Slurm job after a preemption signal
+  bool allow_uneven = false;               // nodes may run different numbers of workers
 
   // PROGRAM [ARGS...], untouched.
   std::vector<std::string> command;

@@ -6,6 +6,8 @@
 #include <regex>
 #include <sched.h>
 
+#include "launch/signal_channel.h"
+#include "launch/token_setting.h"
 #include "slurm/slurm_context.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -225,6 +227,36 @@ std::vector<int> parse_rank_list(const Setting& setting) {
   return ranks;
 }
 
+// Only signals that do not already mean "stop the job" can warn of a
+// preemption: the workers must live on to checkpoint.
+int parse_preempt_signal(const Setting& setting) {
+  auto signal = signal_number(setting.value);
+  if (!signal || (*signal != SIGUSR1 && *signal != SIGUSR2))
+    throw InputError(fmt::format(
+        "{} must be USR1 or USR2 (the signal Slurm sends before the time limit with sbatch "
+        "--signal), got '{}'; SIGTERM and SIGINT already stop the job",
+        setting.source, setting.value));
+  return *signal;
+}
+
+void resolve_reliability(LaunchConfig& config, const RunOptions& options,
+                         const Environment& environment) {
+  config.rdzv_token = resolve_rdzv_token(options, environment, config.topology);
+  if (options.heartbeat_timeout) {
+    config.heartbeat_timeout = parse_seconds(*options.heartbeat_timeout);
+    if (config.heartbeat_timeout.count() == 0)
+      throw InputError(fmt::format("{} must be at least 1 second, got 0", options.heartbeat_timeout->source));
+  }
+  if (options.preempt_signal) config.preempt_signal = parse_preempt_signal(*options.preempt_signal);
+  config.requeue = options.requeue;
+  if (config.requeue && config.preempt_signal == 0)
+    throw UsageError("--requeue needs --preempt-signal (e.g. --preempt-signal USR1): the requeue "
+                     "follows the signal that warns of the preemption");
+  if (config.requeue && !environment.get("SLURM_JOB_ID"))
+    throw InputError("--requeue needs a Slurm batch job (SLURM_JOB_ID is unset)");
+  config.allow_uneven = options.allow_uneven;
+}
+
 }  // namespace
 
 static std::string python_interpreter(const RunOptions& options, const Environment& environment) {
@@ -301,6 +333,7 @@ LaunchConfig resolve_launch_config(const RunOptions& options, const Environment&
   if (options.tee) config.tee = parse_stream_routing(*options.tee);
   if (options.local_ranks_filter) config.local_ranks_filter = parse_rank_list(*options.local_ranks_filter);
   if (options.prefix) config.prefix_template = options.prefix->value;
+  resolve_reliability(config, options, environment);
   return config;
 }
 

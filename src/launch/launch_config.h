@@ -52,6 +52,13 @@ struct LaunchConfig {
   StreamRouting tee;                   // file and console
   std::optional<std::vector<int>> local_ranks_filter;
   std::string prefix_template = "[rank{rank}]:";
+
+  // Reliability and security (docs/RELIABILITY.md).
+  std::optional<Sourced<std::string>> rdzv_token;  // nullopt: the rendezvous is not authenticated
+  std::chrono::milliseconds heartbeat_timeout{30'000};
+  int preempt_signal = 0;  // 0: none; else forwarded and remembered as a preemption
+  bool requeue = false;    // node 0 requeues the Slurm job after a preemption
+  bool allow_uneven = false;
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the

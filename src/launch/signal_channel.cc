@@ -1,11 +1,13 @@
 #include "launch/signal_channel.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace dlaunch {
 namespace {
@@ -71,6 +73,22 @@ const char* signal_name(int signal) {
     case SIGXFSZ: return "SIGXFSZ";
     default: return "an unknown signal";
   }
+}
+
+std::optional<int> signal_number(std::string_view text) {
+  if (auto number = parse_int(text)) {
+    if (*number > 0 && *number < 32 && std::string_view(signal_name(static_cast<int>(*number))) !=
+                                            "an unknown signal")
+      return static_cast<int>(*number);
+    return std::nullopt;
+  }
+  std::string name(text);
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!name.starts_with("SIG")) name = "SIG" + name;
+  for (int signal = 1; signal < 32; ++signal) {
+    if (name == signal_name(signal)) return signal;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dlaunch

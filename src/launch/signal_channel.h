@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <optional>
+#include <string_view>
 
 #include "util/fd.h"
 
@@ -41,5 +42,9 @@ class SignalChannel {
 
 // "SIGTERM" for 15; "signal 99" for unknown numbers.
 const char* signal_name(int signal);
+
+// The number of a signal given as "USR1", "SIGUSR1" or "10"; nullopt when
+// it names no signal signal_name() knows.
+std::optional<int> signal_number(std::string_view text);
 
 }  // namespace dlaunch

@@ -23,7 +23,7 @@ World uneven_world() {
   world.round = 1;
   world.nproc_per_node = {2, 3};
   world.hosts = {"a", "b"};
-  world.worker_master_addr = "a";
+  world.worker_master_addr = std::string("a");  // GCC 12 -Wrestrict false positive on = "a"
   world.worker_master_port = 4444;
   world.run_id = "job7";
   return world;

@@ -1,0 +1,25 @@
+// Where `dlaunch run` gets the rendezvous secret from, and the checks on it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/run_options.h"
+#include "launch/launch_config.h"
+#include "util/environment.h"
+
+namespace dlaunch {
+
+// The variable `dlaunch submit` (and `dlaunch ssh`) set for every launcher.
+inline constexpr const char* kTokenVariable = "DLAUNCH_RDZV_TOKEN";
+
+// The token from --rdzv-token, --rdzv-token-file, $DLAUNCH_RDZV_TOKEN or,
+// when opted in, derived from TOPOLOGY's run id and the Slurm job: in that
+// order, and giving two of the explicit ones is an error. nullopt when none
+// applies. Throws InputError for an unreadable or group/world-readable
+// file, an empty or short token, or --rdzv-token-derive outside Slurm.
+std::optional<Sourced<std::string>> resolve_rdzv_token(const RunOptions& options,
+                                                       const Environment& environment,
+                                                       const Topology& topology);
+
+}  // namespace dlaunch

@@ -1,0 +1,59 @@
+#include "rendezvous/token.h"
+
+#include <fmt/format.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "util/error.h"
+
+namespace dlaunch::rendezvous {
+namespace {
+
+std::string hex(std::string_view bytes) {
+  std::string text;
+  text.reserve(bytes.size() * 2);
+  for (unsigned char byte : bytes) text += fmt::format("{:02x}", byte);
+  return text;
+}
+
+std::string hmac_sha256(std::string_view key, std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest, &size) == nullptr)
+    throw SystemError("cannot compute the rendezvous proof: OpenSSL's HMAC-SHA256 failed");
+  return std::string(reinterpret_cast<const char*>(digest), size);
+}
+
+}  // namespace
+
+std::string random_bytes(std::size_t size) {
+  std::string bytes(size, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(size)) != 1)
+    throw SystemError("cannot draw random bytes for the rendezvous: OpenSSL's RAND_bytes failed");
+  return bytes;
+}
+
+std::string generate_token() { return hex(random_bytes(32)); }
+
+std::string token_proof(std::string_view token, std::string_view challenge,
+                        std::string_view message) {
+  // The challenge is fixed-size, so challenge||message is unambiguous.
+  std::string data(challenge);
+  data.append(message);
+  return hmac_sha256(token, data);
+}
+
+bool proofs_match(std::string_view expected, std::string_view given) {
+  return expected.size() == given.size() &&
+         CRYPTO_memcmp(expected.data(), given.data(), expected.size()) == 0;
+}
+
+std::string derive_token(std::string_view run_id, std::string_view job_id, unsigned user_id) {
+  return hex(hmac_sha256("dlaunch derived rendezvous token v1",
+                         fmt::format("{}\n{}\n{}", run_id, job_id, user_id)));
+}
+
+}  // namespace dlaunch::rendezvous
