@@ -14,6 +14,7 @@
 #include "launch/worker_process.h"
 #include "util/error.h"
 #include "rendezvous/rendezvous_coordinator.h"
+#include "slurm/requeue.h"
 #include "util/ports.h"
 
 namespace dlaunch {
@@ -53,6 +54,17 @@ void check_program(const LaunchConfig& config, const Environment& environment) {
                                              : "no executable file at that path"));
 }
 
+// Node 0 puts the job back in the queue once its workers have exited after
+// the preemption signal (they had the chance to checkpoint). Slurm then
+// stops the other nodes' launchers and runs the batch script again.
+int requeue(const Environment& environment) {
+  std::string job_id = environment.get("SLURM_JOB_ID").value_or("");
+  fmt::print(stderr, "dlaunch: the workers exited after the preemption signal; requeueing job {}\n",
+             job_id);
+  requeue_job(job_id);
+  return 0;
+}
+
 void print_notices(const std::vector<std::string>& notices) {
   for (const auto& notice : notices) fmt::print(stderr, "dlaunch: {}\n", notice);
 }
@@ -77,6 +89,7 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   settings.shutdown_timeout = config.shutdown_timeout;
   settings.node_rank = config.topology.node_rank.value;
   settings.host = host;
+  settings.preempt_signal = config.preempt_signal;
 
   for (int round = 0;; ++round) {
     World world;
@@ -97,6 +110,7 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
                  round + 1, config.max_restarts);
       continue;
     }
+    if (outcome.preempted && config.requeue && settings.node_rank == 0) return requeue(environment);
     if (verdict.kind == Verdict::Kind::kFailed)
       fmt::print(stderr, "{}", format_failure_summary(verdict, settings.node_rank));
     if (log_root.temporary() && log_root.kept())

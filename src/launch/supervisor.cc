@@ -249,6 +249,7 @@ class RoundSupervisor {
       return;
     }
     signal_running(signal);
+    if (signal == settings_.preempt_signal) preempted_ = true;
     if (!SignalChannel::stops_job(signal) || stopping_) return;
     stop_signal_ = signal;
     Failure failure;
@@ -336,6 +337,7 @@ class RoundSupervisor {
   NodeOutcome outcome() const {
     NodeOutcome result;
     result.stop_signal = stop_signal_;
+    result.preempted = preempted_;
     if (first_failure_ != nullptr) {
       Failure failure = describe(*first_failure_);
       failure.last_lines = first_failure_->tail.last_lines(settings_.summary_lines);
@@ -362,6 +364,7 @@ class RoundSupervisor {
   bool stopping_ = false;
   bool groups_cleaned_ = false;
   int stop_signal_ = 0;
+  bool preempted_ = false;
   std::optional<Failure> stop_failure_;
   std::optional<std::string> remote_stop_;
   const WorkerState* first_failure_ = nullptr;

@@ -26,6 +26,7 @@ struct SupervisorSettings {
   int console_stdout = 1;  // where prefixed worker lines go
   int console_stderr = 2;
   std::size_t summary_lines = 10;  // lines of a failed worker's output in its Failure
+  int preempt_signal = 0;          // forwarded like any other, and remembered in the outcome
 };
 
 // Starts every worker of PLAN, relays their output, forwards signals, and

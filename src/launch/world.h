@@ -44,6 +44,7 @@ struct NodeOutcome {
   bool succeeded = false;
   std::optional<Failure> failure;  // this node's first failure
   int stop_signal = 0;             // the launcher was told to stop by this signal
+  bool preempted = false;          // the preemption signal arrived during the round
 };
 
 // The job-wide decision every launcher acts on, so all exit alike.

@@ -1,0 +1,20 @@
+#include "slurm/requeue.h"
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
+
+namespace dlaunch {
+
+void requeue_job(const std::string& job_id) {
+  CapturedRun requeue = run_captured({"scontrol", "requeue", job_id});
+  if (requeue.exit_code == 0) return;
+  throw SystemError(fmt::format(
+      "scontrol requeue {} failed (exit {}): {}. The job must be a batch job submitted with "
+      "--requeue on a cluster that allows requeueing (JobRequeue in slurm.conf)",
+      job_id, requeue.exit_code, trim(requeue.err.empty() ? requeue.out : requeue.err)));
+}
+
+}  // namespace dlaunch
