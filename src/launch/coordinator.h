@@ -5,6 +5,7 @@
 // supervisor only sees this interface.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -23,9 +24,21 @@ class Coordinator {
 
   // A descriptor the supervisor watches while workers run (-1: none).
   virtual int event_fd() const = 0;
-  // Called when event_fd() is readable. Returns why this node must stop
-  // its workers (the job failed elsewhere, node 0 was lost), or nullopt.
+  // Called when event_fd() is readable or next_deadline() has passed.
+  // Returns why this node must stop its workers (the job failed elsewhere,
+  // node 0 was lost or went silent), or nullopt.
   virtual std::optional<std::string> poll_stop_request() = 0;
+
+  // When poll_stop_request() is due even without an event (a heartbeat to
+  // send, node 0's silence to notice); nullopt: never.
+  virtual std::optional<std::chrono::steady_clock::time_point> next_deadline() const {
+    return std::nullopt;
+  }
+
+  // This node cannot run its part: tells the other nodes PROBLEM so the job
+  // stops at once instead of at the join timeout. Best effort; returns
+  // when the others were told or could not be.
+  virtual void report_preflight_failure(const std::string& problem) { (void)problem; }
 
   // Tells the other nodes at once that this node failed, so they stop.
   virtual void announce_failure(const Failure& failure) = 0;

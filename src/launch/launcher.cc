@@ -39,19 +39,35 @@ std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, const 
   settings.run_id = topology.run_id.value;
   settings.max_restarts = config.max_restarts;
   settings.timeout = config.rdzv_timeout;
+  if (config.rdzv_token) settings.token = config.rdzv_token->value;
+  settings.heartbeat_timeout = config.heartbeat_timeout;
+  settings.allow_uneven = config.allow_uneven;
   return make_rendezvous_coordinator(settings, signals);
 }
 
 // Every node checks its program before joining, so a typo fails in
 // seconds on the node that has it instead of after the rendezvous.
-void check_program(const LaunchConfig& config, const Environment& environment) {
+std::optional<std::string> program_problem(const LaunchConfig& config, const Environment& environment) {
   const std::string& program = config.command.front();
-  if (find_executable(program, environment)) return;
-  throw InputError(fmt::format(
+  if (find_executable(program, environment)) return std::nullopt;
+  return fmt::format(
       "cannot run '{}': {}. Give a path to an executable file, or a program name found in PATH",
       program,
       program.find('/') == std::string::npos ? "no executable of that name in PATH"
-                                             : "no executable file at that path"));
+                                             : "no executable file at that path");
+}
+
+// A node that cannot run its part says so to the others first, so the
+// whole job stops in seconds with this node's reason, not at the join
+// timeout with "node K is missing".
+[[noreturn]] void fail_preflight(const std::string& problem, const LaunchConfig& config,
+                                 Coordinator& coordinator) {
+  if (config.topology.nnodes.value > 1) {
+    fmt::print(stderr, "dlaunch: node {} cannot start: {}\ndlaunch: telling the other nodes\n",
+               config.topology.node_rank.value, problem);
+    coordinator.report_preflight_failure(problem);
+  }
+  throw InputError(problem);
 }
 
 // Node 0 puts the job back in the queue once its workers have exited after
@@ -72,7 +88,8 @@ void print_notices(const std::vector<std::string>& notices) {
 }  // namespace
 
 int run_launcher(const LaunchConfig& config, const Environment& environment) {
-  check_program(config, environment);
+  auto preflight = program_problem(config, environment);
+  if (preflight && config.topology.nnodes.value == 1) throw InputError(*preflight);
   // A closed console must not kill the launcher while it still owns workers.
   ::signal(SIGPIPE, SIG_IGN);
   // The watchdog is forked first, while this process has one thread.
@@ -83,6 +100,7 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   const std::string host = local_host_name();
   print_notices(config.topology.notices);
   auto coordinator = make_coordinator(config, host, signals);
+  if (preflight) fail_preflight(*preflight, config, *coordinator);
   LogRoot log_root(config);
 
   SupervisorSettings settings;

@@ -19,7 +19,6 @@ World LocalCoordinator::join(int round) {
   World world;
   world.round = round;
   world.nproc_per_node = {nproc_};
-  world.hosts = {host_};
   world.worker_master_addr = master_addr_;
   world.run_id = run_id_;
   if (worker_port_) {

@@ -148,19 +148,23 @@ class RoundSupervisor {
   }
 
   // Waits for events and handles them. False when the drain deadline passed.
+  // The coordinator's deadlines (heartbeats) wake the loop too.
   bool wait_and_dispatch() {
     epoll_event events[64];
-    int timeout = drain_deadline_ ? millis_until(*drain_deadline_) : -1;
-    int count = ::epoll_wait(epoll_.get(), events, 64, timeout);
+    std::optional<Clock::time_point> wake = drain_deadline_;
+    auto coordinator_due = coordinator_.next_deadline();
+    if (coordinator_due) wake = wake ? std::min(*wake, *coordinator_due) : *coordinator_due;
+    int count = ::epoll_wait(epoll_.get(), events, 64, wake ? millis_until(*wake) : -1);
     if (count < 0) {
       if (errno == EINTR) return true;
       throw system_error("the supervisor's event loop failed", errno);
     }
-    if (count == 0 && drain_deadline_) {
+    if (count == 0 && drain_deadline_ && Clock::now() >= *drain_deadline_) {
       close_remaining_pipes();
       return false;
     }
     for (int i = 0; i < count; ++i) dispatch(events[i].data.u64);
+    if (coordinator_due && Clock::now() >= *coordinator_due) on_coordinator();
     return true;
   }
 
@@ -270,8 +274,12 @@ class RoundSupervisor {
   void on_coordinator() {
     auto reason = coordinator_.poll_stop_request();
     if (!reason) return;
-    // One stop request is all the round needs; a closed socket would keep firing.
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, coordinator_.event_fd(), nullptr);
+    // One stop request is all the round needs; a closed socket would keep
+    // firing. Deadlines still call in, so heartbeats go on while workers stop.
+    if (!coordinator_unwatched_) {
+      ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, coordinator_.event_fd(), nullptr);
+      coordinator_unwatched_ = true;
+    }
     if (stopping_) return;
     remote_stop_ = *reason;
     begin_stop(SIGTERM);
@@ -363,6 +371,7 @@ class RoundSupervisor {
   int open_pipes_ = 0;
   bool stopping_ = false;
   bool groups_cleaned_ = false;
+  bool coordinator_unwatched_ = false;
   int stop_signal_ = 0;
   bool preempted_ = false;
   std::optional<Failure> stop_failure_;

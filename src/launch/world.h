@@ -12,10 +12,10 @@ namespace dlaunch {
 struct World {
   int round = 0;                      // restart count, TORCHELASTIC_RESTART_COUNT
   std::vector<int> nproc_per_node;    // indexed by node rank; nodes may differ
-  std::vector<std::string> hosts;     // host name of each node's launcher
   std::string worker_master_addr;     // MASTER_ADDR for the workers
   int worker_master_port = 0;         // MASTER_PORT, chosen by node 0
   std::string run_id;
+  int heartbeat_timeout_ms = 0;       // node 0's --heartbeat-timeout, adopted by every node
 
   int nnodes() const { return static_cast<int>(nproc_per_node.size()); }
   int world_size() const;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "rendezvous/token.h"
+
 namespace dlaunch::rendezvous {
 namespace {
 
@@ -125,7 +127,7 @@ std::optional<Frame> FrameReader::next() {
         "version on every node",
         version, kVersion));
   std::uint8_t type = header.u8();
-  if (type < 1 || type > 7) throw ProtocolError(fmt::format("unknown message type {}", type));
+  if (type < 1 || type > kLastMessageType) throw ProtocolError(fmt::format("unknown message type {}", type));
   std::uint32_t length = header.u32();
   if (length > kMaxPayload) throw ProtocolError(fmt::format("message of {} bytes is too long", length));
   if (buffer_.size() < kHeaderSize + length) return std::nullopt;
@@ -134,33 +136,72 @@ std::optional<Frame> FrameReader::next() {
   return frame;
 }
 
-std::string encode(const JoinMessage& message) {
+std::string encode(const ChallengeMessage& message) {
+  Writer writer;
+  writer.str(message.nonce).u8(message.token_required ? 1 : 0).u32(message.heartbeat_timeout_ms);
+  return writer.take();
+}
+
+ChallengeMessage decode_challenge(std::string_view payload) {
+  Reader reader(payload);
+  ChallengeMessage message;
+  message.nonce = reader.str();
+  message.token_required = reader.u8() != 0;
+  message.heartbeat_timeout_ms = reader.u32();
+  reader.finish();
+  if (message.nonce.size() != kChallengeSize)
+    throw ProtocolError(fmt::format("challenge of {} bytes, expected {}", message.nonce.size(), kChallengeSize));
+  return message;
+}
+
+std::string signed_part(const JoinMessage& message) {
   Writer writer;
   writer.str(message.run_id).u32(message.round).u32(message.node_rank).u32(message.nnodes);
-  writer.u32(message.nproc).str(message.host);
+  writer.u32(message.nproc).str(message.host).str(message.dlaunch_version);
+  writer.u8(message.allow_uneven ? 1 : 0).str(message.preflight_error);
   return writer.take();
+}
+
+std::string encode(const JoinMessage& message) {
+  Writer writer;
+  writer.str(message.proof);
+  return writer.take() + signed_part(message);
 }
 
 JoinMessage decode_join(std::string_view payload) {
   Reader reader(payload);
   JoinMessage message;
+  message.proof = reader.str();
   message.run_id = reader.str();
   message.round = reader.u32();
   message.node_rank = reader.u32();
   message.nnodes = reader.u32();
   message.nproc = reader.u32();
   message.host = reader.str();
+  message.dlaunch_version = reader.str();
+  message.allow_uneven = reader.u8() != 0;
+  message.preflight_error = reader.str();
   reader.finish();
   return message;
 }
 
+void decode_heartbeat(std::string_view payload) { Reader(payload).finish(); }
+
+// Worker counts travel as runs of equal values: every launcher receives the
+// World, so with thousands of alike nodes a per-node list would make the
+// service send N^2 bytes.
 std::string encode(const World& world) {
   Writer writer;
   writer.u32(static_cast<std::uint32_t>(world.round)).str(world.worker_master_addr);
   writer.u32(static_cast<std::uint32_t>(world.worker_master_port)).str(world.run_id);
-  writer.u32(static_cast<std::uint32_t>(world.nproc_per_node.size()));
-  for (std::size_t i = 0; i < world.nproc_per_node.size(); ++i)
-    writer.u32(static_cast<std::uint32_t>(world.nproc_per_node[i])).str(world.hosts[i]);
+  writer.u32(static_cast<std::uint32_t>(world.heartbeat_timeout_ms));
+  std::vector<std::pair<std::uint32_t, int>> runs;
+  for (int nproc : world.nproc_per_node) {
+    if (!runs.empty() && runs.back().second == nproc) ++runs.back().first;
+    else runs.emplace_back(1, nproc);
+  }
+  writer.u32(static_cast<std::uint32_t>(runs.size()));
+  for (const auto& [count, nproc] : runs) writer.u32(count).u32(static_cast<std::uint32_t>(nproc));
   return writer.take();
 }
 
@@ -171,9 +212,14 @@ World decode_world(std::string_view payload) {
   world.worker_master_addr = reader.str();
   world.worker_master_port = static_cast<int>(reader.u32());
   world.run_id = reader.str();
+  world.heartbeat_timeout_ms = static_cast<int>(reader.u32());
   for (std::uint32_t i = reader.list_size(); i > 0; --i) {
-    world.nproc_per_node.push_back(static_cast<int>(reader.u32()));
-    world.hosts.push_back(reader.str());
+    std::uint32_t count = reader.u32();
+    std::uint32_t nproc = reader.u32();
+    if (count == 0 || nproc == 0 || nproc > kMaxListSize ||
+        world.nproc_per_node.size() + count > kMaxListSize)
+      throw ProtocolError(fmt::format("bad worker count run ({} nodes of {} workers)", count, nproc));
+    world.nproc_per_node.insert(world.nproc_per_node.end(), count, static_cast<int>(nproc));
   }
   reader.finish();
   return world;

@@ -5,6 +5,12 @@
 // strings. The magic and version let the service refuse stray or foreign
 // connections instead of misreading them; the length cap keeps a garbage
 // header from making it allocate without bound.
+//
+// A conversation: the service greets every connection with a Challenge; the
+// launcher answers with a Join that carries its proof of the job's token
+// (rendezvous/token.h), its dlaunch version and its preflight result; the
+// service sends the World once every node joined. From then on both sides
+// send Heartbeats, and Failure/Stop/Outcome/Verdict end the round.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +25,7 @@
 namespace dlaunch::rendezvous {
 
 inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
-inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::uint16_t kVersion = 2;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 
@@ -31,7 +37,10 @@ enum class MessageType : std::uint8_t {
   kStop = 5,     // service -> launchers: stop your workers (reason)
   kOutcome = 6,  // launcher -> service: my workers have all exited
   kVerdict = 7,  // service -> launchers: how the job ends (or restarts)
+  kChallenge = 8,  // service -> launcher, first on every connection: prove the token
+  kHeartbeat = 9,  // both ways while connected: I am alive
 };
+inline constexpr std::uint8_t kLastMessageType = 9;
 
 // A malformed frame or payload. The service drops such a peer.
 class ProtocolError : public std::runtime_error {
@@ -60,6 +69,12 @@ class FrameReader {
   std::string buffer_;
 };
 
+struct ChallengeMessage {
+  std::string nonce;            // kChallengeSize random bytes, new for every connection
+  bool token_required = false;  // node 0 has a token: every launcher must prove it
+  std::uint32_t heartbeat_timeout_ms = 0;  // node 0's --heartbeat-timeout, which every node adopts
+};
+
 struct JoinMessage {
   std::string run_id;
   std::uint32_t round = 0;
@@ -67,7 +82,14 @@ struct JoinMessage {
   std::uint32_t nnodes = 0;
   std::uint32_t nproc = 0;
   std::string host;
+  std::string dlaunch_version;
+  bool allow_uneven = false;
+  std::string preflight_error;  // non-empty: this node cannot run its part; abort the job
+  std::string proof;            // token_proof(token, nonce, signed_part(join)); empty without a token
 };
+
+// The bytes of JOIN that its proof covers: everything but the proof.
+std::string signed_part(const JoinMessage& join);
 
 struct TextMessage {  // kAbort and kStop
   std::uint32_t round = 0;
@@ -84,6 +106,7 @@ struct VerdictMessage {
   Verdict verdict;
 };
 
+std::string encode(const ChallengeMessage& message);
 std::string encode(const JoinMessage& message);
 std::string encode(const World& world);
 std::string encode(const TextMessage& message);
@@ -92,7 +115,9 @@ std::string encode(const OutcomeMessage& message);
 std::string encode(const VerdictMessage& message);
 
 // Each throws ProtocolError when PAYLOAD is truncated or malformed.
+ChallengeMessage decode_challenge(std::string_view payload);
 JoinMessage decode_join(std::string_view payload);
+void decode_heartbeat(std::string_view payload);  // checks that it is empty
 World decode_world(std::string_view payload);
 TextMessage decode_text(std::string_view payload);
 Failure decode_failure(std::string_view payload);

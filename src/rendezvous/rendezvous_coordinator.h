@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "launch/coordinator.h"
@@ -21,6 +22,10 @@ struct RendezvousSettings {
   std::string run_id;
   int max_restarts = 0;
   std::chrono::milliseconds timeout{300'000};
+  std::optional<std::string> token;  // the job's rendezvous secret; nullopt: none
+  // Node 0's value is the job's: the others adopt it from the challenge.
+  std::chrono::milliseconds heartbeat_timeout{30'000};
+  bool allow_uneven = false;
 };
 
 // On node 0, binds SETTINGS.port first (throws SystemError naming the port

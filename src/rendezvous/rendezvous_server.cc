@@ -1,138 +1,270 @@
 #include "rendezvous/rendezvous_server.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <fmt/format.h>
 #include <map>
-#include <poll.h>
+#include <mutex>
+#include <set>
+#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 #include "launch/failure_report.h"
+#include "rendezvous/peer_connection.h"
 #include "rendezvous/protocol.h"
+#include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/ports.h"
 #include "util/socket.h"
 
 namespace dlaunch::rendezvous {
+namespace {
+
+// A launcher's connection and what the service knows of it.
+struct Peer {
+  Peer(PeerConnection opened, std::string nonce)
+      : connection(std::move(opened)), challenge(std::move(nonce)) {}
+  PeerConnection connection;
+  std::string challenge;
+  bool authenticated = false;  // proved the token (or none is required) in a Join
+  int node_rank = -1;          // -1 until it joined the current round
+  std::string host;
+  bool closed = false;
+  bool watching_writable = false;
+};
+
+// Unauthenticated connections beyond this many (plus one per node) are
+// closed at once, so a flood of strangers cannot exhaust descriptors.
+constexpr std::size_t kSpareConnections = 64;
+// After this many refusals the log says so once and goes quiet.
+constexpr int kLoggedRefusals = 50;
+
+std::chrono::milliseconds heartbeat_interval(std::chrono::milliseconds timeout) {
+  return std::max(std::chrono::milliseconds(50), timeout / 4);
+}
+
+}  // namespace
 
 class RendezvousServer::Loop {
  public:
   Loop(Fd listener, ServerSettings settings)
       : listener_(std::move(listener)), settings_(std::move(settings)) {
     set_nonblocking(listener_.get());
-    deadline_ = Clock::now() + settings_.join_timeout;
+    epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_) throw system_error("cannot create the rendezvous service's event loop", errno);
+    auto now = Clock::now();
+    deadline_ = now + settings_.join_timeout;
+    tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
+    next_tick_ = now + tick_;
+    last_heartbeat_ = now;
   }
 
   void run(int wake_fd) {
+    watch(wake_fd, nullptr, EPOLLIN);
+    watch(listener_.get(), &listener_, EPOLLIN);
+    epoll_event events[256];
     for (;;) {
-      std::vector<pollfd> fds = {{wake_fd, POLLIN, 0}, {listener_.get(), POLLIN, 0}};
-      for (auto& peer : peers_) fds.push_back({peer->fd.get(), POLLIN, 0});
-      int timeout = phase_ == Phase::kJoining ? millis_until(deadline_) : -1;
-      int ready = ::poll(fds.data(), fds.size(), timeout);
-      if (ready < 0 && errno != EINTR) return;
-      if (fds[0].revents != 0) return;
-      if (fds[1].revents & POLLIN) accept_peers();
-      for (std::size_t i = 2; i < fds.size(); ++i) {
-        if (fds[i].revents != 0) on_readable(*peers_[i - 2]);
+      auto next = next_tick_;
+      if (phase_ == Phase::kJoining) next = std::min(next, deadline_);
+      int count = ::epoll_wait(epoll_.get(), events, 256, millis_until(next));
+      if (count < 0 && errno != EINTR) return;
+      for (int i = 0; i < count; ++i) {
+        void* source = events[i].data.ptr;
+        if (source == nullptr) return;  // woken to stop
+        if (source == &listener_) accept_peers();
+        else on_event(*static_cast<Peer*>(source), events[i].events);
       }
-      if (phase_ == Phase::kJoining && Clock::now() >= deadline_) abort_missing();
+      auto now = Clock::now();
+      if (phase_ == Phase::kJoining && now >= deadline_) abort_missing();
+      if (now >= next_tick_) on_tick(now);
       drop_closed_peers();
     }
+  }
+
+  bool wait_until_all_told(Clock::time_point deadline) {
+    std::unique_lock lock(told_mutex_);
+    return told_changed_.wait_until(lock, deadline,
+                                    [&] { return static_cast<int>(told_.size()) >= settings_.nnodes; });
   }
 
  private:
   enum class Phase { kJoining, kRunning, kDone };
 
-  struct Peer {
-    Fd fd;
-    FrameReader reader;
-    int node_rank = -1;  // -1 until it joined the current round
-    std::string host;
-    bool closed = false;
-  };
+  void watch(int fd, void* source, std::uint32_t events) {
+    epoll_event event{};
+    event.events = events;
+    event.data.ptr = source;
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
+      throw system_error("the rendezvous service cannot watch a connection", errno);
+  }
 
   void log(const std::string& message) {
     if (settings_.log) settings_.log(message);
     else fmt::print(stderr, "dlaunch: rendezvous: {}\n", message);
   }
 
+  void log_refusal(const std::string& message) {
+    ++refusals_;
+    if (refusals_ <= kLoggedRefusals) log(message);
+    if (refusals_ == kLoggedRefusals)
+      log(fmt::format("{} connections refused so far; further refusals are not logged", refusals_));
+  }
+
   void accept_peers() {
+    auto now = Clock::now();
     for (;;) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) return;
-      auto peer = std::make_unique<Peer>();
-      peer->fd.reset(fd);
-      peers_.push_back(std::move(peer));
+      Fd socket(fd);
+      if (unauthenticated_ >= static_cast<std::size_t>(settings_.nnodes) + kSpareConnections) {
+        log_refusal(fmt::format("closed a new connection: {} others have not joined yet",
+                                unauthenticated_));
+        continue;
+      }
+      set_no_delay(socket.get());
+      auto peer = std::make_unique<Peer>(PeerConnection(std::move(socket), now),
+                                         random_bytes(kChallengeSize));
+      Peer* raw = peer.get();
+      watch(raw->connection.fd(), raw, EPOLLIN);
+      peers_.emplace(raw, std::move(peer));
+      ++unauthenticated_;
+      ChallengeMessage challenge{raw->challenge, settings_.token.has_value(),
+                                 static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
+      send(*raw, MessageType::kChallenge, encode(challenge));
     }
   }
 
-  void on_readable(Peer& peer) {
+  void on_event(Peer& peer, std::uint32_t events) {
     if (peer.closed) return;
-    char buffer[16 * 1024];
-    ssize_t got = ::recv(peer.fd.get(), buffer, sizeof(buffer), 0);
-    if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    if (got <= 0) {
-      on_disconnect(peer);
-      return;
-    }
-    peer.reader.append(std::string_view(buffer, static_cast<std::size_t>(got)));
+    auto now = Clock::now();
+    if ((events & EPOLLOUT) != 0 && !flush(peer, now)) return;
+    if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) return;
+    bool open = peer.connection.receive(now);
     try {
       while (!peer.closed) {
-        auto frame = peer.reader.next();
+        auto frame = peer.connection.next_frame();
         if (!frame) break;
         handle(peer, *frame);
       }
     } catch (const ProtocolError& error) {
-      log(fmt::format("refused a peer: {}", error.what()));
-      send(peer, MessageType::kAbort, encode(TextMessage{0, error.what()}));
-      close(peer);
+      refuse(peer, fmt::format("refused {}: {}", describe(peer), error.what()), error.what());
+      return;
     }
+    if (!open && !peer.closed) on_disconnect(peer);
   }
 
   void handle(Peer& peer, const Frame& frame) {
     switch (frame.type) {
       case MessageType::kJoin: on_join(peer, decode_join(frame.payload)); break;
-      case MessageType::kFailure: on_failure(peer, decode_failure(frame.payload)); break;
-      case MessageType::kOutcome: on_outcome(peer, decode_outcome(frame.payload)); break;
+      case MessageType::kHeartbeat: decode_heartbeat(frame.payload); break;
+      case MessageType::kFailure:
+        if (!peer.authenticated) throw ProtocolError("a Failure before joining");
+        on_failure(peer, decode_failure(frame.payload));
+        break;
+      case MessageType::kOutcome:
+        if (!peer.authenticated) throw ProtocolError("an Outcome before joining");
+        on_outcome(peer, decode_outcome(frame.payload));
+        break;
       default: throw ProtocolError("a launcher sent a message only the service sends");
     }
   }
 
-  void refuse(Peer& peer, const std::string& reason) {
-    log(reason);
-    send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), reason}));
+  std::string describe(const Peer& peer) const {
+    if (peer.host.empty()) return fmt::format("a connection from {}", peer.connection.address());
+    return fmt::format("{} (node {}, {})", peer.host, peer.node_rank, peer.connection.address());
+  }
+
+  // Tells PEER why it is turned away, logs REASON, and closes it.
+  void refuse(Peer& peer, const std::string& reason, const std::string& told) {
+    log_refusal(reason);
+    send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), told}));
     close(peer);
   }
 
   void on_join(Peer& peer, const JoinMessage& join) {
     int rank = static_cast<int>(join.node_rank);
+    std::string who = fmt::format("{} (node {}, {})", join.host, rank, peer.connection.address());
+    if (!peer.authenticated && !authentic(peer, join)) {
+      std::string why = join.proof.empty() ? "it presented no rendezvous token, but this job requires one"
+                                           : "its rendezvous token is wrong";
+      refused_ranks_[rank] = fmt::format("a launcher claiming node {} from {} was refused: {}", rank,
+                                         peer.connection.address(), why);
+      return refuse(peer, fmt::format("refused {}: {}", who, why),
+                    fmt::format("node 0 refused this launcher: {}. Give every node the same token "
+                                "($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)",
+                                why));
+    }
     if (join.run_id != settings_.run_id)
-      return refuse(peer, fmt::format("refused {} (node {}): it belongs to job '{}', this rendezvous "
-                                      "serves job '{}'; give every node the same --rdzv-id",
-                                      join.host, rank, join.run_id, settings_.run_id));
-    if (static_cast<int>(join.nnodes) != settings_.nnodes)
-      return refuse(peer, fmt::format("refused {} (node {}): it expects {} nodes but node 0 expects "
-                                      "{}; give every node the same --nnodes",
-                                      join.host, rank, join.nnodes, settings_.nnodes));
-    if (rank < 0 || rank >= settings_.nnodes || join.nproc == 0)
-      return refuse(peer, fmt::format("refused {}: node rank {} is not in 0..{}", join.host, rank,
-                                      settings_.nnodes - 1));
+      return refuse(peer,
+                    fmt::format("refused {}: it belongs to job '{}', this rendezvous serves job '{}'",
+                                who, join.run_id, settings_.run_id),
+                    fmt::format("node 0's rendezvous serves job '{}', not '{}'; give every node the "
+                                "same --rdzv-id",
+                                settings_.run_id, join.run_id));
+    if (!peer.authenticated) {
+      peer.authenticated = true;
+      --unauthenticated_;
+    }
+    peer.host = join.host;
+    if (phase_ == Phase::kDone && abort_reason_) return tell_abort(peer, rank);
+    if (auto problem = preflight_problem(join, rank)) return abort_job(*problem, &peer, rank);
     if (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_)
-      return refuse(peer, fmt::format("refused {} (node {}): it joined round {} but the job is in "
-                                      "round {} and {}",
-                                      join.host, rank, join.round, round_,
-                                      phase_ == Phase::kJoining ? "still gathering" : "running"));
+      return refuse(peer, fmt::format("refused {}: it joined round {} but the job is in round {} and {}",
+                                      who, join.round, round_, phase_name()),
+                    fmt::format("the job is in round {}, this launcher joined round {}", round_, join.round));
     auto existing = joined_.find(rank);
     if (existing != joined_.end() && existing->second != &peer)
-      return refuse(peer, fmt::format("refused {}: node rank {} already joined from {}; give every "
-                                      "node a distinct --node-rank",
-                                      join.host, rank, existing->second->host));
+      return abort_job(fmt::format("node rank {} joined twice, from {} and from {}; give every node a "
+                                   "distinct --node-rank",
+                                   rank, existing->second->host, join.host),
+                       &peer, rank);
     peer.node_rank = rank;
-    peer.host = join.host;
     joined_[rank] = &peer;
-    nproc_[rank] = static_cast<int>(join.nproc);
+    nodes_[rank] = NodeInfo{static_cast<int>(join.nproc), join.allow_uneven, join.host};
     if (static_cast<int>(joined_.size()) == settings_.nnodes) start_round();
+  }
+
+  const char* phase_name() const {
+    switch (phase_) {
+      case Phase::kJoining: return "still gathering";
+      case Phase::kRunning: return "running";
+      case Phase::kDone: return "over";
+    }
+    return "";
+  }
+
+  bool authentic(const Peer& peer, const JoinMessage& join) const {
+    if (!settings_.token) return true;
+    return proofs_match(token_proof(*settings_.token, peer.challenge, signed_part(join)), join.proof);
+  }
+
+  // What makes an authenticated node unable to run with the others: the
+  // whole job stops at once, instead of waiting for a join timeout.
+  std::optional<std::string> preflight_problem(const JoinMessage& join, int rank) const {
+    const std::string node = fmt::format("node {} ({})", rank, join.host);
+    if (!join.preflight_error.empty())
+      return fmt::format("{} failed its preflight: {}", node, join.preflight_error);
+    if (join.dlaunch_version != settings_.dlaunch_version)
+      return fmt::format("{} runs dlaunch {} but node 0 runs {}; install the same dlaunch on every node",
+                         node, join.dlaunch_version, settings_.dlaunch_version);
+    if (static_cast<int>(join.nnodes) != settings_.nnodes)
+      return fmt::format("{} expects {} nodes but node 0 expects {}; give every node the same --nnodes",
+                         node, join.nnodes, settings_.nnodes);
+    if (rank < 0 || rank >= settings_.nnodes || join.nproc == 0)
+      return fmt::format("{}: node rank {} is not in 0..{}; check --node-rank", node, rank,
+                         settings_.nnodes - 1);
+    for (const auto& [other_rank, other] : nodes_) {
+      if (other_rank == rank || !joined_.count(other_rank)) continue;
+      if (other.nproc != static_cast<int>(join.nproc) && !(other.allow_uneven && join.allow_uneven))
+        return fmt::format("{} runs {} workers but node {} ({}) runs {}; give every node the same "
+                           "--nproc-per-node, or pass --allow-uneven to every node",
+                           node, join.nproc, other_rank, other.host, other.nproc);
+      break;  // all joined nodes already agree with each other
+    }
+    return std::nullopt;
   }
 
   void start_round() {
@@ -141,10 +273,8 @@ class RendezvousServer::Loop {
     world.run_id = settings_.run_id;
     world.worker_master_addr = settings_.worker_master_addr;
     world.worker_master_port = pick_free_port(settings_.worker_master_addr);
-    for (const auto& [rank, peer] : joined_) {
-      world.nproc_per_node.push_back(nproc_[rank]);
-      world.hosts.push_back(peer->host);
-    }
+    world.heartbeat_timeout_ms = static_cast<int>(settings_.heartbeat_timeout.count());
+    for (const auto& [rank, peer] : joined_) world.nproc_per_node.push_back(nodes_[rank].nproc);
     phase_ = Phase::kRunning;
     broadcast(MessageType::kWorld, encode(world), nullptr);
   }
@@ -179,19 +309,20 @@ class RendezvousServer::Loop {
   }
 
   void on_disconnect(Peer& peer) {
+    lose(peer, fmt::format("lost contact with the launcher of node {} ({}): it exited or was killed",
+                           peer.node_rank, peer.host));
+  }
+
+  // PEER's node is gone (closed, silent, or not reading): in a running
+  // round that is the job's failure.
+  void lose(Peer& peer, const std::string& description) {
     int rank = peer.node_rank;
     close(peer);
-    if (rank < 0) return;
-    if (phase_ == Phase::kJoining) {
-      joined_.erase(rank);
-      return;
-    }
-    if (phase_ != Phase::kRunning || outcomes_.count(rank) > 0) return;
+    if (rank < 0 || phase_ != Phase::kRunning || outcomes_.count(rank) > 0) return;
     Failure lost;
     lost.node_rank = rank;
     lost.host = peer.host;
-    lost.description = fmt::format(
-        "lost contact with the launcher of node {} ({}): it exited or was killed", rank, peer.host);
+    lost.description = description;
     log(lost.description);
     record_failure(lost, &peer);
     NodeOutcome outcome;
@@ -233,60 +364,170 @@ class RendezvousServer::Loop {
 
   void abort_missing() {
     std::vector<std::string> missing;
+    std::vector<std::string> refusals;
     for (int rank = 0; rank < settings_.nnodes; ++rank) {
-      if (joined_.count(rank) == 0) missing.push_back(std::to_string(rank));
+      if (joined_.count(rank) > 0) continue;
+      missing.push_back(std::to_string(rank));
+      if (auto refused = refused_ranks_.find(rank); refused != refused_ranks_.end())
+        refusals.push_back(refused->second);
     }
     std::string reason = fmt::format(
-        "rendezvous timed out after {} s: {}/{} nodes joined; missing node rank(s): {}. Start "
+        "rendezvous timed out after {} s: {}/{} nodes joined; missing node rank(s): {}{}. Start "
         "dlaunch run on those nodes, or check --nnodes, --master-addr and --master-port",
         std::chrono::duration_cast<std::chrono::seconds>(settings_.join_timeout).count(),
-        joined_.size(), settings_.nnodes, fmt::join(missing, ", "));
+        joined_.size(), settings_.nnodes, fmt::join(missing, ", "),
+        refusals.empty() ? "" : fmt::format(" ({})", fmt::join(refusals, "; ")));
+    abort_job(reason, nullptr, -1);
+  }
+
+  // The job cannot start: every joined node, and any that joins later while
+  // this service lives, is told REASON.
+  void abort_job(const std::string& reason, Peer* trigger, int trigger_rank) {
     log(reason);
-    broadcast(MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), reason}),
-              nullptr);
+    abort_reason_ = reason;
     phase_ = Phase::kDone;
+    for (auto& [rank, peer] : joined_snapshot()) tell_abort(*peer, rank);
+    if (trigger != nullptr && !trigger->closed) tell_abort(*trigger, trigger_rank);
+  }
+
+  void tell_abort(Peer& peer, int rank) {
+    send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), *abort_reason_}));
+    if (rank >= 0 && rank < settings_.nnodes) {
+      std::lock_guard lock(told_mutex_);
+      told_.insert(rank);
+    }
+    told_changed_.notify_all();
+  }
+
+  void on_tick(Clock::time_point now) {
+    next_tick_ = now + tick_;
+    bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
+    if (beat) last_heartbeat_ = now;
+    std::string heartbeat = encode_frame(MessageType::kHeartbeat, "");
+    for (auto& [raw, peer] : peers_) {
+      if (peer->closed) continue;
+      if (expired(*peer, now)) continue;
+      if (beat && peer->authenticated) send_frame(*peer, heartbeat, now);
+    }
+  }
+
+  // Drops PEER when it overstayed: no Join in time, silence, or a stalled
+  // outbox. True when it was dropped.
+  bool expired(Peer& peer, Clock::time_point now) {
+    if (!peer.authenticated) {
+      if (now - peer.connection.connected_at() < settings_.handshake_timeout) return false;
+      log_refusal(fmt::format("dropped {}: no valid join within {} ms{}", describe(peer),
+                              settings_.handshake_timeout.count(),
+                              peer.connection.mid_frame() ? " (it stopped mid-message)" : ""));
+      close(peer);
+      return true;
+    }
+    auto limit = settings_.heartbeat_timeout;
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
+    if (now - peer.connection.last_heard() > limit) {
+      lose(peer, fmt::format("node {} ({}) sent nothing for {} s (--heartbeat-timeout): its host may "
+                             "be down, its network cut, or its launcher frozen",
+                             peer.node_rank, peer.host, seconds));
+      return true;
+    }
+    if (peer.connection.has_backlog() && now - peer.connection.backlog_since() > limit) {
+      lose(peer, fmt::format("node {} ({}) read nothing from node 0 for {} s (--heartbeat-timeout): "
+                             "its launcher is stuck or its network cut",
+                             peer.node_rank, peer.host, seconds));
+      return true;
+    }
+    return false;
   }
 
   void broadcast(MessageType type, const std::string& payload, const Peer* except) {
-    for (auto& [rank, peer] : joined_) {
-      if (peer != except && !peer->closed) send(*peer, type, payload);
+    std::string frame = encode_frame(type, payload);
+    auto now = Clock::now();
+    for (auto& [rank, peer] : joined_snapshot()) {
+      if (peer != except && !peer->closed) send_frame(*peer, frame, now);
     }
   }
 
+  // A send that fails closes its peer, which leaves joined_: loops that
+  // send walk a copy.
+  std::vector<std::pair<int, Peer*>> joined_snapshot() const {
+    return {joined_.begin(), joined_.end()};
+  }
+
   void send(Peer& peer, MessageType type, const std::string& payload) {
-    // A peer that does not read is as good as gone.
-    if (!send_all(peer.fd.get(), encode_frame(type, payload), kSendStallLimit)) close(peer);
+    send_frame(peer, encode_frame(type, payload), Clock::now());
+  }
+
+  void send_frame(Peer& peer, const std::string& frame, Clock::time_point now) {
+    if (peer.closed) return;
+    if (!peer.connection.send(frame, now)) return close(peer);
+    update_watch(peer);
+  }
+
+  bool flush(Peer& peer, Clock::time_point now) {
+    if (!peer.connection.flush(now)) {
+      on_disconnect(peer);
+      return false;
+    }
+    update_watch(peer);
+    return true;
+  }
+
+  // Watch for writability only while the outbox holds bytes.
+  void update_watch(Peer& peer) {
+    bool want = peer.connection.has_backlog();
+    if (want == peer.watching_writable) return;
+    epoll_event event{};
+    event.events = EPOLLIN | (want ? EPOLLOUT : 0u);
+    event.data.ptr = &peer;
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, peer.connection.fd(), &event);
+    peer.watching_writable = want;
   }
 
   void close(Peer& peer) {
     if (peer.closed) return;
     peer.closed = true;
-    if (peer.node_rank >= 0 && phase_ == Phase::kJoining) joined_.erase(peer.node_rank);
+    if (!peer.authenticated) --unauthenticated_;
+    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, peer.connection.fd(), nullptr);
+    auto joined = joined_.find(peer.node_rank);
+    if (joined != joined_.end() && joined->second == &peer) joined_.erase(joined);
+    closed_.push_back(&peer);
   }
 
+  // Closed peers are freed only here, after the events that may still name them.
   void drop_closed_peers() {
-    std::erase_if(peers_, [&](const std::unique_ptr<Peer>& peer) {
-      if (!peer->closed) return false;
-      for (auto it = joined_.begin(); it != joined_.end();) {
-        it = it->second == peer.get() ? joined_.erase(it) : std::next(it);
-      }
-      return true;
-    });
+    for (Peer* peer : closed_) peers_.erase(peer);
+    closed_.clear();
   }
 
-  static constexpr std::chrono::milliseconds kSendStallLimit{5000};
+  struct NodeInfo {
+    int nproc = 0;
+    bool allow_uneven = false;
+    std::string host;
+  };
 
   Fd listener_;
   ServerSettings settings_;
-  std::vector<std::unique_ptr<Peer>> peers_;
+  Fd epoll_;
+  std::unordered_map<Peer*, std::unique_ptr<Peer>> peers_;
+  std::vector<Peer*> closed_;
+  std::size_t unauthenticated_ = 0;
+  int refusals_ = 0;
   Phase phase_ = Phase::kJoining;
   int round_ = 0;
   Clock::time_point deadline_;
+  std::chrono::milliseconds tick_;
+  Clock::time_point next_tick_;
+  Clock::time_point last_heartbeat_;
   std::map<int, Peer*> joined_;
-  std::map<int, int> nproc_;
+  std::map<int, NodeInfo> nodes_;
+  std::map<int, std::string> refused_ranks_;
   std::map<int, NodeOutcome> outcomes_;
   std::optional<Failure> first_failure_;
+  std::optional<std::string> abort_reason_;
   bool lost_node_ = false;
+  std::mutex told_mutex_;
+  std::condition_variable told_changed_;
+  std::set<int> told_;
 };
 
 RendezvousServer::RendezvousServer(Fd listener, ServerSettings settings)
@@ -297,6 +538,10 @@ RendezvousServer::RendezvousServer(Fd listener, ServerSettings settings)
 RendezvousServer::~RendezvousServer() {
   write_all(wake_.write_end.get(), "x");
   thread_.join();
+}
+
+bool RendezvousServer::wait_until_all_told(std::chrono::steady_clock::time_point deadline) {
+  return loop_->wait_until_all_told(deadline);
 }
 
 }  // namespace dlaunch::rendezvous

@@ -1,16 +1,24 @@
 // Node 0's rendezvous service: where every node's launcher meets.
 //
-// It runs on its own thread inside node 0's launcher. It collects one Join
-// per node, publishes the World (with the workers' MASTER_PORT, a free port
-// it picks on node 0), relays the first failure as a Stop to every other
-// node, gathers each node's outcome and sends one Verdict to all, so every
-// launcher exits alike. A peer that sends garbage, speaks another version or
-// belongs to another job is told why (when it can be) and dropped; it never
-// stops the service.
+// It runs on its own thread inside node 0's launcher. It greets each
+// connection with a challenge, admits one Join per node that proves the
+// job's token, checks that the nodes agree (version, node count, workers per
+// node, preflight), publishes the World (with the workers' MASTER_PORT, a
+// free port it picks on node 0), keeps a heartbeat with every node, relays
+// the first failure as a Stop to every other node, gathers each node's
+// outcome and sends one Verdict to all, so every launcher exits alike.
+//
+// Nothing a peer does can stop or stall it: sockets are non-blocking, what
+// a slow reader has not taken waits in its own outbox, a connection that
+// does not complete its join in time is dropped, and one that sends garbage,
+// another version, another job or a wrong token is told why (when it can be)
+// and dropped.
 #pragma once
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -24,6 +32,11 @@ struct ServerSettings {
   std::string worker_master_addr;  // MASTER_ADDR the workers will get
   int max_restarts = 0;
   std::chrono::milliseconds join_timeout{300'000};
+  std::optional<std::string> token;  // nullopt: any launcher of the job may join
+  std::chrono::milliseconds heartbeat_timeout{30'000};
+  // How long a new connection may take to send its Join.
+  std::chrono::milliseconds handshake_timeout{10'000};
+  std::string dlaunch_version = DLAUNCH_VERSION;
   // Where the service logs refused peers and lost nodes (default: stderr).
   std::function<void(const std::string&)> log;
 };
@@ -36,6 +49,10 @@ class RendezvousServer {
   ~RendezvousServer();
   RendezvousServer(const RendezvousServer&) = delete;
   RendezvousServer& operator=(const RendezvousServer&) = delete;
+
+  // After the job was aborted: waits until every node has been told why,
+  // or until DEADLINE. True when all were told.
+  bool wait_until_all_told(std::chrono::steady_clock::time_point deadline);
 
  private:
   class Loop;

@@ -109,4 +109,9 @@ Fd try_connect_tcp(const std::string& host, int port, Clock::time_point deadline
   return Fd();
 }
 
+void set_no_delay(int fd) {
+  int on = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+}
+
 }  // namespace dlaunch

@@ -30,6 +30,10 @@ Fd try_connect_tcp(const std::string& host, int port, Clock::time_point deadline
 // stalled peer cannot hold a service thread forever.
 bool send_all(int fd, std::string_view bytes, std::chrono::milliseconds stall_limit);
 
+// Sends small messages at once instead of waiting to fill a segment (Nagle):
+// heartbeats and stop requests are latency-bound.
+void set_no_delay(int fd);
+
 // Milliseconds from now until DEADLINE, for poll(): never negative.
 int millis_until(Clock::time_point deadline);
 

@@ -169,6 +169,16 @@ print(s.getsockname()[1])'
 # Nanosecond clock, for bounds on timeout features.
 now_ns() { date +%s%N; }
 
+# expect_within DESCRIPTION SECONDS: checks the time between start_clock and
+# stop_clock. It bounds a timeout feature (the launcher must give up, or
+# notice a lost node, in time); it is not a performance assertion.
+start_clock() { CLOCK_START=$(now_ns); }
+stop_clock() { ELAPSED_MS=$((($(now_ns) - CLOCK_START) / 1000000)); }
+expect_within() {
+  if [ "$ELAPSED_MS" -lt $(($2 * 1000)) ]; then pass "$1 (${ELAPSED_MS} ms)"
+  else fail "$1" "took ${ELAPSED_MS} ms, bound $2 s"; fi
+}
+
 # wait_until SECONDS COMMAND...: polls COMMAND until it succeeds; false if it
 # still fails after SECONDS. For events the test cannot be told about.
 wait_until() {

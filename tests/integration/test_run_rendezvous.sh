@@ -12,16 +12,6 @@ EOF
 )
 RDZV_TIMEOUT=3
 
-# expect_exits_within DESCRIPTION SECONDS: checks the elapsed time of the
-# last run, measured with start_clock / stop_clock. It bounds a timeout
-# feature (the launcher must give up), it is not a performance assertion.
-start_clock() { CLOCK_START=$(now_ns); }
-stop_clock() { ELAPSED_MS=$((($(now_ns) - CLOCK_START) / 1000000)); }
-expect_within() {
-  if [ "$ELAPSED_MS" -lt $(($2 * 1000)) ]; then pass "$1 (${ELAPSED_MS} ms)"
-  else fail "$1" "took ${ELAPSED_MS} ms, bound $2 s"; fi
-}
-
 section "node 1 without node 0 gives up after --rdzv-timeout $RDZV_TIMEOUT and names node 0"
 port=$(free_port)
 start_clock
@@ -64,9 +54,6 @@ expect_exit nonzero "$DLAUNCH" run "${common[@]}" --nnodes 2 --node-rank 1 --rdz
 expect_contains "another --rdzv-id: the message says why" "$(cat "$ERR")" "give every node the same --rdzv-id"
 expect_contains "another --rdzv-id: the message names its id" "$(cat "$ERR")" "'job-b'"
 expect_contains "another --rdzv-id: the message names node 0's id" "$(cat "$ERR")" "'job-a'"
-expect_exit nonzero "$DLAUNCH" run "${common[@]}" --nnodes 3 --node-rank 1 --rdzv-id job-a \
-  --rdzv-timeout 30 -- "$TRUE_WORKER"
-expect_contains "another --nnodes: the message says why" "$(cat "$ERR")" "give every node the same --nnodes"
 # Node 0 is still waiting: the right node 1 completes the job.
 expect_exit 0 "$DLAUNCH" run "${common[@]}" --nnodes 2 --node-rank 1 --rdzv-id job-a \
   --rdzv-timeout 30 -- "$TRUE_WORKER"
@@ -74,13 +61,70 @@ wait_pid 60 "$node0"
 expect_eq "node 0 still runs the job with the right node 1 (exit 0)" 0 "$STATUS"
 no_leftovers
 
-section "uneven workers: node 0 with 1, node 1 with 3 -> ranks 0..3, WORLD_SIZE 4"
+section "a node of the job that expects another node count stops the job at once, on every node"
+port=$(free_port)
+common=(--nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --rdzv-id job-a)
+start_clock
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --nnodes 2 --node-rank 0 \
+  --rdzv-timeout 60 -- "$TRUE_WORKER" >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+node0=$!
+expect_exit nonzero "$DLAUNCH" run "${common[@]}" --nnodes 3 --node-rank 1 --rdzv-timeout 60 -- "$TRUE_WORKER"
+expect_contains "node 1 is told why" "$(cat "$ERR")" "expects 3 nodes but node 0 expects 2; give every node the same --nnodes"
+wait_pid 60 "$node0"
+stop_clock
+expect_eq "node 0 exits non-zero too" 1 "$STATUS"
+expect_contains "node 0 names node 1" "$(cat "$TEST_DIR/node0.err")" "node 1 ("
+expect_within "both stop long before the 60 s join timeout" 15
+no_leftovers
+
+section "different worker counts without --allow-uneven stop the job, naming both nodes"
+port=$(free_port)
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 --nproc-per-node 1 -- "$TRUE_WORKER" \
+  >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+node0=$!
+expect_exit nonzero "$DLAUNCH" run "${common[@]}" --node-rank 1 --nproc-per-node 3 -- "$TRUE_WORKER"
+expect_contains "the message names both counts and the fix" "$(cat "$ERR")" \
+  "runs 3 workers but node 0 ($(hostname)) runs 1; give every node the same --nproc-per-node, or pass --allow-uneven"
+wait_pid 60 "$node0"
+expect_eq "node 0 exits non-zero" 1 "$STATUS"
+no_leftovers
+
+section "a node whose program is missing stops the whole job at once with its reason"
+port=$(free_port)
+common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+start_clock
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 -- "$TRUE_WORKER" \
+  >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+node0=$!
+expect_exit 2 "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$TEST_DIR/no-such-program"
+wait_pid 60 "$node0"
+stop_clock
+expect_eq "node 0 exits non-zero" 1 "$STATUS"
+expect_contains "node 0 says node 1 failed its preflight and why" "$(cat "$TEST_DIR/node0.err")" \
+  "node 1 ($(hostname)) failed its preflight: cannot run '$TEST_DIR/no-such-program'"
+expect_within "both stop long before the 60 s join timeout" 15
+no_leftovers
+
+section "node 0's own missing program reaches the other node too"
+port=$(free_port)
+common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 -- "$TEST_DIR/no-such-program" \
+  >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+node0=$!
+expect_exit nonzero "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$TRUE_WORKER"
+expect_contains "node 1 learns node 0's reason" "$(cat "$ERR")" "node 0 ($(hostname)) failed its preflight: cannot run"
+wait_pid 60 "$node0"
+expect_eq "node 0 exits 2 (bad input)" 2 "$STATUS"
+no_leftovers
+
+section "uneven workers (--allow-uneven): node 0 with 1, node 1 with 3 -> ranks 0..3, WORLD_SIZE 4"
 SHOW_RANKS=$(write_worker show_ranks.sh <<'EOF'
 echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK GROUP_WORLD_SIZE=$GROUP_WORLD_SIZE"
 EOF
 )
 port=$(free_port)
-common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+common=(--nnodes 2 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60 --allow-uneven)
 timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 --nproc-per-node 1 -- "$SHOW_RANKS" \
   >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
 node0=$!

@@ -1,14 +1,36 @@
 // The rendezvous wire format: round trips, framing, refusals.
 #include "rendezvous/protocol.h"
 
+#include "rendezvous/token.h"
+
 #include <gtest/gtest.h>
 
 namespace dlaunch::rendezvous {
 namespace {
 
+JoinMessage sample_join() {
+  JoinMessage join;
+  join.run_id = "job-1";
+  join.round = 2;
+  join.node_rank = 3;
+  join.nnodes = 4;
+  join.nproc = 8;
+  join.host = "node07";
+  join.dlaunch_version = "1.2.3";
+  join.allow_uneven = true;
+  join.preflight_error = "no program";
+  join.proof = std::string(32, '\x07');
+  return join;
+}
+
 TEST(Protocol, JoinRoundTrips) {
-  JoinMessage join{"job-1", 2, 3, 4, 8, "node07"};
+  JoinMessage join = sample_join();
   auto decoded = decode_join(encode(join));
+  EXPECT_EQ(decoded.dlaunch_version, "1.2.3");
+  EXPECT_TRUE(decoded.allow_uneven);
+  EXPECT_EQ(decoded.preflight_error, "no program");
+  EXPECT_EQ(decoded.proof, join.proof);
+  EXPECT_EQ(signed_part(decoded), signed_part(join));
   EXPECT_EQ(decoded.run_id, "job-1");
   EXPECT_EQ(decoded.round, 2u);
   EXPECT_EQ(decoded.node_rank, 3u);
@@ -21,16 +43,37 @@ TEST(Protocol, WorldRoundTrips) {
   World world;
   world.round = 1;
   world.nproc_per_node = {2, 3};
-  world.hosts = {"a", "b"};
   world.worker_master_addr = "a";
   world.worker_master_port = 31337;
   world.run_id = "r";
   World decoded = decode_world(encode(world));
   EXPECT_EQ(decoded.nproc_per_node, world.nproc_per_node);
-  EXPECT_EQ(decoded.hosts, world.hosts);
   EXPECT_EQ(decoded.worker_master_port, 31337);
   EXPECT_EQ(decoded.world_size(), 5);
   EXPECT_EQ(decoded.rank_offset(1), 2);
+}
+
+TEST(Protocol, ChallengeRoundTripsAndChecksItsSize) {
+  ChallengeMessage challenge{std::string(kChallengeSize, 'n'), true, 30000};
+  auto decoded = decode_challenge(encode(challenge));
+  EXPECT_EQ(decoded.nonce, challenge.nonce);
+  EXPECT_TRUE(decoded.token_required);
+  EXPECT_EQ(decoded.heartbeat_timeout_ms, 30000u);
+  EXPECT_THROW(decode_challenge(encode(ChallengeMessage{"short", false, 0})), ProtocolError);
+  EXPECT_NO_THROW(decode_heartbeat(""));
+  EXPECT_THROW(decode_heartbeat("x"), ProtocolError);
+}
+
+TEST(Protocol, UniformWorldStaysSmallForThousandsOfNodes) {
+  World world;
+  world.nproc_per_node.assign(4096, 8);
+  world.worker_master_addr = "node0001";
+  world.run_id = "job";
+  std::string payload = encode(world);
+  EXPECT_LT(payload.size(), 100u);
+  World decoded = decode_world(payload);
+  EXPECT_EQ(decoded.nproc_per_node, world.nproc_per_node);
+  EXPECT_EQ(decoded.world_size(), 4096 * 8);
 }
 
 TEST(Protocol, VerdictWithFailureRoundTrips) {
@@ -93,11 +136,13 @@ TEST(Protocol, RefusesStrangers) {
 }
 
 TEST(Protocol, TruncatedOrPaddedPayloadsAreRejected) {
-  std::string payload = encode(JoinMessage{"id", 0, 0, 2, 1, "h"});
+  JoinMessage join = sample_join();
+  join.proof.clear();
+  std::string payload = encode(join);
   EXPECT_THROW(decode_join(payload.substr(0, payload.size() - 1)), ProtocolError);
   EXPECT_THROW(decode_join(payload + "x"), ProtocolError);
   std::string lying_length = payload;
-  lying_length[3] = '\x50';  // run id length larger than the payload
+  lying_length[3] = '\x50';  // proof length larger than the payload
   EXPECT_THROW(decode_join(lying_length), ProtocolError);
 }
 

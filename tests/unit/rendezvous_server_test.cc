@@ -1,12 +1,14 @@
 // Node 0's rendezvous service, driven by raw protocol clients over loopback.
 #include "rendezvous/rendezvous_server.h"
 
+#include <functional>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <poll.h>
 #include <sys/socket.h>
 
 #include "rendezvous/protocol.h"
+#include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/socket.h"
 
@@ -15,41 +17,70 @@ namespace {
 
 class Client {
  public:
-  explicit Client(int port) {
+  // Connects and takes the service's challenge, as a launcher does.
+  explicit Client(int port, std::optional<std::string> token = std::nullopt)
+      : token_(std::move(token)) {
     fd_ = try_connect_tcp("127.0.0.1", port, Clock::now() + std::chrono::seconds(5));
     EXPECT_TRUE(fd_.valid());
+    auto greeting = receive();
+    if (greeting && greeting->type == MessageType::kChallenge) challenge_ = decode_challenge(greeting->payload);
   }
   void send(MessageType type, const std::string& payload) {
     write_all(fd_.get(), encode_frame(type, payload));
   }
   void send_raw(const std::string& bytes) { write_all(fd_.get(), bytes); }
-  void join(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
-    send(MessageType::kJoin,
-         encode(JoinMessage{run_id, static_cast<std::uint32_t>(round),
-                            static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(nnodes),
-                            static_cast<std::uint32_t>(nproc), "host" + std::to_string(rank)}));
+  JoinMessage join_message(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
+    JoinMessage join;
+    join.run_id = run_id;
+    join.round = static_cast<std::uint32_t>(round);
+    join.node_rank = static_cast<std::uint32_t>(rank);
+    join.nnodes = static_cast<std::uint32_t>(nnodes);
+    join.nproc = static_cast<std::uint32_t>(nproc);
+    join.host = "host" + std::to_string(rank);
+    join.dlaunch_version = DLAUNCH_VERSION;
+    return join;
   }
-  // The next frame; nullopt when the service closed the connection.
+  void send_join(JoinMessage join) {
+    if (token_) join.proof = token_proof(*token_, challenge_.nonce, signed_part(join));
+    send(MessageType::kJoin, encode(join));
+  }
+  void join(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
+    send_join(join_message(run_id, rank, nnodes, nproc, round));
+  }
+  // While waiting in receive(), send heartbeats as a launcher does.
+  void keep_heartbeat(bool on) { heartbeat_ = on; }
+  // The next frame other than a heartbeat; nullopt when the service closed
+  // the connection.
   std::optional<Frame> receive() {
+    auto give_up = Clock::now() + std::chrono::seconds(10);
     for (;;) {
-      if (auto frame = reader_.next()) return frame;
+      while (auto frame = reader_.next()) {
+        if (frame->type != MessageType::kHeartbeat) return frame;
+      }
+      if (Clock::now() >= give_up) throw std::runtime_error("no answer within 10 s");
+      if (heartbeat_) send(MessageType::kHeartbeat, "");
       pollfd readable{fd_.get(), POLLIN, 0};
-      if (::poll(&readable, 1, 10'000) <= 0) throw std::runtime_error("no answer within 10 s");
+      if (::poll(&readable, 1, 50) == 0) continue;
       char buffer[4096];
       ssize_t got = ::recv(fd_.get(), buffer, sizeof(buffer), 0);
       if (got <= 0) return std::nullopt;
       reader_.append(std::string_view(buffer, static_cast<std::size_t>(got)));
     }
   }
+  const ChallengeMessage& challenge() const { return challenge_; }
 
  private:
   Fd fd_;
   FrameReader reader_;
+  std::optional<std::string> token_;
+  ChallengeMessage challenge_;
+  bool heartbeat_ = false;
 };
 
 struct Service {
   explicit Service(int nnodes, int max_restarts = 0,
-                   std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+                   std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                   std::function<void(ServerSettings&)> adjust = nullptr) {
     Fd listener = listen_tcp(0);
     port = bound_port(listener.get());
     ServerSettings settings;
@@ -62,6 +93,7 @@ struct Service {
       std::lock_guard lock(mutex);
       log.push_back(line);
     };
+    if (adjust) adjust(settings);
     server = std::make_unique<RendezvousServer>(std::move(listener), settings);
   }
   std::string joined_log() {
@@ -76,6 +108,16 @@ struct Service {
   std::unique_ptr<RendezvousServer> server;
 };
 
+std::string reason_of(const std::optional<Frame>& frame) {
+  if (!frame) return "<connection closed>";
+  if (frame->type != MessageType::kAbort && frame->type != MessageType::kStop) return "<not a text message>";
+  return decode_text(frame->payload).reason;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
 Failure worker_failure(int node, int rank, int code) {
   Failure failure;
   failure.node_rank = node;
@@ -89,15 +131,17 @@ Failure worker_failure(int node, int rank, int code) {
 TEST(RendezvousServer, PublishesTheWorldWhenEveryNodeJoined) {
   Service service(2);
   Client node1(service.port), node0(service.port);
-  node1.join("job", 1, 2, 3);
-  node0.join("job", 0, 2, 2);
+  JoinMessage second = node1.join_message("job", 1, 2, 3);
+  JoinMessage first = node0.join_message("job", 0, 2, 2);
+  first.allow_uneven = second.allow_uneven = true;
+  node1.send_join(second);
+  node0.send_join(first);
   for (Client* client : {&node0, &node1}) {
     auto frame = client->receive();
     ASSERT_TRUE(frame);
     ASSERT_EQ(frame->type, MessageType::kWorld);
     World world = decode_world(frame->payload);
     EXPECT_EQ(world.nproc_per_node, (std::vector<int>{2, 3}));
-    EXPECT_EQ(world.hosts, (std::vector<std::string>{"host0", "host1"}));
     EXPECT_GT(world.worker_master_port, 0);
     EXPECT_EQ(world.run_id, "job");
   }
@@ -115,26 +159,31 @@ TEST(RendezvousServer, TimeoutNamesTheMissingNodes) {
   EXPECT_NE(reason.find("missing node rank(s): 1, 2"), std::string::npos) << reason;
 }
 
-TEST(RendezvousServer, RefusesAnotherJobAndWrongSizesButKeepsServing) {
+TEST(RendezvousServer, GreetsEveryConnectionWithAFreshChallenge) {
+  Service service(2, 0, std::chrono::seconds(30),
+                  [](ServerSettings& settings) { settings.heartbeat_timeout = std::chrono::seconds(7); });
+  Client first(service.port), second(service.port);
+  EXPECT_EQ(first.challenge().nonce.size(), kChallengeSize);
+  EXPECT_NE(first.challenge().nonce, second.challenge().nonce);
+  EXPECT_FALSE(first.challenge().token_required);
+  EXPECT_EQ(first.challenge().heartbeat_timeout_ms, 7000u);
+}
+
+TEST(RendezvousServer, RefusesStrangersAndGarbageButKeepsServing) {
   Service service(2);
-  Client stranger(service.port), wrong_size(service.port), garbage(service.port);
+  Client stranger(service.port), garbage(service.port), old_version(service.port);
   stranger.join("other-job", 1, 2, 1);
-  auto refused = stranger.receive();
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(refused->type, MessageType::kAbort);
-  EXPECT_NE(decode_text(refused->payload).reason.find("other-job"), std::string::npos);
+  EXPECT_TRUE(contains(reason_of(stranger.receive()), "other-job"));
   EXPECT_FALSE(stranger.receive());  // and closed
 
-  wrong_size.join("job", 1, 3, 1);
-  auto size_refused = wrong_size.receive();
-  ASSERT_TRUE(size_refused);
-  EXPECT_NE(decode_text(size_refused->payload).reason.find("--nnodes"), std::string::npos);
-
   garbage.send_raw("\x01\x02garbage that is not a frame at all");
-  auto dropped = garbage.receive();
-  ASSERT_TRUE(dropped);
-  EXPECT_EQ(dropped->type, MessageType::kAbort);
+  EXPECT_TRUE(contains(reason_of(garbage.receive()), "not a dlaunch rendezvous peer"));
   EXPECT_FALSE(garbage.receive());
+
+  std::string version_one = encode_frame(MessageType::kJoin, "");
+  version_one[5] = 1;
+  old_version.send_raw(version_one);
+  EXPECT_TRUE(contains(reason_of(old_version.receive()), "version 1"));
 
   // The legitimate launchers still meet.
   Client node0(service.port), node1(service.port);
@@ -142,18 +191,189 @@ TEST(RendezvousServer, RefusesAnotherJobAndWrongSizesButKeepsServing) {
   node1.join("job", 1, 2, 1);
   EXPECT_EQ(node0.receive()->type, MessageType::kWorld);
   EXPECT_EQ(node1.receive()->type, MessageType::kWorld);
-  EXPECT_NE(service.joined_log().find("other-job"), std::string::npos);
+  std::string log = service.joined_log();
+  EXPECT_TRUE(contains(log, "other-job")) << log;
+  EXPECT_TRUE(contains(log, "version 1")) << log;
 }
 
-TEST(RendezvousServer, DuplicateNodeRankIsRefused) {
+TEST(RendezvousServer, WithATokenOnlyLaunchersThatProveItJoin) {
+  const std::string token = generate_token();
+  Service service(2, 0, std::chrono::seconds(30),
+                  [&](ServerSettings& settings) { settings.token = token; });
+  Client no_token(service.port), wrong_token(service.port, generate_token());
+  EXPECT_TRUE(no_token.challenge().token_required);
+  no_token.join("job", 1, 2, 1);
+  EXPECT_TRUE(contains(reason_of(no_token.receive()), "presented no rendezvous token"));
+  wrong_token.join("job", 1, 2, 1);
+  EXPECT_TRUE(contains(reason_of(wrong_token.receive()), "token is wrong"));
+
+  // A proof made for another connection's challenge is worthless here.
+  Client eavesdropped(service.port, token), replayer(service.port);
+  JoinMessage join = eavesdropped.join_message("job", 1, 2, 1);
+  join.proof = token_proof(token, eavesdropped.challenge().nonce, signed_part(join));
+  replayer.send(MessageType::kJoin, encode(join));
+  EXPECT_TRUE(contains(reason_of(replayer.receive()), "token is wrong"));
+
+  Client node0(service.port, token), node1(service.port, token);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  EXPECT_EQ(node0.receive()->type, MessageType::kWorld);
+  EXPECT_EQ(node1.receive()->type, MessageType::kWorld);
+  EXPECT_TRUE(contains(service.joined_log(), "presented no rendezvous token"));
+}
+
+TEST(RendezvousServer, ATimeoutNamesRefusedClaimants) {
+  Service service(2, 0, std::chrono::milliseconds(500),
+                  [](ServerSettings& settings) { settings.token = generate_token(); });
+  Client impostor(service.port, generate_token());
+  impostor.join("job", 1, 2, 1);
+  impostor.receive();
+  std::string log;
+  for (int i = 0; i < 200 && !contains(log, "timed out"); ++i) {
+    ::poll(nullptr, 0, 20);
+    log = service.joined_log();
+  }
+  EXPECT_TRUE(contains(log, "missing node rank(s): 0, 1")) << log;
+  EXPECT_TRUE(contains(log, "claiming node 1")) << log;
+}
+
+TEST(RendezvousServer, AConnectionThatStallsMidMessageIsDroppedWithoutBlockingOthers) {
+  Service service(2, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
+    settings.handshake_timeout = std::chrono::milliseconds(300);
+  });
+  Client staller(service.port);
+  std::string frame = encode_frame(MessageType::kJoin, encode(staller.join_message("job", 1, 2, 1)));
+  staller.send_raw(frame.substr(0, frame.size() / 2));
+  // While it stalls, the others meet.
+  Client node0(service.port), node1(service.port);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  EXPECT_EQ(node0.receive()->type, MessageType::kWorld);
+  EXPECT_EQ(node1.receive()->type, MessageType::kWorld);
+  EXPECT_FALSE(staller.receive());  // dropped at the handshake timeout
+  EXPECT_TRUE(contains(service.joined_log(), "stopped mid-message")) << service.joined_log();
+}
+
+TEST(RendezvousServer, ANodeThatDisagreesAbortsTheJobAtOnce) {
+  struct Case {
+    const char* what;
+    std::function<void(JoinMessage&)> change;
+    const char* expected;
+  };
+  std::vector<Case> cases = {
+      {"preflight", [](JoinMessage& join) { join.preflight_error = "cannot run 'train.py'"; },
+       "node 1 (host1) failed its preflight: cannot run 'train.py'"},
+      {"version", [](JoinMessage& join) { join.dlaunch_version = "0.0.1"; },
+       "node 1 (host1) runs dlaunch 0.0.1 but node 0 runs"},
+      {"nnodes", [](JoinMessage& join) { join.nnodes = 3; }, "expects 3 nodes but node 0 expects 2"},
+      {"uneven", [](JoinMessage& join) { join.nproc = 4; },
+       "node 1 (host1) runs 4 workers but node 0 (host0) runs 2"},
+  };
+  for (const auto& c : cases) {
+    Service service(2);
+    Client node0(service.port), node1(service.port);
+    node0.join("job", 0, 2, 2);
+    JoinMessage join = node1.join_message("job", 1, 2, 2);
+    c.change(join);
+    node1.send_join(join);
+    EXPECT_TRUE(contains(reason_of(node0.receive()), c.expected)) << c.what;
+    EXPECT_TRUE(contains(reason_of(node1.receive()), c.expected)) << c.what;
+    // A node that comes later is told too.
+    Client late(service.port);
+    late.join("job", 1, 2, 2);
+    EXPECT_TRUE(contains(reason_of(late.receive()), c.expected)) << c.what;
+  }
+}
+
+TEST(RendezvousServer, UnevenWorkerCountsNeedEveryNodesConsent) {
+  Service service(2);
+  Client node0(service.port), node1(service.port);
+  JoinMessage first = node0.join_message("job", 0, 2, 1);
+  JoinMessage second = node1.join_message("job", 1, 2, 3);
+  first.allow_uneven = second.allow_uneven = true;
+  node0.send_join(first);
+  node1.send_join(second);
+  auto world = node0.receive();
+  ASSERT_EQ(world->type, MessageType::kWorld);
+  EXPECT_EQ(decode_world(world->payload).nproc_per_node, (std::vector<int>{1, 3}));
+}
+
+TEST(RendezvousServer, AbortedJobTellsEveryNodeBeforeItsHostExits) {
+  Service service(3);
+  Client node0(service.port);
+  JoinMessage failing = node0.join_message("job", 0, 3, 1);
+  failing.preflight_error = "no such program";
+  node0.send_join(failing);
+  node0.receive();
+  EXPECT_FALSE(service.server->wait_until_all_told(Clock::now() + std::chrono::milliseconds(50)));
+  Client node1(service.port), node2(service.port);
+  node1.join("job", 1, 3, 1);
+  node2.join("job", 2, 3, 1);
+  EXPECT_TRUE(contains(reason_of(node1.receive()), "no such program"));
+  EXPECT_TRUE(contains(reason_of(node2.receive()), "no such program"));
+  EXPECT_TRUE(service.server->wait_until_all_told(Clock::now() + std::chrono::seconds(5)));
+}
+
+TEST(RendezvousServer, ASilentNodeIsLostAtTheHeartbeatTimeout) {
+  Service service(2, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
+    settings.heartbeat_timeout = std::chrono::milliseconds(400);
+  });
+  Client node0(service.port), node1(service.port);
+  node0.keep_heartbeat(true);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  ASSERT_EQ(node1.receive()->type, MessageType::kWorld);
+  ASSERT_EQ(node0.receive()->type, MessageType::kWorld);
+  // node 1 now goes silent, as a frozen launcher or a cut network would.
+  auto start = Clock::now();
+  std::string reason = reason_of(node0.receive());
+  EXPECT_TRUE(contains(reason, "node 1 (host1) sent nothing for")) << reason;
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(200));
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  auto verdict = decode_verdict(node0.receive()->payload).verdict;
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
+  ASSERT_TRUE(verdict.failure);
+  EXPECT_EQ(verdict.failure->node_rank, 1);
+}
+
+TEST(RendezvousServer, SendsHeartbeatsToJoinedNodes) {
+  Service service(1, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
+    settings.heartbeat_timeout = std::chrono::milliseconds(200);
+  });
+  Fd socket = try_connect_tcp("127.0.0.1", service.port, Clock::now() + std::chrono::seconds(5));
+  FrameReader reader;
+  auto next = [&]() -> Frame {
+    for (;;) {
+      if (auto frame = reader.next()) return *frame;
+      pollfd readable{socket.get(), POLLIN, 0};
+      if (::poll(&readable, 1, 10'000) <= 0) throw std::runtime_error("no answer within 10 s");
+      char buffer[4096];
+      ssize_t got = ::recv(socket.get(), buffer, sizeof(buffer), 0);
+      if (got <= 0) throw std::runtime_error("closed; log: " + service.joined_log());
+      reader.append(std::string_view(buffer, static_cast<std::size_t>(got)));
+    }
+  };
+  EXPECT_EQ(next().type, MessageType::kChallenge);
+  JoinMessage join;
+  join.run_id = "job";
+  join.nnodes = 1;
+  join.nproc = 1;
+  join.host = "solo";
+  join.dlaunch_version = DLAUNCH_VERSION;
+  write_all(socket.get(), encode_frame(MessageType::kJoin, encode(join)));
+  EXPECT_EQ(next().type, MessageType::kWorld);
+  write_all(socket.get(), encode_frame(MessageType::kHeartbeat, ""));
+  EXPECT_EQ(next().type, MessageType::kHeartbeat);
+}
+
+TEST(RendezvousServer, DuplicateNodeRankAbortsTheJob) {
   Service service(2);
   Client first(service.port), second(service.port);
   first.join("job", 1, 2, 1);
   second.join("job", 1, 2, 1);
-  auto frame = second.receive();
-  ASSERT_TRUE(frame);
-  EXPECT_EQ(frame->type, MessageType::kAbort);
-  EXPECT_NE(decode_text(frame->payload).reason.find("already joined"), std::string::npos);
+  std::string reason = reason_of(second.receive());
+  EXPECT_TRUE(contains(reason, "node rank 1 joined twice")) << reason;
+  EXPECT_TRUE(contains(reason_of(first.receive()), "joined twice"));
 }
 
 TEST(RendezvousServer, FirstFailureStopsTheOthersAndEveryoneGetsTheSameVerdict) {

@@ -23,10 +23,9 @@ class SupervisorTest : public ::testing::Test {
     config.command = {"/bin/sh", "-c", script};
     World world;
     world.nproc_per_node = {nproc};
-    world.hosts = {"testhost"};
     world.worker_master_addr = "127.0.0.1";
     world.worker_master_port = 1;
-    world.run_id = "t";
+    world.run_id = std::string("t");  // GCC 12 -Wrestrict false positive on = "t"
     Environment environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}});
     WorkerPlan plan = plan_workers(config, world, environment, log_root_, "testhost");
     SupervisorSettings settings;

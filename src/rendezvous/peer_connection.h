@@ -1,0 +1,59 @@
+// One launcher's connection, as node 0's rendezvous service holds it.
+//
+// Non-blocking both ways: reads yield whole frames, and what the socket does
+// not take at once waits in an outbox until the peer reads again, so one
+// slow or stalled peer never holds up the service's thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rendezvous/protocol.h"
+#include "util/fd.h"
+#include "util/socket.h"
+
+namespace dlaunch::rendezvous {
+
+class PeerConnection {
+ public:
+  // FD must be a connected, non-blocking stream socket.
+  PeerConnection(Fd fd, Clock::time_point now);
+
+  int fd() const { return fd_.get(); }
+  // "10.0.0.3:41234", for the log.
+  const std::string& address() const { return address_; }
+
+  // Reads what the socket holds. False when the peer closed the connection
+  // or it failed.
+  bool receive(Clock::time_point now);
+  // The next whole frame received, nullopt when more bytes are needed.
+  // Throws ProtocolError on a malformed header.
+  std::optional<Frame> next_frame() { return reader_.next(); }
+  // True while part of a frame has been received but not the rest.
+  bool mid_frame() const { return !reader_.empty(); }
+
+  // Queues FRAME and writes what the socket takes now. False when the
+  // connection failed.
+  bool send(std::string_view frame, Clock::time_point now);
+  // Writes queued bytes. False when the connection failed.
+  bool flush(Clock::time_point now);
+  bool has_backlog() const { return !outbox_.empty(); }
+  // Since when the outbox has held bytes the peer did not take.
+  Clock::time_point backlog_since() const { return backlog_since_; }
+
+  Clock::time_point connected_at() const { return connected_at_; }
+  Clock::time_point last_heard() const { return last_heard_; }
+
+ private:
+  Fd fd_;
+  std::string address_;
+  FrameReader reader_;
+  std::string outbox_;
+  std::size_t outbox_sent_ = 0;
+  Clock::time_point connected_at_;
+  Clock::time_point last_heard_;
+  Clock::time_point backlog_since_;
+};
+
+}  // namespace dlaunch::rendezvous

@@ -1,0 +1,106 @@
+#!/bin/bash
+# dlaunch run: the authenticated rendezvous and the heartbeat, with real
+# launchers on loopback. Strangers (no token, a wrong token, random bytes, a
+# connection that stalls mid-message) are refused while the job starts for
+# its own launchers; a frozen launcher (SIGSTOP: its TCP connection stays
+# open, as when a host hangs) is noticed within --heartbeat-timeout, on node
+# 0 and on the other nodes, and nothing of the job is left afterwards.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+OTHER_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TRUE_WORKER=$(write_worker true.sh <<'EOF'
+exit 0
+EOF
+)
+# Marks itself started, then runs until stopped.
+LONG_WORKER=$(write_worker long.sh <<'EOF'
+touch "$DIR/started.$RANK"
+marked_sleep 300
+EOF
+)
+
+# node0 ARGS...: starts node 0 in the background (pid in NODE0), output in node0.{out,err}.
+node0() {
+  timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 \
+    --master-port "$port" "$@" >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+  NODE0=$!
+}
+
+section "with a token: launchers without it or with another are refused, the job still runs"
+port=$(free_port)
+common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+DLAUNCH_RDZV_TOKEN=$TOKEN node0 --nproc-per-node 1 --rdzv-timeout 60 -- "$TRUE_WORKER"
+expect_exit nonzero env -u DLAUNCH_RDZV_TOKEN "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$TRUE_WORKER"
+expect_contains "no token: this node is told what to give" "$(cat "$ERR")" \
+  "node 0's rendezvous requires a token and node 1 has none"
+expect_exit nonzero env DLAUNCH_RDZV_TOKEN="$OTHER_TOKEN" "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$TRUE_WORKER"
+expect_contains "wrong token: refused" "$(cat "$ERR")" "its rendezvous token is wrong"
+expect_not_contains "the token never appears in messages" "$(cat "$ERR")" "$OTHER_TOKEN"
+# Random bytes, and a connection that stops halfway through a frame header.
+head -c 4096 /dev/urandom >"/dev/tcp/127.0.0.1/$port" 2>/dev/null
+exec 7<>"/dev/tcp/127.0.0.1/$port"
+printf 'DLRV\000' >&7
+expect_exit 0 env DLAUNCH_RDZV_TOKEN="$TOKEN" "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$TRUE_WORKER"
+exec 7>&-
+wait_pid 60 "$NODE0"
+expect_eq "node 0 ran the job with its own node 1 (exit 0)" 0 "$STATUS"
+node0_log=$(cat "$TEST_DIR/node0.err")
+expect_contains "node 0 logged the launcher without a token" "$node0_log" "presented no rendezvous token"
+expect_contains "node 0 logged the wrong token" "$node0_log" "its rendezvous token is wrong"
+expect_contains "node 0 logged the random bytes" "$node0_log" "not a dlaunch rendezvous peer"
+expect_not_contains "node 0 never logs a token" "$node0_log" "$TOKEN"
+no_leftovers
+
+section "a token file readable by others is refused before anything starts"
+printf '%s\n' "$TOKEN" >"$TEST_DIR/token"
+chmod 644 "$TEST_DIR/token"
+expect_exit 2 "$DLAUNCH" run --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 1 \
+  --rdzv-token-file "$TEST_DIR/token" -- "$TRUE_WORKER"
+expect_contains "the message says what to do" "$(cat "$ERR")" "run chmod 600 on it"
+no_leftovers
+
+# freeze_case WHO: both nodes run LONG_WORKER; WHO's launcher is frozen with
+# SIGSTOP once every worker started; the other launcher must stop its
+# workers and exit 1 within the heartbeat timeout, naming the frozen node.
+HEARTBEAT=3
+freeze_case() {
+  local who=$1 other
+  rm -f "$TEST_DIR"/started.*
+  port=$(free_port)
+  common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port"
+    --heartbeat-timeout "$HEARTBEAT" --shutdown-timeout 5)
+  timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 -- "$LONG_WORKER" \
+    >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+  local pids=($!)
+  timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$LONG_WORKER" \
+    >"$TEST_DIR/node1.out" 2>"$TEST_DIR/node1.err" &
+  pids+=($!)
+  wait_for_files 30 "$TEST_DIR/started.0" "$TEST_DIR/started.1" || fail "the workers of both nodes started"
+  # The launcher is timeout's child: freeze the dlaunch process itself.
+  local frozen
+  frozen=$(pgrep -P "${pids[$who]}" -x dlaunch)
+  other=$((1 - who))
+  start_clock
+  kill -STOP "$frozen"
+  wait_pid $((HEARTBEAT * 5)) "${pids[$other]}"
+  stop_clock
+  expect_eq "node $other's launcher exits 1" 1 "$STATUS"
+  expect_within "it notices within the heartbeat timeout (+ its shutdown)" $((HEARTBEAT * 3))
+  expect_contains "node $other names the silent node" "$(cat "$TEST_DIR/node$other.err")" \
+    "node $who ($( [ "$who" = 0 ] && echo "127.0.0.1:$port" || hostname)) sent nothing for $HEARTBEAT s"
+  # Thawed, the frozen launcher finds itself alone and ends its part too.
+  kill -CONT "$frozen"
+  wait_pid 30 "${pids[$who]}"
+  expect_true "node $who's launcher exits non-zero once thawed" [ "$STATUS" != 0 ]
+  no_leftovers
+}
+
+section "a frozen node 1 (its host hung) is noticed by node 0 within --heartbeat-timeout"
+freeze_case 1
+
+section "a frozen node 0 is noticed by node 1 within --heartbeat-timeout"
+freeze_case 0
+
+finish
