@@ -6,6 +6,7 @@
 
 #include "cli/run_options.h"
 #include "launch/launch_config.h"
+#include "launch/signal_channel.h"
 #include "util/strings.h"
 
 namespace dlaunch {
@@ -40,6 +41,25 @@ std::vector<Row> topology_rows(const Topology& topology) {
                                 : "nnodes = 1"});
   rows.push_back({"in_slurm", "inside a Slurm step", topology.in_slurm,
                   topology.in_slurm ? "SLURM_JOB_ID and SLURM_NODEID" : "SLURM_JOB_ID unset"});
+  return rows;
+}
+
+// What protects and watches the job; the token's value is never shown.
+std::vector<Row> reliability_rows(const LaunchConfig& config) {
+  if (config.topology.nnodes.value == 1) return {};
+  std::vector<Row> rows;
+  if (config.rdzv_token)
+    rows.push_back({"rdzv_token", "rendezvous token", "set (not shown)", config.rdzv_token->source});
+  else
+    rows.push_back({"rdzv_token", "rendezvous token", nullptr,
+                    "none: any launcher that reaches node 0's port may join; set "
+                    "$DLAUNCH_RDZV_TOKEN or --rdzv-token-file"});
+  rows.push_back({"heartbeat_timeout", "heartbeat timeout (s)",
+                  std::chrono::duration_cast<std::chrono::seconds>(config.heartbeat_timeout).count(),
+                  "node 0's value holds for every node"});
+  if (config.preempt_signal != 0)
+    rows.push_back({"preempt_signal", "preemption signal", signal_name(config.preempt_signal),
+                    config.requeue ? "forwarded; node 0 then requeues the job" : "forwarded to the workers"});
   return rows;
 }
 
@@ -90,6 +110,7 @@ int env_command(const CommandArgs& args) {
   if (!options) return 0;
   LaunchConfig config = resolve_launch_config(*options, environment);
   auto rows = topology_rows(config.topology);
+  for (auto& row : reliability_rows(config)) rows.push_back(std::move(row));
   if (json) print_json(rows, config);
   else print_text(rows, config);
   return 0;

@@ -99,6 +99,10 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   SignalChannel signals;
   const std::string host = local_host_name();
   print_notices(config.topology.notices);
+  if (config.topology.nnodes.value > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
+    fmt::print(stderr,
+               "dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's "
+               "port may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN\n");
   auto coordinator = make_coordinator(config, host, signals);
   if (preflight) fail_preflight(*preflight, config, *coordinator);
   LogRoot log_root(config);

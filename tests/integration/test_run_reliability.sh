@@ -4,7 +4,8 @@
 # connection that stalls mid-message) are refused while the job starts for
 # its own launchers; a frozen launcher (SIGSTOP: its TCP connection stays
 # open, as when a host hangs) is noticed within --heartbeat-timeout, on node
-# 0 and on the other nodes, and nothing of the job is left afterwards.
+# 0 and on the other nodes, and nothing of the job is left afterwards. A
+# failure on one node restarts every node's workers (--max-restarts).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -96,6 +97,38 @@ freeze_case() {
   expect_true "node $who's launcher exits non-zero once thawed" [ "$STATUS" != 0 ]
   no_leftovers
 }
+
+section "--max-restarts across nodes: a failure on node 2 restarts the workers of all three nodes"
+rm -f "$TEST_DIR"/seen.* "$TEST_DIR"/started.*
+FLAKY=$(write_worker flaky.sh <<'EOF'
+echo "$TORCHELASTIC_RESTART_COUNT" >>"$DIR/seen.$RANK"
+[ "$TORCHELASTIC_RESTART_COUNT" = 0 ] || exit 0
+if [ "$RANK" = 2 ]; then
+  wait_files "$DIR/started.0" "$DIR/started.1"
+  echo "rank 2 fails in the first round"
+  exit 4
+fi
+touch "$DIR/started.$RANK"
+marked_sleep 300
+EOF
+)
+port=$(free_port)
+common=(--nnodes 3 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --max-restarts 1)
+pids=()
+for node in 0 1 2; do
+  timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank "$node" -- "$FLAKY" \
+    >"$TEST_DIR/node$node.out" 2>"$TEST_DIR/node$node.err" &
+  pids+=($!)
+done
+for node in 0 1 2; do
+  wait_pid 60 "${pids[$node]}"
+  expect_eq "node $node's launcher exits 0 after the restart" 0 "$STATUS"
+  expect_contains "node $node reports the restart and its cause" "$(cat "$TEST_DIR/node$node.err")" \
+    "rank 2 (local rank 0) on $(hostname) (node 2) exited with code 4"
+  expect_contains "node $node counts the restart" "$(cat "$TEST_DIR/node$node.err")" "restart 1 of 1"
+  expect_eq "rank $node ran in rounds 0 and 1" "0 1" "$(tr '\n' ' ' <"$TEST_DIR/seen.$node" | sed 's/ $//')"
+done
+no_leftovers
 
 section "a frozen node 1 (its host hung) is noticed by node 0 within --heartbeat-timeout"
 freeze_case 1
