@@ -259,9 +259,10 @@ class RendezvousServer::Loop {
     for (const auto& [other_rank, other] : nodes_) {
       if (other_rank == rank || !joined_.count(other_rank)) continue;
       if (other.nproc != static_cast<int>(join.nproc) && !(other.allow_uneven && join.allow_uneven))
-        return fmt::format("{} runs {} workers but node {} ({}) runs {}; give every node the same "
+        return fmt::format("{} runs {} worker{} but node {} ({}) runs {}; give every node the same "
                            "--nproc-per-node, or pass --allow-uneven to every node",
-                           node, join.nproc, other_rank, other.host, other.nproc);
+                           node, join.nproc, join.nproc == 1 ? "" : "s", other_rank, other.host,
+                           other.nproc);
       break;  // all joined nodes already agree with each other
     }
     return std::nullopt;

@@ -84,8 +84,12 @@ timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 --nproc-p
   >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
 node0=$!
 expect_exit nonzero "$DLAUNCH" run "${common[@]}" --node-rank 1 --nproc-per-node 3 -- "$TRUE_WORKER"
-expect_contains "the message names both counts and the fix" "$(cat "$ERR")" \
-  "runs 3 workers but node 0 ($(hostname)) runs 1; give every node the same --nproc-per-node, or pass --allow-uneven"
+# Whichever node joined second is the one named first.
+message=$(cat "$ERR")
+expect_contains "the message names node 0" "$message" "node 0 ($(hostname)) runs 1"
+expect_contains "the message names node 1" "$message" "node 1 ($(hostname)) runs 3"
+expect_contains "the message gives the fix" "$message" \
+  "give every node the same --nproc-per-node, or pass --allow-uneven"
 wait_pid 60 "$node0"
 expect_eq "node 0 exits non-zero" 1 "$STATUS"
 no_leftovers
