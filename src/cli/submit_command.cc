@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "launch/token_setting.h"
 #include "launch/worker_process.h"
+#include "rendezvous/token.h"
 #include "submit/config_file.h"
 #include "submit/job_script.h"
 #include "submit/job_watch.h"
@@ -94,6 +96,10 @@ int dry_run(const JobRequest& request, bool srun) {
 [[noreturn]] void run_in_foreground(const JobRequest& request) {
   ::setenv("TIMESTAMP", request.timestamp.c_str(), 1);
   ::setenv("OUTPUT_DIR", request.submission_dir.c_str(), 1);
+  // srun passes its environment to the step: every node's dlaunch run gets
+  // the job's fresh secret, which appears on no command line.
+  if (request.launch == LaunchMode::kNode)
+    ::setenv(kTokenVariable, rendezvous::generate_token().c_str(), 1);
   fmt::print(stderr, "dlaunch: running with srun; output folder {}\n", request.submission_dir);
   std::fflush(stderr);
   exec_replacing(srun_job_command(request));
@@ -107,6 +113,8 @@ std::string parse_job_id(const std::string& sbatch_output) {
 
 int submit_batch(const JobRequest& request, bool wait) {
   const std::string script_path = request.submission_dir + "/job.sbatch";
+  // A fresh secret for every submission; the script reads it from this file.
+  if (request.token_file) write_secret_file(*request.token_file, rendezvous::generate_token());
   write_file(script_path, job_script(request));
   CapturedRun sbatch = run_captured(sbatch_command(script_path));
   if (sbatch.exit_code != 0) {
@@ -142,12 +150,15 @@ int submit_command(const CommandArgs& args) {
   const std::string output_dir = settings.string("output-dir").value_or("slurm-outputs");
   const std::string timestamp = timestamp_for(std::time(nullptr));
   const bool srun = settings.flag("srun");
-  // A dry run writes nothing: it shows the folder the job would get.
-  std::string folder = options->dry_run ? next_submission_path(output_dir, timestamp)
-                                        : create_submission_folder(output_dir, timestamp);
-  JobRequest request = make_job_request(settings, options->command, this_executable(), folder, timestamp);
+  // The settings are checked before the folder exists, so a refused
+  // submission leaves none. A dry run writes nothing (no folder, no token
+  // file): it shows the folder the job would get.
+  JobRequest request = make_job_request(settings, options->command, this_executable(),
+                                        next_submission_path(output_dir, timestamp), timestamp);
   if (options->dry_run) return dry_run(request, srun);
-  write_file(folder + "/config.json", settings_json(settings, request).dump(2) + "\n");
+  request = make_job_request(settings, options->command, this_executable(),
+                             create_submission_folder(output_dir, timestamp), timestamp);
+  write_file(request.submission_dir + "/config.json", settings_json(settings, request).dump(2) + "\n");
   if (srun) run_in_foreground(request);
   return submit_batch(request, settings.flag("wait"));
 }

@@ -3,15 +3,32 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "launch/token_setting.h"
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace dlaunch {
 namespace {
 
+// How often Slurm has started this batch job again (scontrol requeue,
+// preemption, node failure): SLURM_RESTART_COUNT, 0 when unset.
+int slurm_restart_count(const Environment& base) {
+  auto value = base.get("SLURM_RESTART_COUNT");
+  if (!value) return 0;
+  auto count = parse_int(trim(*value));
+  if (!count || *count < 0 || *count > 1'000'000)
+    throw InputError(fmt::format(
+        "SLURM_RESTART_COUNT must be a whole number from 0 (how often Slurm requeued the job), got "
+        "'{}'. Slurm sets it itself: unset it, or fix the value where it is exported",
+        *value));
+  return static_cast<int>(*count);
+}
+
 // The variables torchrun (torch.distributed.elastic) sets for each worker,
 // plus NNODES / NODE_RANK / NPROC_PER_NODE that shell-workflow scripts read.
 void set_torchrun_variables(Environment& environment, const LaunchConfig& config,
-                            const World& world, int local_rank, int global_rank) {
+                            const World& world, int local_rank, int global_rank,
+                            int restart_count) {
   const int node_rank = config.topology.node_rank.value;
   const int local_world_size = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
   const auto text = [](int value) { return std::to_string(value); };
@@ -26,7 +43,7 @@ void set_torchrun_variables(Environment& environment, const LaunchConfig& config
   environment.set("ROLE_WORLD_SIZE", text(world.world_size()));
   environment.set("MASTER_ADDR", world.worker_master_addr);
   environment.set("MASTER_PORT", text(world.worker_master_port));
-  environment.set("TORCHELASTIC_RESTART_COUNT", text(world.round));
+  environment.set("TORCHELASTIC_RESTART_COUNT", text(restart_count));
   environment.set("TORCHELASTIC_MAX_RESTARTS", text(config.max_restarts));
   environment.set("TORCHELASTIC_RUN_ID", world.run_id);
   // Worker rank 0 hosts the process-group store itself on MASTER_PORT.
@@ -74,7 +91,12 @@ WorkerPlan plan_workers(const LaunchConfig& config, const World& world, const En
   const int nproc = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
   const int offset = world.rank_offset(node_rank);
 
+  // Workers resume from their checkpoint when this is above 0: it counts the
+  // launcher's own restarts and the times Slurm started the job again.
+  const int restart_count = slurm_restart_count(base) + world.round;
   Environment shared = base;
+  // The rendezvous secret is the launchers' business, not the workers'.
+  shared.erase(kTokenVariable);
   if (nproc > 1 && !base.has("OMP_NUM_THREADS")) {
     shared.set("OMP_NUM_THREADS", "1");
     plan.notices.push_back(
@@ -87,7 +109,8 @@ WorkerPlan plan_workers(const LaunchConfig& config, const World& world, const En
     worker.global_rank = offset + local_rank;
     worker.argv = config.command;
     worker.environment = shared;
-    set_torchrun_variables(worker.environment, config, world, local_rank, worker.global_rank);
+    set_torchrun_variables(worker.environment, config, world, local_rank, worker.global_rank,
+                           restart_count);
     worker.log_folder =
         fmt::format("{}/attempt_{}/rank{}", log_root, world.round, worker.global_rank);
     worker.error_file = worker.log_folder + "/error.json";

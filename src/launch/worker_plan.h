@@ -35,7 +35,11 @@ struct WorkerPlan {
 };
 
 // LOG_ROOT is the folder for this run's per-worker files (the --log-dir, or
-// a temporary folder that at least holds the error files).
+// a temporary folder that at least holds the error files). Each worker's
+// TORCHELASTIC_RESTART_COUNT is BASE's SLURM_RESTART_COUNT (the times Slurm
+// started the job again) plus WORLD's round; the workers do not get the
+// rendezvous secret ($DLAUNCH_RDZV_TOKEN). Throws InputError for a
+// SLURM_RESTART_COUNT that is not a whole number.
 WorkerPlan plan_workers(const LaunchConfig& config, const World& world, const Environment& base,
                         const std::string& log_root, const std::string& host);
 

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <fmt/format.h>
 
+#include "launch/signal_channel.h"
+#include "launch/token_setting.h"
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace dlaunch::submit {
 namespace {
@@ -25,6 +29,31 @@ LaunchMode launch_mode(const SubmitSettings& settings) {
   if (mode == "task") return LaunchMode::kTask;
   throw InputError(fmt::format("launch must be 'node' or 'task', got '{}' (from {})", mode,
                                settings.find("launch")->source));
+}
+
+constexpr int kMaxSignalSeconds = 65535;  // sbatch's limit for sig_time
+
+// The preemption signal named by SPEC ("USR1", "sigusr2", "10"), else an
+// InputError that says why it cannot be one.
+std::string preempt_signal_name(const std::string& spec, const std::string& what) {
+  std::string name = to_upper(spec);
+  if (name.starts_with("SIG")) name = name.substr(3);
+  if (auto number = parse_int(name)) {
+    if (*number == SIGUSR1) return "USR1";
+    if (*number == SIGUSR2) return "USR2";
+  } else if (name == "USR1" || name == "USR2") {
+    return name;
+  }
+  if (auto known = signal_number(spec))
+    throw InputError(fmt::format(
+        "{}: {} cannot warn of a preemption. dlaunch run forwards USR1 or USR2 to the workers and "
+        "lets them checkpoint; SIGTERM and SIGINT already stop the job (Slurm sends SIGTERM at the "
+        "end anyway). Use USR1 or USR2, e.g. --signal USR1@120",
+        what, signal_name(*known)));
+  throw InputError(fmt::format(
+      "{}: '{}' is not a signal. Expected USR1 or USR2 (also SIGUSR1, SIGUSR2, 10 or 12), "
+      "optionally followed by @SECONDS, e.g. --signal USR1@120",
+      what, spec));
 }
 
 // dlaunch run options that submit settings stand for.
@@ -73,6 +102,8 @@ std::vector<std::string> node_program(const JobRequest& request) {
     program.push_back("exec");
   } else {
     program.insert(program.end(), {"run", "--log-dir", request.submission_dir + "/logs"});
+    if (request.signal) program.insert(program.end(), {"--preempt-signal", request.signal->name});
+    if (request.requeue) program.push_back("--requeue");
   }
   program.insert(program.end(), request.run_args.begin(), request.run_args.end());
   program.push_back("--");
@@ -97,7 +128,119 @@ bool needs_quotes(const std::string& word) {
   return false;
 }
 
+// --requeue needs the signal that precedes it, a batch job, and a dlaunch
+// run on node 0 to do it.
+void check_requeue(const SubmitSettings& settings, const JobRequest& request) {
+  const std::string& source = settings.find("requeue")->source;
+  if (!request.signal)
+    throw InputError(fmt::format(
+        "requeue (from {}) needs a signal to requeue after: the workers get --signal's signal, "
+        "save a checkpoint and exit, and then node 0 requeues the job. Add --signal USR1@120 (or "
+        "signal = \"USR1@120\" in dlaunch.toml), choosing the seconds your checkpoint needs",
+        source));
+  if (settings.flag("srun"))
+    throw InputError(fmt::format(
+        "requeue (from {}) cannot be used with --srun (from {}): Slurm requeues batch jobs only, "
+        "and --srun runs the job as an interactive step in the foreground. Drop --srun to submit "
+        "with sbatch, or drop --requeue",
+        source, settings.find("srun")->source));
+  if (request.launch == LaunchMode::kTask)
+    throw InputError(fmt::format(
+        "requeue (from {}) cannot be used with --launch task (from {}): with one task per GPU no "
+        "dlaunch run supervises the workers, so nothing requeues the job once they exited. Use "
+        "--launch node (the default), or drop --requeue",
+        source, settings.find("launch")->source));
+}
+
+// The srun line of the job script: as srun_step_command(), except that the
+// worker log folder is the script's $log_dir (it differs after a requeue).
+std::string script_step_line(const JobRequest& request) {
+  std::vector<std::string> words = srun_step_command(request);
+  std::string line;
+  bool log_dir_next = false, log_dir_done = false;
+  for (const auto& word : words) {
+    if (!line.empty()) line += ' ';
+    if (log_dir_next) {
+      line += "\"$log_dir\"";
+      log_dir_next = false;
+      log_dir_done = true;
+      continue;
+    }
+    line += shell_join({word});
+    // The first --log-dir is node_program()'s: srun's options come before it.
+    if (word == "--log-dir" && !log_dir_done) log_dir_next = true;
+  }
+  return line;
+}
+
+// Sets $log_dir: logs/ on the first run, logs/requeue_N/ when Slurm runs the
+// script again after N requeues, so the first run's logs stay as they were.
+std::string log_dir_lines(const JobRequest& request) {
+  const std::string logs = request.submission_dir + "/logs";
+  std::string text;
+  text += "# Worker logs: logs/ on the first run; logs/requeue_N/ when Slurm started the job\n";
+  text += "# again after N requeues (SLURM_RESTART_COUNT=N), so no run overwrites another's.\n";
+  text += fmt::format("log_dir={}\n", shell_join({logs}));
+  text += "if [ \"${SLURM_RESTART_COUNT:-0}\" != 0 ]; then\n";
+  text += fmt::format("  log_dir={}\"$SLURM_RESTART_COUNT\"\n", shell_join({logs + "/requeue_"}));
+  text += "  echo \"dlaunch: job $SLURM_JOB_ID started again after requeue $SLURM_RESTART_COUNT; "
+          "worker logs in $log_dir\"\n";
+  text += "fi\n";
+  return text;
+}
+
+// Reads the rendezvous secret from the token file into the environment srun
+// passes to every node's dlaunch run. The secret itself is not in the script.
+std::string token_lines(const std::string& token_file) {
+  std::string text;
+  text += "# The rendezvous secret every node's dlaunch run proves (the file is readable by you only).\n";
+  text += fmt::format("{}=$(cat {}) || exit 1\n", kTokenVariable, shell_join({token_file}));
+  text += fmt::format("export {}\n", kTokenVariable);
+  return text;
+}
+
 }  // namespace
+
+std::string PreemptSignal::sbatch_value() const {
+  return fmt::format("{}{}@{}", reservation ? "R:" : "", name, seconds);
+}
+
+PreemptSignal parse_preempt_signal(const std::string& text, const std::string& source) {
+  const std::string what = fmt::format("signal '{}' (from {})", text, source);
+  PreemptSignal signal;
+  std::string rest(trim(text));
+  // sbatch's optional {R|B}: prefix.
+  if (auto colon = rest.find(':'); colon != std::string::npos) {
+    std::string flags = to_upper(rest.substr(0, colon));
+    if (flags.find('B') != std::string::npos)
+      throw InputError(fmt::format(
+          "{}: 'B:' makes Slurm signal only the batch shell, but every node's dlaunch run must "
+          "receive the signal in its job step to forward it to the workers. Drop the 'B:' (e.g. "
+          "--signal USR1@120): dlaunch submit has Slurm signal every step",
+          what));
+    if (flags.empty() || flags.find_first_not_of('R') != std::string::npos)
+      throw InputError(fmt::format(
+          "{}: '{}:' is not a prefix sbatch knows. Expected [R:]SIG[@SECONDS], e.g. --signal "
+          "USR1@120",
+          what, rest.substr(0, colon)));
+    signal.reservation = true;
+    rest = rest.substr(colon + 1);
+  }
+  std::string name = rest, seconds;
+  if (auto at = rest.find('@'); at != std::string::npos) {
+    name = rest.substr(0, at);
+    seconds = rest.substr(at + 1);
+    auto value = parse_int(seconds);
+    if (!value || *value < 0 || *value > kMaxSignalSeconds)
+      throw InputError(fmt::format(
+          "{}: the time after '@' must be a whole number of seconds from 0 to {} (as sbatch "
+          "takes it), got '{}'. E.g. --signal USR1@120",
+          what, kMaxSignalSeconds, seconds));
+    signal.seconds = static_cast<int>(*value);
+  }
+  signal.name = preempt_signal_name(name, what);
+  return signal;
+}
 
 std::string shell_join(const std::vector<std::string>& args) {
   std::string line;
@@ -145,10 +288,18 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
     throw InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
   request.run_args = run_arguments(settings);
+  if (auto signal = settings.string("signal"))
+    request.signal = parse_preempt_signal(*signal, settings.find("signal")->source);
+  request.requeue = settings.flag("requeue");
+  if (request.requeue) check_requeue(settings, request);
   request.dlaunch_path = std::move(dlaunch_path);
   request.command = std::move(command);
   request.submission_dir = std::move(submission_dir);
   request.timestamp = std::move(timestamp);
+  // The launchers of one job authenticate each other at the rendezvous;
+  // one task per GPU has no rendezvous.
+  if (request.launch == LaunchMode::kNode)
+    request.token_file = request.submission_dir + "/" + kTokenFileName;
   return request;
 }
 
@@ -171,13 +322,25 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
 std::string job_script(const JobRequest& request) {
   std::string script = "#!/bin/bash\n";
   for (const auto& option : allocation_options(request)) script += "#SBATCH " + option + "\n";
+  // No B:, so Slurm signals every step's tasks: each node's dlaunch run.
+  if (request.signal) script += "#SBATCH --signal=" + request.signal->sbatch_value() + "\n";
+  if (request.requeue) script += "#SBATCH --requeue\n";
   script += fmt::format("#SBATCH --output={}/slurm-%j.log\n", request.submission_dir);
+  // Slurm may run the script again (--requeue, or after a node failure) and
+  // would truncate slurm-<jobid>.log: add to it instead, keep the first run's.
+  script += "#SBATCH --open-mode=append\n";
   for (const auto& extra : request.sbatch_args) script += "#SBATCH " + extra + "\n";
   script += "\n# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n";
   script += "# node rank, GPUs, master address and port from the Slurm step.\n";
   script += fmt::format("export TIMESTAMP={}\n", shell_join({request.timestamp}));
   script += fmt::format("export OUTPUT_DIR={}\n", shell_join({request.submission_dir}));
-  script += shell_join(srun_step_command(request)) + "\n";
+  if (request.launch == LaunchMode::kTask) {
+    script += shell_join(srun_step_command(request)) + "\n";
+    return script;
+  }
+  script += log_dir_lines(request);
+  if (request.token_file) script += token_lines(*request.token_file);
+  script += script_step_line(request) + "\n";
   return script;
 }
 
@@ -189,6 +352,8 @@ std::vector<std::string> srun_job_command(const JobRequest& request) {
   std::vector<std::string> srun{"srun"};
   for (const auto& option : allocation_options(request)) srun.push_back(option);
   for (const auto& extra : request.sbatch_args) srun.push_back(extra);
+  // srun takes --signal as sbatch does, without B:.
+  if (request.signal) srun.push_back("--signal=" + request.signal->sbatch_value());
   add_kill_on_bad_exit(srun, request);
   // One Ctrl-C cancels the step (srun's default needs two within a second).
   srun.push_back("--quit-on-interrupt");

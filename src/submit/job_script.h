@@ -14,6 +14,26 @@ namespace dlaunch::submit {
 
 enum class LaunchMode { kNode, kTask };
 
+// sbatch's --signal=[R:]SIG@SECONDS, limited to what dlaunch run can use as
+// a preemption warning: USR1 or USR2, sent to the job steps (never B:).
+struct PreemptSignal {
+  std::string name = "USR1";  // "USR1" or "USR2", for #SBATCH and --preempt-signal
+  int seconds = 60;           // before the end time; sbatch's default is 60
+  bool reservation = false;   // "R:": may overlap a reservation with MaxStartDelay
+
+  // "USR1@60", "R:USR2@300": the value of sbatch's --signal=.
+  std::string sbatch_value() const;
+};
+
+// Parses TEXT ("USR1@120", "SIGUSR2", "10@90", "R:USR1@600") given by
+// SOURCE. Throws InputError naming SOURCE for B: (it signals only the batch
+// shell, which dlaunch run never sees), other signals, and times outside
+// 0..65535.
+PreemptSignal parse_preempt_signal(const std::string& text, const std::string& source);
+
+// The file in a submission folder that holds the job's rendezvous secret.
+inline constexpr const char* kTokenFileName = "rdzv.token";
+
 struct JobRequest {
   int nodes = 1;
   int gpus_per_node = 1;
@@ -24,6 +44,11 @@ struct JobRequest {
   std::vector<std::string> sbatch_args;
   LaunchMode launch = LaunchMode::kNode;
   std::vector<std::string> run_args;  // dlaunch run options for every node
+  std::optional<PreemptSignal> signal;  // --signal: forwarded by dlaunch run as --preempt-signal
+  bool requeue = false;                 // --requeue: node 0 requeues the job after the signal
+  // Where the job reads its rendezvous secret from (SUBMISSION_DIR/rdzv.token);
+  // nullopt in --launch task mode, which has no rendezvous.
+  std::optional<std::string> token_file;
   std::string dlaunch_path;           // the dlaunch the nodes run (shared file system)
   std::vector<std::string> command;   // PROGRAM [ARGS...]
   std::string submission_dir;         // absolute: OUTPUT_DIR of the job
@@ -31,13 +56,17 @@ struct JobRequest {
 };
 
 // Checks and converts merged SETTINGS. Throws InputError naming the
-// setting and its source for values out of range.
+// setting and its source for values out of range, a bad --signal, and
+// --requeue without --signal, with --srun or with --launch task.
 JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::string> command,
                             std::string dlaunch_path, std::string submission_dir,
                             std::string timestamp);
 
-// The sbatch script: #SBATCH lines, the exported TIMESTAMP/OUTPUT_DIR, and
-// the srun line that starts dlaunch on every node (or every task).
+// The sbatch script: #SBATCH lines, the exported TIMESTAMP/OUTPUT_DIR, the
+// worker log folder (logs/, or logs/requeue_N/ when Slurm started the job
+// again: SLURM_RESTART_COUNT=N), the rendezvous secret read from the token
+// file (never the secret itself), and the srun line that starts dlaunch on
+// every node (or every task).
 std::string job_script(const JobRequest& request);
 
 // sbatch SCRIPT_PATH with --parsable, so the job id is all it prints.

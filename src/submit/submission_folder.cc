@@ -1,12 +1,15 @@
 #include "submit/submission_folder.h"
 
 #include <cerrno>
+#include <fcntl.h>
 #include <filesystem>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/error.h"
+#include "util/fd.h"
 
 namespace dlaunch::submit {
 namespace {
@@ -40,6 +43,17 @@ std::string create_submission_folder(const std::string& output_dir, const std::s
     std::string path = candidate(base, attempt);
     if (::mkdir(path.c_str(), 0755) == 0) return path;
     if (errno != EEXIST) throw system_error(fmt::format("cannot create folder {}", path), errno);
+  }
+}
+
+void write_secret_file(const std::string& path, const std::string& secret) {
+  Fd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!file) throw system_error(fmt::format("cannot create the secret file {}", path), errno);
+  // The umask can only have taken bits away; the owner must still read it.
+  if (::fchmod(file.get(), 0600) != 0 || !write_all(file.get(), secret + "\n")) {
+    int error = errno;
+    ::unlink(path.c_str());
+    throw system_error(fmt::format("cannot write the secret file {}", path), error);
   }
 }
 

@@ -17,4 +17,10 @@ std::string next_submission_path(const std::string& output_dir, const std::strin
 // different folders). Throws SystemError naming the folder.
 std::string create_submission_folder(const std::string& output_dir, const std::string& timestamp);
 
+// Writes SECRET (and a newline) to a new file at PATH that only its owner
+// can read: created with O_EXCL and mode 0600, so it is never readable by
+// others, not even for a moment, and never replaces an existing file or
+// follows a link. Throws SystemError naming PATH.
+void write_secret_file(const std::string& path, const std::string& secret);
+
 }  // namespace dlaunch::submit

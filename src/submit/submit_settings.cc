@@ -18,6 +18,13 @@ const std::vector<Key>& submit_keys() {
       {"exclusive", ValueKind::kBool, "Whole nodes only (sbatch --exclusive)"},
       {"mem", ValueKind::kString, "Memory per node, e.g. 64G (sbatch --mem)"},
       {"sbatch-arg", ValueKind::kStringList, "Any other sbatch option, passed through (repeatable)"},
+      {"signal", ValueKind::kString,
+       "[R:]SIG@SECONDS: Slurm sends SIG (USR1 or USR2) to every node's dlaunch run SECONDS "
+       "(0-65535, default 60) before the time limit, and dlaunch forwards it to the workers so they "
+       "can checkpoint; Slurm may send it up to 60 s earlier than that (sbatch --signal, without B:)"},
+      {"requeue", ValueKind::kBool,
+       "After the --signal, once the workers exited, node 0 requeues the job (sbatch --requeue; "
+       "needs --signal; not with --srun or --launch task)"},
       {"output-dir", ValueKind::kString, "Where submission folders are made (default slurm-outputs)"},
       {"launch", ValueKind::kString, "node: one dlaunch run per node; task: srun starts one task per GPU"},
       {"resv-ports", ValueKind::kBool,

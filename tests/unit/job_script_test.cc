@@ -1,8 +1,15 @@
 // dlaunch submit's job scripts and commands for a set of option combinations.
 #include "submit/job_script.h"
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
+#include <sys/stat.h>
 
+#include "rendezvous/token.h"
+#include "submit/submission_folder.h"
 #include "util/error.h"
 
 namespace dlaunch::submit {
@@ -19,21 +26,38 @@ SubmitSettings with(std::initializer_list<std::pair<const char*, Value>> values)
   return settings;
 }
 
+// The lines between the exports and the srun line of every --launch node
+// script: the worker log folder (per Slurm restart) and the token.
+constexpr const char* kLogDirAndToken =
+    "# Worker logs: logs/ on the first run; logs/requeue_N/ when Slurm started the job\n"
+    "# again after N requeues (SLURM_RESTART_COUNT=N), so no run overwrites another's.\n"
+    "log_dir=/out/20261202_120000/logs\n"
+    "if [ \"${SLURM_RESTART_COUNT:-0}\" != 0 ]; then\n"
+    "  log_dir=/out/20261202_120000/logs/requeue_\"$SLURM_RESTART_COUNT\"\n"
+    "  echo \"dlaunch: job $SLURM_JOB_ID started again after requeue $SLURM_RESTART_COUNT; "
+    "worker logs in $log_dir\"\n"
+    "fi\n"
+    "# The rendezvous secret every node's dlaunch run proves (the file is readable by you only).\n"
+    "DLAUNCH_RDZV_TOKEN=$(cat /out/20261202_120000/rdzv.token) || exit 1\n"
+    "export DLAUNCH_RDZV_TOKEN\n";
+
 TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
   EXPECT_EQ(job_script(request_for(default_submit_settings())),
-            "#!/bin/bash\n"
-            "#SBATCH --job-name=train.py\n"
-            "#SBATCH --nodes=1\n"
-            "#SBATCH --ntasks-per-node=1\n"
-            "#SBATCH --gpus-per-node=1\n"
-            "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
-            "\n"
-            "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
-            "# node rank, GPUs, master address and port from the Slurm step.\n"
-            "export TIMESTAMP=20261202_120000\n"
-            "export OUTPUT_DIR=/out/20261202_120000\n"
-            "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
-            "/opt/dlaunch run --log-dir /out/20261202_120000/logs -- train.py\n");
+            std::string("#!/bin/bash\n"
+                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --nodes=1\n"
+                        "#SBATCH --ntasks-per-node=1\n"
+                        "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
+                        "#SBATCH --open-mode=append\n"
+                        "\n"
+                        "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
+                        "# node rank, GPUs, master address and port from the Slurm step.\n"
+                        "export TIMESTAMP=20261202_120000\n"
+                        "export OUTPUT_DIR=/out/20261202_120000\n") +
+                kLogDirAndToken +
+                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
+                "/opt/dlaunch run --log-dir \"$log_dir\" -- train.py\n");
 }
 
 TEST(JobScript, EveryResourceOptionAndPassThrough) {
@@ -66,16 +90,18 @@ TEST(JobScript, EveryResourceOptionAndPassThrough) {
             "#SBATCH --cpus-per-task=48\n"
             "#SBATCH --exclusive\n"
             "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
+            "#SBATCH --open-mode=append\n"
             "#SBATCH --quotatype=reserved\n"
             "#SBATCH --comment=x y\n"
             "\n"
             "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
             "# node rank, GPUs, master address and port from the Slurm step.\n"
             "export TIMESTAMP=20261202_120000\n"
-            "export OUTPUT_DIR=/out/20261202_120000\n"
-            "srun --nodes=4 --ntasks-per-node=1 --gpus-per-node=8 --cpus-per-task=48 "
-            "/opt/dlaunch run --log-dir /out/20261202_120000/logs --python "
-            "/usr/bin/python3 --max-restarts 3 -- train.py --lr 0.1\n");
+            "export OUTPUT_DIR=/out/20261202_120000\n" +
+                std::string(kLogDirAndToken) +
+                "srun --nodes=4 --ntasks-per-node=1 --gpus-per-node=8 --cpus-per-task=48 "
+                "/opt/dlaunch run --log-dir \"$log_dir\" --python "
+                "/usr/bin/python3 --max-restarts 3 -- train.py --lr 0.1\n");
 }
 
 TEST(JobScript, TaskLaunchStartsOneTaskPerGpu) {
@@ -90,6 +116,154 @@ TEST(JobScript, TaskLaunchStartsOneTaskPerGpu) {
                         "--kill-on-bad-exit=1 /opt/dlaunch exec -- train.py\n"),
             std::string::npos)
       << script;
+  // No rendezvous, so no token; no dlaunch run, so no log folder.
+  EXPECT_EQ(script.find("DLAUNCH_RDZV_TOKEN"), std::string::npos) << script;
+  EXPECT_EQ(script.find("log_dir"), std::string::npos) << script;
+  EXPECT_FALSE(request.token_file);
+}
+
+TEST(JobScript, SignalAndRequeue) {
+  auto request = request_for(with({{"nodes", std::int64_t{2}},
+                                   {"gpus-per-node", std::int64_t{2}},
+                                   {"signal", std::string("USR1@90")},
+                                   {"requeue", true}}));
+  EXPECT_EQ(job_script(request),
+            std::string("#!/bin/bash\n"
+                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --nodes=2\n"
+                        "#SBATCH --ntasks-per-node=1\n"
+                        "#SBATCH --gpus-per-node=2\n"
+                        "#SBATCH --signal=USR1@90\n"
+                        "#SBATCH --requeue\n"
+                        "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
+                        "#SBATCH --open-mode=append\n"
+                        "\n"
+                        "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
+                        "# node rank, GPUs, master address and port from the Slurm step.\n"
+                        "export TIMESTAMP=20261202_120000\n"
+                        "export OUTPUT_DIR=/out/20261202_120000\n") +
+                kLogDirAndToken +
+                "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 /opt/dlaunch run --log-dir "
+                "\"$log_dir\" --preempt-signal USR1 --requeue -- train.py\n");
+}
+
+TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
+  auto request = request_for(with({{"signal", std::string("R:SIGUSR2@600")}}));
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("#SBATCH --signal=R:USR2@600\n"), std::string::npos) << script;
+  EXPECT_EQ(script.find("--requeue"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --open-mode=append\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("run --log-dir \"$log_dir\" --preempt-signal USR2 -- train.py"),
+            std::string::npos)
+      << script;
+  // --srun: srun takes --signal itself.
+  EXPECT_EQ(shell_join(srun_job_command(request)),
+            "srun --job-name=train.py --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
+            "--signal=R:USR2@600 --quit-on-interrupt /opt/dlaunch run --log-dir "
+            "/out/20261202_120000/logs --preempt-signal USR2 -- train.py");
+  // One task per GPU: Slurm signals the tasks, which are the programs themselves.
+  auto task = request_for(with({{"signal", std::string("12@30")}, {"launch", std::string("task")}}));
+  script = job_script(task);
+  EXPECT_NE(script.find("#SBATCH --signal=USR2@30\n"), std::string::npos) << script;
+  EXPECT_EQ(script.find("--preempt-signal"), std::string::npos) << script;
+}
+
+TEST(JobScript, AWorkerLogFolderForEachSlurmRestart) {
+  // The folder's name needs quoting; the script still sets $log_dir right.
+  auto request = make_job_request(default_submit_settings(), {"train.py"}, "/opt/dlaunch",
+                                  "/out/it's here", "t");
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("log_dir='/out/it'\\''s here/logs'\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("  log_dir='/out/it'\\''s here/logs/requeue_'\"$SLURM_RESTART_COUNT\"\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("DLAUNCH_RDZV_TOKEN=$(cat '/out/it'\\''s here/rdzv.token') || exit 1\n"),
+            std::string::npos)
+      << script;
+  // Only the launcher's --log-dir is the variable: a program argument of the
+  // same spelling stays as it was.
+  auto same = request_for(default_submit_settings(), {"train.py", "--log-dir", "mine"});
+  EXPECT_NE(job_script(same).find("--log-dir \"$log_dir\" -- train.py --log-dir mine\n"),
+            std::string::npos);
+}
+
+// Runs SCRIPT with bash in FOLDER, srun replaced by a function that prints
+// the token it was given and its arguments, with VARIABLES set.
+std::string run_script(const std::string& folder, const std::string& script,
+                       const std::string& variables) {
+  std::ofstream(folder + "/job.sbatch") << script;
+  std::string command = "env -i PATH=/usr/bin:/bin " + variables +
+                        " bash -c 'srun() { echo \"token=$DLAUNCH_RDZV_TOKEN\"; printf \"arg=%s\\n\" "
+                        "\"$@\"; }; export -f srun; exec bash \"$0\"' " +
+                        shell_join({folder + "/job.sbatch"}) + " 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  std::string output;
+  char buffer[4096];
+  std::size_t got;
+  while ((got = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, got);
+  ::pclose(pipe);
+  return output;
+}
+
+TEST(JobScript, TheScriptReadsTheTokenAndPicksTheLogFolder) {
+  const std::string folder = ::testing::TempDir() + "dlaunch job 'script' test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  auto request = make_job_request(with({{"signal", std::string("USR1")}, {"requeue", true}}),
+                                  {"train.py"}, "/opt/dlaunch", folder, "t");
+  const std::string token = rendezvous::generate_token();
+  write_secret_file(*request.token_file, token);
+  const std::string script = job_script(request);
+
+  std::string first = run_script(folder, script, "SLURM_JOB_ID=7");
+  EXPECT_NE(first.find("token=" + token + "\n"), std::string::npos) << first;
+  EXPECT_NE(first.find("arg=--log-dir\narg=" + folder + "/logs\n"), std::string::npos) << first;
+  EXPECT_EQ(first.find("started again"), std::string::npos) << first;
+  EXPECT_EQ(run_script(folder, script, "SLURM_JOB_ID=7 SLURM_RESTART_COUNT=0"), first);
+
+  std::string again = run_script(folder, script, "SLURM_JOB_ID=7 SLURM_RESTART_COUNT=2");
+  EXPECT_NE(again.find("dlaunch: job 7 started again after requeue 2; worker logs in " + folder +
+                       "/logs/requeue_2\n"),
+            std::string::npos)
+      << again;
+  EXPECT_NE(again.find("arg=--log-dir\narg=" + folder + "/logs/requeue_2\n"), std::string::npos)
+      << again;
+
+  // Without its token file the job stops before srun.
+  std::filesystem::remove(*request.token_file);
+  std::string missing = run_script(folder, script, "SLURM_JOB_ID=7");
+  EXPECT_EQ(missing.find("arg="), std::string::npos) << missing;
+  std::filesystem::remove_all(folder);
+}
+
+TEST(JobScript, TheTokenIsInNoScriptAndItsFileIsTheOwnersOnly) {
+  const std::string folder = ::testing::TempDir() + "dlaunch_token_test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  auto request = make_job_request(with({{"nodes", std::int64_t{2}}}), {"train.py"}, "/opt/dlaunch",
+                                  folder, "t");
+  ASSERT_TRUE(request.token_file);
+  EXPECT_EQ(*request.token_file, folder + "/rdzv.token");
+  const std::string token = rendezvous::generate_token();
+  EXPECT_EQ(token.size(), 64u);
+  // Even a permissive umask gives no one else a look.
+  mode_t old_mask = ::umask(0);
+  write_secret_file(*request.token_file, token);
+  ::umask(old_mask);
+  struct stat info {};
+  ASSERT_EQ(::stat(request.token_file->c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0600u);
+  std::stringstream contents;
+  contents << std::ifstream(*request.token_file).rdbuf();
+  EXPECT_EQ(contents.str(), token + "\n");
+
+  EXPECT_EQ(job_script(request).find(token), std::string::npos);
+  EXPECT_EQ(shell_join(srun_job_command(request)).find(token), std::string::npos);
+  EXPECT_EQ(shell_join(srun_step_command(request)).find(token), std::string::npos);
+  // Never replaced: each submission writes its own file once.
+  EXPECT_THROW(write_secret_file(*request.token_file, rendezvous::generate_token()), SystemError);
+  std::filesystem::remove_all(folder);
 }
 
 TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {

@@ -2,6 +2,7 @@
 #include "launch/worker_plan.h"
 
 #include <gtest/gtest.h>
+#include <map>
 
 #include "util/error.h"
 
@@ -22,11 +23,15 @@ World uneven_world() {
   World world;
   world.round = 1;
   world.nproc_per_node = {2, 3};
-  world.hosts = {"a", "b"};
   world.worker_master_addr = std::string("a");  // GCC 12 -Wrestrict false positive on = "a"
   world.worker_master_port = 4444;
   world.run_id = "job7";
   return world;
+}
+
+// An environment of one variable.
+Environment only(const std::string& name, const std::string& value) {
+  return Environment(std::map<std::string, std::string>{{name, value}});
 }
 
 std::string get(const WorkerSpec& worker, const char* name) {
@@ -90,6 +95,51 @@ TEST(WorkerPlan, ParentEnvironmentIsInherited) {
   auto plan = plan_workers(two_node_config(0), uneven_world(), parent, "/logs", "a");
   EXPECT_EQ(get(plan.workers[1], "PATH"), "/x");
   EXPECT_EQ(get(plan.workers[1], "RANK"), "1");  // ours wins over an inherited one
+}
+
+TEST(WorkerPlan, RestartCountAddsSlurmRequeuesToTheLaunchersRestarts) {
+  // uneven_world() is the launcher's round 1; Slurm started the job twice more.
+  Environment requeued = only("SLURM_RESTART_COUNT", "2");
+  auto plan = plan_workers(two_node_config(0), uneven_world(), requeued, "/logs", "a");
+  EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "3");
+  EXPECT_EQ(get(plan.workers[1], "TORCHELASTIC_RESTART_COUNT"), "3");
+  EXPECT_EQ(get(plan.workers[0], "SLURM_RESTART_COUNT"), "2");  // passed through as well
+  // The log folder still counts the launcher's rounds only (the job script
+  // gives each Slurm restart a --log-dir of its own).
+  EXPECT_EQ(plan.workers[0].error_file, "/logs/attempt_1/rank0/error.json");
+
+  World first = uneven_world();
+  first.round = 0;
+  Environment once = only("SLURM_RESTART_COUNT", "1");
+  plan = plan_workers(two_node_config(0), first, once, "/logs", "a");
+  EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "1");
+  plan = plan_workers(two_node_config(0), first, only("SLURM_RESTART_COUNT", "0"), "/logs", "a");
+  EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "0");
+  plan = plan_workers(two_node_config(0), first, Environment(), "/logs", "a");
+  EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "0");
+}
+
+TEST(WorkerPlan, BadSlurmRestartCountIsNamed) {
+  for (const char* bad : {"x", "-1", "1.5", "2x", "99999999999"}) {
+    try {
+      plan_workers(two_node_config(0), uneven_world(), only("SLURM_RESTART_COUNT", bad),
+                   "/logs", "a");
+      ADD_FAILURE() << "accepted SLURM_RESTART_COUNT=" << bad;
+    } catch (const InputError& error) {
+      std::string message = error.what();
+      EXPECT_NE(message.find("SLURM_RESTART_COUNT"), std::string::npos) << message;
+      EXPECT_NE(message.find(std::string("'") + bad + "'"), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(WorkerPlan, WorkersDoNotGetTheRendezvousSecret) {
+  Environment parent({{"DLAUNCH_RDZV_TOKEN", std::string(64, 'a')}, {"PATH", "/x"}});
+  auto plan = plan_workers(two_node_config(0), uneven_world(), parent, "/logs", "a");
+  for (const auto& worker : plan.workers) {
+    EXPECT_EQ(get(worker, "DLAUNCH_RDZV_TOKEN"), "<unset>");
+    EXPECT_EQ(get(worker, "PATH"), "/x");
+  }
 }
 
 TEST(WorkerPlan, PrefixTemplate) {
