@@ -126,13 +126,15 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
     if (round == 0) print_notices(plan.notices);
     NodeOutcome outcome = supervise(plan, settings, *coordinator, signals, watchdog);
     Verdict verdict = coordinator->finish(outcome);
+    // After a preemption warning the job goes back to the queue whatever its
+    // workers' codes (they may exit non-zero on the signal); never restarted here.
+    if (outcome.preempted && config.requeue && settings.node_rank == 0) return requeue(environment);
     if (verdict.kind == Verdict::Kind::kRestart) {
       fmt::print(stderr, "dlaunch: {}; restarting every worker (restart {} of {})\n",
                  verdict.failure ? describe_failure(*verdict.failure) : "a node failed",
                  round + 1, config.max_restarts);
       continue;
     }
-    if (outcome.preempted && config.requeue && settings.node_rank == 0) return requeue(environment);
     if (verdict.kind == Verdict::Kind::kFailed)
       fmt::print(stderr, "{}", format_failure_summary(verdict, settings.node_rank));
     if (log_root.temporary() && log_root.kept())

@@ -39,8 +39,9 @@ Verdict decide_verdict(const NodeOutcome& outcome, int round, int max_restarts) 
   if (outcome.succeeded) return verdict;
   verdict.failure = outcome.failure;
   verdict.exit_code = outcome.failure ? outcome.failure->exit_code : 1;
-  // A launcher told to stop by a signal ends the job; only worker failures restart it.
-  bool restartable = outcome.stop_signal == 0 && round < max_restarts;
+  // A launcher told to stop by a signal ends the job, and after a
+  // preemption warning the job is about to end; only worker failures restart it.
+  bool restartable = outcome.stop_signal == 0 && !outcome.preempted && round < max_restarts;
   verdict.kind = restartable ? Verdict::Kind::kRestart : Verdict::Kind::kFailed;
   return verdict;
 }

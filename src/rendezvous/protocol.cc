@@ -256,7 +256,7 @@ Failure decode_failure(std::string_view payload) {
 std::string encode(const OutcomeMessage& message) {
   Writer writer;
   writer.u32(message.round).u8(message.outcome.succeeded ? 1 : 0);
-  writer.i32(message.outcome.stop_signal);
+  writer.i32(message.outcome.stop_signal).u8(message.outcome.preempted ? 1 : 0);
   write_optional_failure(writer, message.outcome.failure);
   return writer.take();
 }
@@ -267,6 +267,7 @@ OutcomeMessage decode_outcome(std::string_view payload) {
   message.round = reader.u32();
   message.outcome.succeeded = reader.u8() != 0;
   message.outcome.stop_signal = reader.i32();
+  message.outcome.preempted = reader.u8() != 0;
   message.outcome.failure = read_optional_failure(reader);
   reader.finish();
   return message;

@@ -336,10 +336,10 @@ class RendezvousServer::Loop {
   void decide() {
     Verdict verdict;
     bool all_succeeded = true;
-    bool stopped_by_signal = false;
+    bool stopped_by_signal = false;  // or warned of a preemption: the job is about to end
     for (const auto& [rank, outcome] : outcomes_) {
       all_succeeded &= outcome.succeeded;
-      stopped_by_signal |= outcome.stop_signal != 0;
+      stopped_by_signal |= outcome.stop_signal != 0 || outcome.preempted;
     }
     if (!all_succeeded) {
       verdict.failure = first_failure_;

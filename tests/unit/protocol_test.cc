@@ -97,6 +97,17 @@ TEST(Protocol, VerdictWithFailureRoundTrips) {
   EXPECT_EQ(decoded.verdict.failure->last_lines, failure.last_lines);
 }
 
+TEST(Protocol, OutcomeCarriesThePreemptionWarning) {
+  NodeOutcome outcome;
+  outcome.stop_signal = 15;
+  outcome.preempted = true;
+  auto decoded = decode_outcome(encode(OutcomeMessage{4, outcome}));
+  EXPECT_EQ(decoded.round, 4u);
+  EXPECT_EQ(decoded.outcome.stop_signal, 15);
+  EXPECT_TRUE(decoded.outcome.preempted);
+  EXPECT_FALSE(decoded.outcome.failure);
+}
+
 TEST(Protocol, FramesArriveInPieces) {
   std::string wire = encode_frame(MessageType::kStop, encode(TextMessage{1, "stop now"})) +
                      encode_frame(MessageType::kAbort, encode(TextMessage{1, "abort"}));

@@ -437,6 +437,23 @@ TEST(RendezvousServer, RestartsOpenANewRound) {
   EXPECT_EQ(decode_verdict(node0.receive()->payload).verdict.kind, Verdict::Kind::kSucceeded);
 }
 
+TEST(RendezvousServer, AJobWarnedOfPreemptionIsNotRestarted) {
+  Service service(2, /*max_restarts=*/3);
+  Client node0(service.port), node1(service.port);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  node0.receive();
+  node1.receive();
+  NodeOutcome warned;  // the workers exited non-zero after the preemption signal
+  warned.failure = worker_failure(0, 0, 1);
+  warned.preempted = true;
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, warned}));
+  node1.receive();  // stop
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  for (Client* client : {&node0, &node1})
+    EXPECT_EQ(decode_verdict(client->receive()->payload).verdict.kind, Verdict::Kind::kFailed);
+}
+
 TEST(RendezvousServer, LostNodeFailsTheJob) {
   Service service(2);
   Client node0(service.port);
