@@ -119,6 +119,34 @@ void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& requ
   if (request.launch == LaunchMode::kTask) srun.push_back("--kill-on-bad-exit=1");
 }
 
+// The --shutdown-timeout the launchers will use (dlaunch run's default: 30 s).
+int shutdown_seconds(const JobRequest& request) {
+  const auto& args = request.run_args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    for (std::string_view name : {"--shutdown-timeout", "--shutdown_timeout"}) {
+      std::string_view arg = args[i];
+      std::optional<std::string_view> value;
+      if (arg == name && i + 1 < args.size()) value = args[i + 1];
+      else if (arg.starts_with(name) && arg.size() > name.size() && arg[name.size()] == '=')
+        value = arg.substr(name.size() + 1);
+      if (value) {
+        if (auto seconds = parse_int(*value)) return static_cast<int>(*seconds);
+      }
+    }
+  }
+  return 30;
+}
+
+// In node mode the launchers end together, within one shutdown of each
+// other. A launcher that never reached the rendezvous (stuck on a hung file
+// system, say) would keep the step, and the job, alive until its time
+// limit: srun --wait ends the remaining tasks that long after the first
+// one exited, enough for the others' orderly shutdown.
+void add_straggler_wait(std::vector<std::string>& srun, const JobRequest& request) {
+  if (request.launch == LaunchMode::kTask) return;
+  srun.push_back(fmt::format("--wait={}", shutdown_seconds(request) + kStragglerMarginSeconds));
+}
+
 bool needs_quotes(const std::string& word) {
   if (word.empty()) return true;
   for (char c : word) {
@@ -313,6 +341,7 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
     if (option.starts_with("--cpus-per-task=")) srun.push_back(option);
   }
   add_kill_on_bad_exit(srun, request);
+  add_straggler_wait(srun, request);
   if (request.resv_ports) srun.push_back("--resv-ports=1");
   auto program = node_program(request);
   srun.insert(srun.end(), program.begin(), program.end());
@@ -355,6 +384,7 @@ std::vector<std::string> srun_job_command(const JobRequest& request) {
   // srun takes --signal as sbatch does, without B:.
   if (request.signal) srun.push_back("--signal=" + request.signal->sbatch_value());
   add_kill_on_bad_exit(srun, request);
+  add_straggler_wait(srun, request);
   // One Ctrl-C cancels the step (srun's default needs two within a second).
   srun.push_back("--quit-on-interrupt");
   if (request.resv_ports) srun.push_back("--resv-ports=1");
