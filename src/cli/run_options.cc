@@ -90,6 +90,8 @@ constexpr FlagOption kFlagOptions[] = {
      "After --preempt-signal, requeue the Slurm job (scontrol requeue) once the workers exited"},
     {"allow-uneven", "", &RunOptions::allow_uneven,
      "Let nodes run different numbers of workers (otherwise the rendezvous refuses a mismatch)"},
+    {"stop-on-stdin-close", "", &RunOptions::stop_on_stdin_close,
+     "Stop the job when standard input closes (dlaunch ssh keeps it open for the job's life)"},
 };
 
 std::string underscored(std::string_view name) {
@@ -206,6 +208,22 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
     throw UsageError(
         "no PROGRAM given to dlaunch run. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");
   return options;
+}
+
+RunOptionKind run_option_kind(std::string_view arg) {
+  std::string_view name = arg.substr(0, arg.find('='));
+  auto matches = [&](const char* dashed, const char* short_name) {
+    std::string long_name = std::string("--") + dashed;
+    return name == long_name || name == "--" + underscored(dashed) ||
+           (*short_name != '\0' && name == std::string("-") + short_name);
+  };
+  for (const auto& option : kValueOptions) {
+    if (matches(option.name, option.short_name)) return RunOptionKind::kValued;
+  }
+  for (const auto& option : kFlagOptions) {
+    if (matches(option.name, option.short_name)) return RunOptionKind::kFlag;
+  }
+  return RunOptionKind::kUnknown;
 }
 
 std::string run_options_help() {

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/environment.h"
@@ -54,6 +55,7 @@ struct RunOptions {
   std::optional<Setting> preempt_signal;   // the signal that warns of preemption (USR1, ...)
   bool requeue = false;                    // requeue the Slurm job after a preemption signal
   bool allow_uneven = false;               // nodes may run different numbers of workers
+  bool stop_on_stdin_close = false;        // dlaunch ssh: a closed session stops this node
 
   // PROGRAM [ARGS...], untouched.
   std::vector<std::string> command;
@@ -66,6 +68,12 @@ struct RunOptions {
 std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
                                             const Environment& environment,
                                             bool require_program = true);
+
+// What ARG ("--nproc-per-node", "--nproc_per_node=4", "-r", "--standalone")
+// is to dlaunch run: a valued option (its value is the next word unless
+// given with '='), a flag, or not one of its options.
+enum class RunOptionKind { kValued, kFlag, kUnknown };
+RunOptionKind run_option_kind(std::string_view arg);
 
 // The help text of `dlaunch run`.
 std::string run_options_help();

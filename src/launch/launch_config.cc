@@ -255,6 +255,7 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
   if (config.requeue && !environment.get("SLURM_JOB_ID"))
     throw InputError("--requeue needs a Slurm batch job (SLURM_JOB_ID is unset)");
   config.allow_uneven = options.allow_uneven;
+  config.stop_on_stdin_close = options.stop_on_stdin_close;
 }
 
 }  // namespace

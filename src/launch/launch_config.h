@@ -59,6 +59,7 @@ struct LaunchConfig {
   int preempt_signal = 0;  // 0: none; else forwarded and remembered as a preemption
   bool requeue = false;    // node 0 requeues the Slurm job after a preemption
   bool allow_uneven = false;
+  bool stop_on_stdin_close = false;
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the

@@ -8,6 +8,7 @@
 #include "launch/local_coordinator.h"
 #include "launch/log_root.h"
 #include "launch/signal_channel.h"
+#include "launch/stdin_watch.h"
 #include "launch/supervisor.h"
 #include "launch/watchdog.h"
 #include "launch/worker_plan.h"
@@ -97,6 +98,8 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   // Signals are blocked before node 0's rendezvous thread exists, so that
   // thread inherits the mask and every signal arrives at the signalfd.
   SignalChannel signals;
+  std::optional<StdinWatch> stdin_watch;
+  if (config.stop_on_stdin_close) stdin_watch.emplace();
   const std::string host = local_host_name();
   print_notices(config.topology.notices);
   if (config.topology.nnodes.value > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)

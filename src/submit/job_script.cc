@@ -147,15 +147,6 @@ void add_straggler_wait(std::vector<std::string>& srun, const JobRequest& reques
   srun.push_back(fmt::format("--wait={}", shutdown_seconds(request) + kStragglerMarginSeconds));
 }
 
-bool needs_quotes(const std::string& word) {
-  if (word.empty()) return true;
-  for (char c : word) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos))
-      return true;
-  }
-  return false;
-}
-
 // --requeue needs the signal that precedes it, a batch job, and a dlaunch
 // run on node 0 to do it.
 void check_requeue(const SubmitSettings& settings, const JobRequest& request) {
@@ -268,21 +259,6 @@ PreemptSignal parse_preempt_signal(const std::string& text, const std::string& s
   }
   signal.name = preempt_signal_name(name, what);
   return signal;
-}
-
-std::string shell_join(const std::vector<std::string>& args) {
-  std::string line;
-  for (const auto& word : args) {
-    if (!line.empty()) line += ' ';
-    if (!needs_quotes(word)) {
-      line += word;
-      continue;
-    }
-    line += '\'';
-    for (char c : word) line += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-    line += '\'';
-  }
-  return line;
 }
 
 JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::string> command,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "submit/submit_settings.h"
+#include "util/shell_words.h"
 
 namespace dlaunch::submit {
 
@@ -83,7 +84,5 @@ std::vector<std::string> srun_job_command(const JobRequest& request);
 // allocation already has).
 std::vector<std::string> srun_step_command(const JobRequest& request);
 
-// ARGS as one shell line, each word quoted only when it needs to be.
-std::string shell_join(const std::vector<std::string>& args);
 
 }  // namespace dlaunch::submit
