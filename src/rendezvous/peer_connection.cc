@@ -33,7 +33,12 @@ constexpr std::size_t kReadSize = 16 * 1024;
 }  // namespace
 
 PeerConnection::PeerConnection(Fd fd, Clock::time_point now)
-    : fd_(std::move(fd)), address_(peer_address(fd_.get())), connected_at_(now), last_heard_(now) {}
+    : fd_(std::move(fd)), connected_at_(now), last_heard_(now) {}
+
+const std::string& PeerConnection::address() const {
+  if (address_.empty()) address_ = peer_address(fd_.get());
+  return address_;
+}
 
 bool PeerConnection::receive(Clock::time_point now) {
   char buffer[kReadSize];

@@ -21,8 +21,9 @@ class PeerConnection {
   PeerConnection(Fd fd, Clock::time_point now);
 
   int fd() const { return fd_.get(); }
-  // "10.0.0.3:41234", for the log.
-  const std::string& address() const { return address_; }
+  // "10.0.0.3:41234", for the log; looked up on first use, since most
+  // connections never need it.
+  const std::string& address() const;
 
   // Reads what the socket holds. False when the peer closed the connection
   // or it failed.
@@ -47,7 +48,7 @@ class PeerConnection {
 
  private:
   Fd fd_;
-  std::string address_;
+  mutable std::string address_;
   FrameReader reader_;
   std::string outbox_;
   std::size_t outbox_sent_ = 0;

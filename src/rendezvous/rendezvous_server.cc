@@ -53,6 +53,7 @@ class RendezvousServer::Loop {
   Loop(Fd listener, ServerSettings settings)
       : listener_(std::move(listener)), settings_(std::move(settings)) {
     set_nonblocking(listener_.get());
+    set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) throw system_error("cannot create the rendezvous service's event loop", errno);
     auto now = Clock::now();
@@ -124,7 +125,6 @@ class RendezvousServer::Loop {
                                 unauthenticated_));
         continue;
       }
-      set_no_delay(socket.get());
       auto peer = std::make_unique<Peer>(PeerConnection(std::move(socket), now),
                                          random_bytes(kChallengeSize));
       Peer* raw = peer.get();
@@ -186,13 +186,13 @@ class RendezvousServer::Loop {
 
   void on_join(Peer& peer, const JoinMessage& join) {
     int rank = static_cast<int>(join.node_rank);
-    std::string who = fmt::format("{} (node {}, {})", join.host, rank, peer.connection.address());
+    auto who = [&] { return fmt::format("{} (node {}, {})", join.host, rank, peer.connection.address()); };
     if (!peer.authenticated && !authentic(peer, join)) {
       std::string why = join.proof.empty() ? "it presented no rendezvous token, but this job requires one"
                                            : "its rendezvous token is wrong";
       refused_ranks_[rank] = fmt::format("a launcher claiming node {} from {} was refused: {}", rank,
                                          peer.connection.address(), why);
-      return refuse(peer, fmt::format("refused {}: {}", who, why),
+      return refuse(peer, fmt::format("refused {}: {}", who(), why),
                     fmt::format("node 0 refused this launcher: {}. Give every node the same token "
                                 "($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)",
                                 why));
@@ -200,7 +200,7 @@ class RendezvousServer::Loop {
     if (join.run_id != settings_.run_id)
       return refuse(peer,
                     fmt::format("refused {}: it belongs to job '{}', this rendezvous serves job '{}'",
-                                who, join.run_id, settings_.run_id),
+                                who(), join.run_id, settings_.run_id),
                     fmt::format("node 0's rendezvous serves job '{}', not '{}'; give every node the "
                                 "same --rdzv-id",
                                 settings_.run_id, join.run_id));
@@ -213,7 +213,7 @@ class RendezvousServer::Loop {
     if (auto problem = preflight_problem(join, rank)) return abort_job(*problem, &peer, rank);
     if (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_)
       return refuse(peer, fmt::format("refused {}: it joined round {} but the job is in round {} and {}",
-                                      who, join.round, round_, phase_name()),
+                                      who(), join.round, round_, phase_name()),
                     fmt::format("the job is in round {}, this launcher joined round {}", round_, join.round));
     auto existing = joined_.find(rank);
     if (existing != joined_.end() && existing->second != &peer)
