@@ -14,6 +14,10 @@ namespace dlaunch {
 namespace {
 
 [[noreturn]] void watchdog_main(int pipe_fd) {
+  // A group of its own: `kill -9 -PGID` of the launcher's group (a shell's
+  // job control, a wrapper that kills its child's group) must not take the
+  // watchdog with it, or the workers' children would outlive them all.
+  ::setpgid(0, 0);
   // Survive the signals aimed at the launcher's terminal group: the
   // launcher decides what happens to the workers while it lives.
   for (int ignored : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE})

@@ -62,6 +62,21 @@ expect_exit 2 "$DLAUNCH" run --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --
 expect_contains "the message says what to do" "$(cat "$ERR")" "run chmod 600 on it"
 no_leftovers
 
+section "SIGKILL to the launcher's whole process group leaves no worker or worker child"
+rm -f "$TEST_DIR"/started.*
+PARENT_WORKER=$(write_worker parent.sh <<'EOF'
+(exec -a "$0.child" sleep 300) &
+touch "$DIR/started.$RANK"
+wait
+EOF
+)
+setsid "$DLAUNCH" run --nproc-per-node 2 -- "$PARENT_WORKER" >"$TEST_DIR/group.out" 2>&1 &
+launcher=$!
+wait_for_files 30 "$TEST_DIR/started.0" "$TEST_DIR/started.1" || fail "both workers started"
+kill -KILL -- "-$launcher"
+wait "$launcher" 2>/dev/null
+no_leftovers "the watchdog (in a group of its own) killed the workers' groups"
+
 # freeze_case WHO: both nodes run LONG_WORKER; WHO's launcher is frozen with
 # SIGSTOP once every worker started; the other launcher must stop its
 # workers and exit 1 within the heartbeat timeout, naming the frozen node.
