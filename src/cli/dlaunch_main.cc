@@ -9,6 +9,7 @@
 #include "cli/exec_command.h"
 #include "cli/hostlist_command.h"
 #include "cli/run_command.h"
+#include "cli/ssh_command.h"
 #include "cli/submit_command.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -26,6 +27,7 @@ int help_command(const CommandArgs&);
 constexpr Command kCommands[] = {
     {"run", "start and supervise this node's workers (torchrun-compatible)", run_command},
     {"submit", "submit a job to Slurm with sbatch, or run it now with srun", submit_command},
+    {"ssh", "run a job on hosts over ssh: dlaunch run on every host, one output", ssh_command},
     {"exec", "inside an srun task: set torchrun's variables from Slurm's and run PROGRAM",
      exec_command},
     {"check", "prove the fabric: all-reduce check, bandwidth sweep, node-pair bandwidth",

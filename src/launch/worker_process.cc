@@ -47,13 +47,13 @@ ExecArrays make_exec_arrays(const std::vector<std::string>& argv, const Environm
 void enlarge_pipe(int fd) { ::fcntl(fd, F_SETPIPE_SZ, 1 << 20); }
 
 [[noreturn]] void exec_in_child(const std::string& path, ExecArrays& arrays, pid_t parent,
-                                int stdout_fd, int stderr_fd, int error_fd) {
+                                int stdin_fd, int stdout_fd, int stderr_fd, int error_fd) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
   SignalChannel::reset_in_child();
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  int input = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
+  if (input >= 0) ::dup2(input, STDIN_FILENO);
   ::dup2(stdout_fd, STDOUT_FILENO);
   ::dup2(stderr_fd, STDERR_FILENO);
   ::execve(path.c_str(), arrays.argv.data(), arrays.envp.data());
@@ -77,7 +77,8 @@ std::optional<std::string> find_executable(const std::string& program,
   return std::nullopt;
 }
 
-StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment) {
+StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment,
+                           int stdin_fd) {
   DLAUNCH_ASSERT(!argv.empty());
   auto path = find_executable(argv[0], environment);
   if (!path)
@@ -94,7 +95,7 @@ StartedWorker start_worker(const std::vector<std::string>& argv, const Environme
   pid_t pid = ::fork();
   if (pid < 0) throw system_error("cannot fork a worker", errno);
   if (pid == 0)
-    exec_in_child(*path, arrays, parent, out.write_end.get(), err.write_end.get(),
+    exec_in_child(*path, arrays, parent, stdin_fd, out.write_end.get(), err.write_end.get(),
                   exec_status.write_end.get());
 
   ::setpgid(pid, pid);  // also here, so the group exists before we may signal it

@@ -27,11 +27,12 @@ std::optional<std::string> find_executable(const std::string& program,
                                            const Environment& environment);
 
 // Forks and execs ARGV with ENVIRONMENT. The child gets a new process
-// group, SIGKILL when the launcher dies, /dev/null as stdin and pipes as
-// stdout/stderr. It does not wait for the exec, so several workers start
-// side by side; confirm_exec() tells how it went. Throws SystemError when
-// the program is not found or fork fails.
-StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment);
+// group, SIGKILL when the launcher dies, STDIN_FD (default /dev/null) as
+// stdin and pipes as stdout/stderr. It does not wait for the exec, so
+// several workers start side by side; confirm_exec() tells how it went.
+// Throws SystemError when the program is not found or fork fails.
+StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment,
+                           int stdin_fd = -1);
 
 // Waits until WORKER's exec has happened. Returns 0 when it succeeded, else
 // the errno of the failed exec (the child has then exited with 127).

@@ -1,0 +1,162 @@
+#include "cli/ssh_command.h"
+
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "cli/run_options.h"
+#include "launch/launch_config.h"
+#include "launch/signal_channel.h"
+#include "rendezvous/token.h"
+#include "slurm/hostlist.h"
+#include "ssh/host_file.h"
+#include "ssh/remote_command.h"
+#include "ssh/ssh_options.h"
+#include "ssh/ssh_preflight.h"
+#include "ssh/ssh_sessions.h"
+#include "util/environment.h"
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch {
+namespace {
+
+using namespace ssh;
+
+std::string read_text_file(const std::string& path, const char* option) {
+  std::ifstream file(path);
+  if (!file) throw InputError(fmt::format("{} {}: cannot read it (no such file, or no permission)", option, path));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::vector<HostEntry> job_hosts(const SshOptions& options) {
+  auto hosts = options.hosts ? parse_host_list(*options.hosts)
+                             : parse_host_file(read_text_file(*options.hostfile, "--hostfile"),
+                                               *options.hostfile);
+  return select_hosts(std::move(hosts), options.include, options.exclude);
+}
+
+std::string own_path() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw SystemError("cannot find dlaunch's own path in /proc/self/exe");
+  return path.string();
+}
+
+// A port for node 0's rendezvous in the range dlaunch run derives Slurm
+// ports from; two jobs on one master rarely draw the same, and if they do
+// node 0 says so and the job stops at once.
+int random_port() {
+  std::mt19937 random(std::random_device{}());
+  return kDefaultPortRangeLow + static_cast<int>(random() % (kDefaultPortRangeHigh - kDefaultPortRangeLow + 1));
+}
+
+std::string random_run_id() {
+  return "ssh-" + rendezvous::generate_token().substr(0, 12);
+}
+
+// Hosts with slots=N run N workers; when those differ every node must
+// consent to uneven counts.
+bool uneven(const std::vector<HostEntry>& hosts) {
+  std::set<std::optional<int>> counts;
+  for (const auto& entry : hosts) counts.insert(entry.slots);
+  return counts.size() > 1;
+}
+
+JobPlan make_plan(const SshOptions& options, const std::vector<HostEntry>& hosts,
+                  const Environment& environment) {
+  JobPlan plan;
+  plan.nnodes = static_cast<int>(hosts.size());
+  plan.master_addr = options.master_addr.value_or(hosts.front().host);
+  plan.master_port = options.master_port.value_or(random_port());
+  plan.run_id = random_run_id();
+  plan.uneven = uneven(hosts);
+  plan.working_dir = std::filesystem::current_path().string();
+  std::optional<std::string> env_file;
+  if (options.env_file) env_file = read_text_file(*options.env_file, "--env-file");
+  plan.env = carried_variables(options.env, env_file, options.env_file.value_or(""),
+                               [&](const std::string& name) { return environment.get(name); });
+  plan.remote_dlaunch = options.remote_dlaunch.value_or(own_path());
+  plan.run_args = options.run_args;
+  plan.command = options.command;
+  plan.ssh_args = options.ssh_args;
+  plan.connect_timeout = options.connect_timeout;
+  return plan;
+}
+
+// The worker's argv as each host's dlaunch run will build it, for the preflight.
+std::vector<std::string> worker_argv(const SshOptions& options, const Environment& environment) {
+  std::vector<std::string> args = options.run_args;
+  args.push_back("--");
+  args.insert(args.end(), options.command.begin(), options.command.end());
+  auto run = parse_run_options(args, environment);
+  return worker_command(*run, environment);
+}
+
+void preflight(const JobPlan& plan, const std::vector<HostEntry>& hosts, const SshOptions& options,
+               const Environment& environment) {
+  std::vector<std::string> names;
+  for (const auto& entry : hosts) names.push_back(entry.host);
+  auto problems = preflight_hosts(plan, names, worker_argv(options, environment));
+  if (problems.empty()) return;
+  std::string text = fmt::format("dlaunch ssh: the job did not start: {} problem{} on {} host{}:",
+                                 problems.size(), problems.size() == 1 ? "" : "s", hosts.size(),
+                                 hosts.size() == 1 ? "" : "s");
+  for (const auto& problem : problems) text += "\n  " + problem;
+  throw SystemError(text);
+}
+
+std::vector<Session> make_sessions(const JobPlan& plan, const std::vector<HostEntry>& hosts) {
+  std::vector<Session> sessions;
+  for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
+    HostLaunch launch{hosts[rank].host, static_cast<int>(rank), hosts[rank].slots, hosts[rank].selected};
+    sessions.push_back(
+        Session{launch.host, launch.node_rank, ssh_argv(plan, launch.host, remote_launch_command(plan, launch))});
+  }
+  return sessions;
+}
+
+// A grace longer than the hosts' own --shutdown-timeout, so their
+// launchers stop their workers before ssh is signalled.
+std::chrono::milliseconds hang_up_grace(const SshOptions& options, const Environment& environment) {
+  std::vector<std::string> args = options.run_args;
+  args.insert(args.end(), {"--", "true"});
+  auto run = parse_run_options(args, environment);
+  auto config_timeout = std::chrono::milliseconds(30'000);
+  if (run->shutdown_timeout)
+    config_timeout = std::chrono::seconds(
+        parse_int_in_range(run->shutdown_timeout->value, 0, 7 * 24 * 3600, "--shutdown-timeout"));
+  return config_timeout + std::chrono::seconds(15);
+}
+
+}  // namespace
+
+int ssh_command(const CommandArgs& args) {
+  auto options = parse_ssh_options(args);
+  if (!options) return 0;
+  Environment environment = Environment::from_process();
+  auto hosts = job_hosts(*options);
+  JobPlan plan = make_plan(*options, hosts, environment);
+  if (!options->no_preflight) preflight(plan, hosts, *options, environment);
+  std::vector<std::string> names;
+  for (const auto& entry : hosts) names.push_back(entry.host);
+  fmt::print(stderr, "dlaunch ssh: {} host{} ({}), node 0's rendezvous at {}:{}\n", hosts.size(),
+             hosts.size() == 1 ? "" : "s", slurm::compress_hostlist(names), plan.master_addr,
+             plan.master_port);
+  // A host that closes its end early must not kill dlaunch ssh.
+  ::signal(SIGPIPE, SIG_IGN);
+  SignalChannel signals;
+  SessionSettings settings;
+  settings.first_line = rendezvous::generate_token() + "\n";
+  settings.host_log_dir = options->host_log_dir;
+  settings.grace = hang_up_grace(*options, environment);
+  return run_sessions(make_sessions(plan, hosts), settings, signals);
+}
+
+}  // namespace dlaunch

@@ -1,0 +1,10 @@
+#pragma once
+
+#include "cli/command.h"
+
+namespace dlaunch {
+
+// dlaunch ssh (--hosts H1,H2 | --hostfile FILE) [options] [run options] [--] PROGRAM [ARGS...]
+int ssh_command(const CommandArgs& args);
+
+}  // namespace dlaunch

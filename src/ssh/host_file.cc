@@ -1,0 +1,185 @@
+#include "ssh/host_file.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "slurm/hostlist.h"
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch::ssh {
+namespace {
+
+// A slot count above this is a typo, not a machine.
+constexpr int kMaxSlots = 1024;
+
+std::vector<std::string> words_of(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : line) {
+    if (c == ' ' || c == '\t' || c == '\r') {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+void add_unique(std::vector<HostEntry>& hosts, std::set<std::string>& seen, HostEntry entry,
+                const std::string& where) {
+  if (!seen.insert(entry.host).second)
+    throw InputError(fmt::format("{}: host '{}' is listed twice; list each host once (give it "
+                                 "slots=N for several workers)",
+                                 where, entry.host));
+  hosts.push_back(std::move(entry));
+}
+
+int parse_slots(std::string_view word, const std::string& where) {
+  return static_cast<int>(
+      parse_int_in_range(word.substr(6), 1, kMaxSlots, where + ": slots"));
+}
+
+// "host1:0,2" -> {"host1", {0, 2}}; "host1" -> {"host1", {}}.
+std::map<std::string, std::vector<int>> parse_selection(const std::string& text,
+                                                        const char* option) {
+  std::map<std::string, std::vector<int>> selection;
+  for (const auto& part : split(text, '@')) {
+    std::string_view item = trim(part);
+    if (item.empty())
+      throw InputError(fmt::format("{} '{}': an empty host between '@'; expected HOST[:SLOT,...]@...",
+                                   option, text));
+    auto colon = item.find(':');
+    std::string_view names = item.substr(0, colon);
+    std::vector<int> slots;
+    if (colon != std::string_view::npos) {
+      for (const auto& slot : split(item.substr(colon + 1), ','))
+        slots.push_back(static_cast<int>(parse_int_in_range(
+            trim(slot), 0, kMaxSlots - 1, fmt::format("{} '{}': slot", option, text))));
+    }
+    for (const auto& host : slurm::expand_hostlist(names)) selection[host] = slots;
+  }
+  return selection;
+}
+
+std::vector<int> all_slots(const HostEntry& entry) {
+  if (!entry.selected.empty()) return entry.selected;
+  std::vector<int> slots(static_cast<std::size_t>(entry.slots.value_or(0)));
+  for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int>(i);
+  return slots;
+}
+
+void check_slots(const HostEntry& entry, const std::vector<int>& slots, const char* option) {
+  if (slots.empty()) return;
+  if (!entry.slots)
+    throw InputError(fmt::format("{} selects slots of '{}', which has no slots=N; give it a slot "
+                                 "count in the hostfile",
+                                 option, entry.host));
+  std::vector<int> available = all_slots(entry);
+  for (int slot : slots) {
+    if (std::find(available.begin(), available.end(), slot) == available.end())
+      throw InputError(fmt::format("{} selects slot {} of '{}', which has slots {}", option, slot,
+                                   entry.host, fmt::join(available, ",")));
+  }
+}
+
+// Sets ENTRY's selection to SLOTS, so it runs one worker per kept slot.
+void keep_slots(HostEntry& entry, std::vector<int> slots) {
+  std::sort(slots.begin(), slots.end());
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  entry.selected = slots;
+  entry.slots = static_cast<int>(slots.size());
+}
+
+void require_known(const std::map<std::string, std::vector<int>>& selection,
+                   const std::vector<HostEntry>& hosts, const char* option) {
+  for (const auto& [host, slots] : selection) {
+    bool known = std::any_of(hosts.begin(), hosts.end(),
+                             [&](const HostEntry& entry) { return entry.host == host; });
+    if (!known)
+      throw InputError(fmt::format("{} names host '{}', which is not in the host list", option, host));
+  }
+}
+
+}  // namespace
+
+std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view source) {
+  std::vector<HostEntry> hosts;
+  std::set<std::string> seen;
+  int number = 0;
+  for (const auto& raw : split(text, '\n')) {
+    ++number;
+    std::string_view line = raw;
+    line = line.substr(0, line.find('#'));
+    auto words = words_of(line);
+    if (words.empty()) continue;
+    std::string where = fmt::format("{}:{}", source, number);
+    std::optional<int> slots;
+    for (std::size_t i = 1; i < words.size(); ++i) {
+      if (!words[i].starts_with("slots=") || slots)
+        throw InputError(fmt::format("{}: unexpected '{}'; expected 'HOST [slots=N]' (HOST may be a "
+                                     "hostlist such as gpu[01-04])",
+                                     where, words[i]));
+      slots = parse_slots(words[i], where);
+    }
+    for (const auto& host : slurm::expand_hostlist(words[0]))
+      add_unique(hosts, seen, HostEntry{host, slots, {}}, where);
+  }
+  if (hosts.empty())
+    throw InputError(fmt::format("{} lists no host; expected one 'HOST [slots=N]' a line", source));
+  return hosts;
+}
+
+std::vector<HostEntry> parse_host_list(std::string_view text) {
+  std::vector<HostEntry> hosts;
+  std::set<std::string> seen;
+  for (const auto& host : slurm::expand_hostlist(text))
+    add_unique(hosts, seen, HostEntry{host, std::nullopt, {}}, "--hosts");
+  if (hosts.empty()) throw InputError("--hosts is empty; expected host names such as h1,h2 or gpu[01-04]");
+  return hosts;
+}
+
+std::vector<HostEntry> select_hosts(std::vector<HostEntry> hosts,
+                                    const std::optional<std::string>& include,
+                                    const std::optional<std::string>& exclude) {
+  if (include) {
+    auto selection = parse_selection(*include, "--include");
+    require_known(selection, hosts, "--include");
+    std::erase_if(hosts, [&](const HostEntry& entry) { return selection.count(entry.host) == 0; });
+    for (auto& entry : hosts) {
+      const auto& slots = selection[entry.host];
+      check_slots(entry, slots, "--include");
+      if (!slots.empty()) keep_slots(entry, slots);
+    }
+  }
+  if (exclude) {
+    auto selection = parse_selection(*exclude, "--exclude");
+    require_known(selection, hosts, "--exclude");
+    std::erase_if(hosts, [&](const HostEntry& entry) {
+      auto found = selection.find(entry.host);
+      return found != selection.end() && found->second.empty();
+    });
+    for (auto& entry : hosts) {
+      auto found = selection.find(entry.host);
+      if (found == selection.end()) continue;
+      check_slots(entry, found->second, "--exclude");
+      std::vector<int> kept;
+      for (int slot : all_slots(entry)) {
+        if (std::find(found->second.begin(), found->second.end(), slot) == found->second.end())
+          kept.push_back(slot);
+      }
+      keep_slots(entry, kept);
+    }
+    std::erase_if(hosts, [](const HostEntry& entry) { return entry.slots && *entry.slots == 0; });
+  }
+  if (hosts.empty())
+    throw InputError("--include/--exclude leave no host to run on; check the selection against "
+                     "the host list");
+  return hosts;
+}
+
+}  // namespace dlaunch::ssh

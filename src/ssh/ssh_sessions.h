@@ -1,0 +1,42 @@
+// Running one ssh session per host for the job's life, and ending them.
+//
+// Each session's stdin is a pipe: its first line is the rendezvous secret,
+// and it stays open until the job ends, so closing it (a "hang-up") tells
+// that host's dlaunch run to stop its workers (--stop-on-stdin-close). The
+// output of every host comes back through one epoll loop and is written in
+// whole lines, so hosts never interleave mid-line. When one session ends
+// badly, or dlaunch ssh is told to stop, every other host is hung up, then
+// its ssh is sent SIGTERM, then SIGKILL, each after a grace period.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/signal_channel.h"
+
+namespace dlaunch::ssh {
+
+struct Session {
+  std::string host;
+  int node_rank = 0;
+  std::vector<std::string> argv;  // the ssh command
+};
+
+struct SessionSettings {
+  std::string first_line;                    // written to every session's stdin first
+  std::optional<std::string> host_log_dir;   // DIR/HOST.log instead of the console
+  std::chrono::milliseconds grace{45'000};   // from hang-up to SIGTERM of the ssh processes
+  int console_stdout = 1;
+  int console_stderr = 2;
+};
+
+// Runs SESSIONS to the end and returns the job's exit code: node 0's, as
+// every host's dlaunch run agrees on one; when node 0's ssh itself failed,
+// the first other host's code; 128+N when dlaunch ssh was stopped by
+// signal N. Throws SystemError when ssh cannot be started.
+int run_sessions(const std::vector<Session>& sessions, const SessionSettings& settings,
+                 SignalChannel& signals);
+
+}  // namespace dlaunch::ssh

@@ -1,0 +1,97 @@
+// dlaunch ssh's host lists: hostfiles in DeepSpeed's format, --include/--exclude.
+#include <gtest/gtest.h>
+
+#include "ssh/host_file.h"
+#include "util/error.h"
+
+namespace dlaunch::ssh {
+namespace {
+
+std::vector<std::string> names(const std::vector<HostEntry>& hosts) {
+  std::vector<std::string> result;
+  for (const auto& entry : hosts) result.push_back(entry.host);
+  return result;
+}
+
+std::string message_of(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+TEST(SshHosts, HostfileTakesSlotsCommentsAndHostlists) {
+  auto hosts = parse_host_file(
+      "# the GPU servers\n"
+      "gpu[01-02] slots=8   # two alike\n"
+      "\n"
+      "big slots=4\n"
+      "plain\n",
+      "hosts.txt");
+  EXPECT_EQ(names(hosts), (std::vector<std::string>{"gpu01", "gpu02", "big", "plain"}));
+  EXPECT_EQ(hosts[0].slots, 8);
+  EXPECT_EQ(hosts[1].slots, 8);
+  EXPECT_EQ(hosts[2].slots, 4);
+  EXPECT_FALSE(hosts[3].slots);
+}
+
+TEST(SshHosts, BadHostfileLinesNameTheFileAndLine) {
+  EXPECT_NE(message_of([] { parse_host_file("a\nb slots=zero\n", "f"); }).find("f:2"), std::string::npos);
+  EXPECT_NE(message_of([] { parse_host_file("a gpus=2\n", "f"); }).find("expected 'HOST [slots=N]'"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { parse_host_file("a\nn[1-2]\nn2\n", "f"); }).find("'n2' is listed twice"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { parse_host_file("# nothing\n", "f"); }).find("lists no host"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { parse_host_file("n[1-\n", "f"); }), "<no error>");
+}
+
+TEST(SshHosts, HostListAcceptsCommasAndHostlists) {
+  EXPECT_EQ(names(parse_host_list("h1,node[3-4]")), (std::vector<std::string>{"h1", "node3", "node4"}));
+  EXPECT_NE(message_of([] { parse_host_list("a,a"); }).find("listed twice"), std::string::npos);
+}
+
+TEST(SshHosts, IncludeKeepsHostsAndSlots) {
+  auto hosts = parse_host_file("a slots=4\nb slots=4\nc slots=4\n", "f");
+  auto kept = select_hosts(hosts, std::string("a:1,3@c"), std::nullopt);
+  EXPECT_EQ(names(kept), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(kept[0].slots, 2);
+  EXPECT_EQ(kept[0].selected, (std::vector<int>{1, 3}));
+  EXPECT_EQ(kept[1].slots, 4);
+  EXPECT_TRUE(kept[1].selected.empty());
+}
+
+TEST(SshHosts, ExcludeDropsHostsOrSlots) {
+  auto hosts = parse_host_file("a slots=4\nb slots=2\nc\n", "f");
+  auto kept = select_hosts(hosts, std::nullopt, std::string("c@a:0"));
+  EXPECT_EQ(names(kept), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(kept[0].selected, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(kept[0].slots, 3);
+  // Excluding every slot of a host drops it.
+  EXPECT_EQ(names(select_hosts(hosts, std::nullopt, std::string("b:0,1"))),
+            (std::vector<std::string>{"a", "c"}));
+  // Include then exclude: the slot ids stay the hardware's.
+  auto both = select_hosts(hosts, std::string("a:1,3"), std::string("a:3"));
+  EXPECT_EQ(both[0].selected, (std::vector<int>{1}));
+}
+
+TEST(SshHosts, SelectionsThatMakeNoSenseAreRefused) {
+  auto hosts = parse_host_file("a slots=2\nb\n", "f");
+  EXPECT_NE(message_of([&] { select_hosts(hosts, std::string("zz"), std::nullopt); })
+                .find("names host 'zz', which is not in the host list"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { select_hosts(hosts, std::string("a:5"), std::nullopt); })
+                .find("selects slot 5 of 'a', which has slots 0,1"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { select_hosts(hosts, std::string("b:0"), std::nullopt); })
+                .find("has no slots=N"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { select_hosts(hosts, std::nullopt, std::string("a@b")); })
+                .find("leave no host"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlaunch::ssh
