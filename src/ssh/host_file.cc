@@ -146,9 +146,18 @@ std::vector<HostEntry> parse_host_list(std::string_view text) {
 std::vector<HostEntry> select_hosts(std::vector<HostEntry> hosts,
                                     const std::optional<std::string>& include,
                                     const std::optional<std::string>& exclude) {
+  // Both selections name hosts of the list as given, whichever applies first.
+  std::map<std::string, std::vector<int>> included, excluded;
   if (include) {
-    auto selection = parse_selection(*include, "--include");
-    require_known(selection, hosts, "--include");
+    included = parse_selection(*include, "--include");
+    require_known(included, hosts, "--include");
+  }
+  if (exclude) {
+    excluded = parse_selection(*exclude, "--exclude");
+    require_known(excluded, hosts, "--exclude");
+  }
+  if (include) {
+    auto& selection = included;
     std::erase_if(hosts, [&](const HostEntry& entry) { return selection.count(entry.host) == 0; });
     for (auto& entry : hosts) {
       const auto& slots = selection[entry.host];
@@ -157,8 +166,7 @@ std::vector<HostEntry> select_hosts(std::vector<HostEntry> hosts,
     }
   }
   if (exclude) {
-    auto selection = parse_selection(*exclude, "--exclude");
-    require_known(selection, hosts, "--exclude");
+    auto& selection = excluded;
     std::erase_if(hosts, [&](const HostEntry& entry) {
       auto found = selection.find(entry.host);
       return found != selection.end() && found->second.empty();

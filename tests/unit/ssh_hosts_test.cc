@@ -72,6 +72,9 @@ TEST(SshHosts, ExcludeDropsHostsOrSlots) {
   // Excluding every slot of a host drops it.
   EXPECT_EQ(names(select_hosts(hosts, std::nullopt, std::string("b:0,1"))),
             (std::vector<std::string>{"a", "c"}));
+  // Both name hosts of the full list, whichever applies first.
+  EXPECT_EQ(names(select_hosts(hosts, std::string("b@c"), std::string("a"))),
+            (std::vector<std::string>{"b", "c"}));
   // Include then exclude: the slot ids stay the hardware's.
   auto both = select_hosts(hosts, std::string("a:1,3"), std::string("a:3"));
   EXPECT_EQ(both[0].selected, (std::vector<int>{1}));
