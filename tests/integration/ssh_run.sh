@@ -53,6 +53,14 @@ expect_eq "ranks 0-1 on host1, 2-3 on host2, 4 on host3; world 5" \
   "0 0 0 5 host1 -;1 1 0 5 host1 -;2 0 1 5 host2 -;3 1 1 5 host2 -;4 0 2 5 host3 -;" "$(ranks_seen "$OUT")"
 nothing_left_on_hosts
 
+section "--host-log-dir: each host's output in its own file, none on the console"
+expect_exit 0 "$DLAUNCH" ssh --hosts host1,host2 "${SSH_ARGS[@]}" --host-log-dir "$TEST_DIR/hostlogs" \
+  -- "$SHOW_RANKS"
+expect_eq "the console has no worker line" "" "$(cat "$OUT")"
+expect_contains "host1.log has host1's rank" "$(cat "$TEST_DIR/hostlogs/host1.log")" "[host1:rank0]:0 0 0 2 host1"
+expect_contains "host2.log has host2's rank" "$(cat "$TEST_DIR/hostlogs/host2.log")" "[host2:rank1]:1 0 1 2 host2"
+nothing_left_on_hosts
+
 section "--exclude a host and --include some slots: the node ranks follow"
 expect_exit 0 "$DLAUNCH" ssh --hostfile "$TEST_DIR/hosts.txt" --exclude host1 --include 'host2:1@host3' \
   "${SSH_ARGS[@]}" -- "$SHOW_RANKS"
