@@ -6,6 +6,14 @@
 #include "util/strings.h"
 
 namespace dlaunch::slurm {
+namespace {
+
+// Far above any Slurm cluster, and each repeat below 10^6 too: without a cap
+// on the sum, a few kilobytes of "1(x1000000),..." asked for gigabytes
+// (found by fuzz/slurm_env_fuzz).
+constexpr std::size_t kMaxNodes = 1'000'000;
+
+}  // namespace
 
 std::vector<int> parse_tasks_per_node(const std::string& text) {
   auto bad = [&] {
@@ -26,6 +34,10 @@ std::vector<int> parse_tasks_per_node(const std::string& text) {
     }
     auto count = parse_int(part);
     if (!count || *count < 0 || *count > 1'000'000) throw bad();
+    if (counts.size() + static_cast<std::size_t>(repeat) > kMaxNodes)
+      throw InputError(fmt::format("SLURM_TASKS_PER_NODE names more than {} nodes; expected one "
+                                   "count per node of the step, as Slurm writes it (e.g. '4(x2),2')",
+                                   kMaxNodes));
     counts.insert(counts.end(), static_cast<std::size_t>(repeat), static_cast<int>(*count));
   }
   return counts;

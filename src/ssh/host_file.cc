@@ -14,6 +14,19 @@ namespace {
 
 // A slot count above this is a typo, not a machine.
 constexpr int kMaxSlots = 1024;
+// A host list longer than this is a typo ("gpu[1-1000000]"), and expanding
+// it would only eat memory.
+constexpr std::size_t kMaxHosts = 100'000;
+
+// The hosts of a hostlist EXPRESSION, counted before they are expanded.
+std::vector<std::string> expand_bounded(std::string_view expression, const std::string& where,
+                                        std::size_t already) {
+  std::size_t count = slurm::count_hosts(expression);
+  if (already + count > kMaxHosts)
+    throw InputError(fmt::format("{}: '{}' makes the host list longer than {} hosts; check the range",
+                                 where, expression, kMaxHosts));
+  return slurm::expand_hostlist(expression);
+}
 
 std::vector<std::string> words_of(std::string_view line) {
   std::vector<std::string> words;
@@ -61,7 +74,7 @@ std::map<std::string, std::vector<int>> parse_selection(const std::string& text,
         slots.push_back(static_cast<int>(parse_int_in_range(
             trim(slot), 0, kMaxSlots - 1, fmt::format("{} '{}': slot", option, text))));
     }
-    for (const auto& host : slurm::expand_hostlist(names)) selection[host] = slots;
+    for (const auto& host : expand_bounded(names, option, selection.size())) selection[host] = slots;
   }
   return selection;
 }
@@ -97,7 +110,8 @@ void keep_slots(HostEntry& entry, std::vector<int> slots) {
 
 void require_known(const std::map<std::string, std::vector<int>>& selection,
                    const std::vector<HostEntry>& hosts, const char* option) {
-  for (const auto& [host, slots] : selection) {
+  for (const auto& named : selection) {
+    const std::string& host = named.first;  // not a structured binding: clang 14 cannot capture one
     bool known = std::any_of(hosts.begin(), hosts.end(),
                              [&](const HostEntry& entry) { return entry.host == host; });
     if (!known)
@@ -126,7 +140,7 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
                                      where, words[i]));
       slots = parse_slots(words[i], where);
     }
-    for (const auto& host : slurm::expand_hostlist(words[0]))
+    for (const auto& host : expand_bounded(words[0], where, hosts.size()))
       add_unique(hosts, seen, HostEntry{host, slots, {}}, where);
   }
   if (hosts.empty())
@@ -137,7 +151,7 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
 std::vector<HostEntry> parse_host_list(std::string_view text) {
   std::vector<HostEntry> hosts;
   std::set<std::string> seen;
-  for (const auto& host : slurm::expand_hostlist(text))
+  for (const auto& host : expand_bounded(text, "--hosts", 0))
     add_unique(hosts, seen, HostEntry{host, std::nullopt, {}}, "--hosts");
   if (hosts.empty()) throw InputError("--hosts is empty; expected host names such as h1,h2 or gpu[01-04]");
   return hosts;

@@ -40,11 +40,14 @@ Value convert(const Key& key, const toml::node& node, const std::string& path,
   };
   switch (key.kind) {
     case ValueKind::kInteger: {
-      auto number = node.value<std::int64_t>();
-      if (!node.is_integer() || !number) throw wrong_type();
-      if (*number < 0)
-        throw InputError(fmt::format("{}: '{}' must not be negative, got {}", where(path, node), name, *number));
-      return *number;
+      // The type first: value<std::int64_t>() would convert a float, and one
+      // beyond 2^63 ("nodes = 3e23") is undefined behaviour (found by fuzzing).
+      const toml::value<std::int64_t>* integer = node.as_integer();
+      if (integer == nullptr) throw wrong_type();
+      std::int64_t number = integer->get();
+      if (number < 0)
+        throw InputError(fmt::format("{}: '{}' must not be negative, got {}", where(path, node), name, number));
+      return number;
     }
     case ValueKind::kBool:
       if (!node.is_boolean()) throw wrong_type();

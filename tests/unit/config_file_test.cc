@@ -85,6 +85,17 @@ TEST_F(ConfigFileTest, WrongTypesAreNamed) {
   EXPECT_NE(error_of("[defaults]\nnodes = -3\n").find("negative"), std::string::npos);
 }
 
+// Found by fuzz/config_file_fuzz: a float too large for an integer was
+// converted before its type was checked (undefined behaviour).
+TEST_F(ConfigFileTest, FloatsAreWrongTypeEvenBeyondTheIntegerRange) {
+  for (const char* value : {"2.0", "3.3e23", "-1e300", "inf", "nan"}) {
+    std::string message = error_of(std::string("[defaults]\nnodes = ") + value + "\n");
+    EXPECT_NE(message.find("'nodes' must be an integer, got a floating-point number"),
+              std::string::npos)
+        << value << ": " << message;
+  }
+}
+
 TEST_F(ConfigFileTest, SyntaxErrorsGiveLineAndColumn) {
   std::string message = error_of("[defaults]\nnodes = = 2\n");
   EXPECT_NE(message.find(path_ + ":2:"), std::string::npos) << message;

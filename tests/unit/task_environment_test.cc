@@ -31,6 +31,22 @@ TEST(TasksPerNode, ParsesSlurmsCompressedLayout) {
     EXPECT_THROW(slurm::parse_tasks_per_node(bad), InputError) << bad;
 }
 
+// Found by fuzz/slurm_env_fuzz: every repeat was capped, their sum was not,
+// so 4 KB of "1(x1000000)," asked for gigabytes.
+TEST(TasksPerNode, RefusesMoreThanAMillionNodesInAll) {
+  EXPECT_EQ(slurm::parse_tasks_per_node("1(x999999),2").size(), 1'000'000u);
+  EXPECT_THROW(slurm::parse_tasks_per_node("1(x999999),2,3"), InputError);
+  std::string huge = "1(x1000000)";
+  for (int i = 0; i < 300; ++i) huge += ",1(x1000000)";
+  try {
+    slurm::parse_tasks_per_node(huge);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("more than 1000000 nodes"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(TaskEnvironment, MapsSlurmTaskVariables) {
   Environment environment = task(9, 1, 2);
   add_task_environment(environment);

@@ -1,0 +1,126 @@
+// Writes the seed inputs of rendezvous_decoder_fuzz with the project's own
+// encoders: one file per message type (a whole conversation in one file
+// too), each led by the chunk-size byte the target reads first.
+//
+//   build-fuzz/fuzz/make_rendezvous_seeds fuzz/corpus/rendezvous_decoder_fuzz
+//
+// Run by hand when the protocol changes and commit what it writes.
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rendezvous/protocol.h"
+#include "rendezvous/token.h"
+
+namespace {
+
+using namespace dlaunch;
+using namespace dlaunch::rendezvous;
+
+Failure sample_failure() {
+  Failure failure;
+  failure.global_rank = 3;
+  failure.local_rank = 1;
+  failure.node_rank = 1;
+  failure.host = "node02";
+  failure.pid = 4242;
+  failure.exit_code = 137;
+  failure.signal = 9;
+  failure.time = "2026-12-02T17:56:28+0000";
+  failure.log_file = "logs/attempt_0/rank3/stderr.log";
+  failure.error_message = "RuntimeError: CUDA out of memory";
+  failure.last_lines = {"Traceback (most recent call last):", "RuntimeError: CUDA out of memory"};
+  return failure;
+}
+
+World sample_world() {
+  World world;
+  world.round = 1;
+  world.nproc_per_node = {4, 4, 2};
+  world.heartbeat_timeout_ms = 30'000;
+  world.worker_master_addr = "node01";
+  world.worker_master_port = 29501;
+  world.run_id = "1234.0";
+  return world;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s OUTPUT_DIR\n", argv[0]);
+    return 2;
+  }
+  std::string dir = argv[1];
+
+  // Fields set by name, so new fields in protocol.h keep this compiling.
+  ChallengeMessage challenge;
+  challenge.nonce = std::string(kChallengeSize, '\x5a');
+  challenge.token_required = true;
+  challenge.heartbeat_timeout_ms = 30'000;
+  JoinMessage join;
+  join.run_id = "1234.0";
+  join.node_rank = 1;
+  join.nnodes = 2;
+  join.nproc = 4;
+  join.host = "node02";
+  join.dlaunch_version = DLAUNCH_VERSION;
+  join.proof = token_proof("0123456789abcdef0123456789abcdef", challenge.nonce, signed_part(join));
+  JoinMessage join_preflight_failed = join;
+  join_preflight_failed.proof.clear();
+  join_preflight_failed.allow_uneven = true;
+  join_preflight_failed.preflight_error = "python3 not found in PATH";
+  TextMessage abort_message;
+  abort_message.reason = "node rank(s) 1 did not join within 300 s";
+  TextMessage stop;
+  stop.reason = "rank 3 on node02 failed";
+  OutcomeMessage succeeded;
+  succeeded.outcome.succeeded = true;
+  OutcomeMessage failed;
+  failed.outcome.failure = sample_failure();
+  OutcomeMessage preempted;
+  preempted.outcome.stop_signal = 10;
+  preempted.outcome.preempted = true;
+  VerdictMessage verdict_ok;
+  VerdictMessage verdict_failed;
+  verdict_failed.round = 1;
+  verdict_failed.verdict.kind = Verdict::Kind::kFailed;
+  verdict_failed.verdict.exit_code = 137;
+  verdict_failed.verdict.failure = sample_failure();
+  VerdictMessage verdict_restart;
+  verdict_restart.verdict.kind = Verdict::Kind::kRestart;
+  verdict_restart.verdict.exit_code = 1;
+  verdict_restart.verdict.failure = sample_failure();
+
+  std::vector<std::pair<std::string, std::string>> frames = {
+      {"challenge", encode_frame(MessageType::kChallenge, encode(challenge))},
+      {"join", encode_frame(MessageType::kJoin, encode(join))},
+      {"join_preflight_failed", encode_frame(MessageType::kJoin, encode(join_preflight_failed))},
+      {"heartbeat", encode_frame(MessageType::kHeartbeat, "")},
+      {"world", encode_frame(MessageType::kWorld, encode(sample_world()))},
+      {"abort", encode_frame(MessageType::kAbort, encode(abort_message))},
+      {"failure", encode_frame(MessageType::kFailure, encode(sample_failure()))},
+      {"stop", encode_frame(MessageType::kStop, encode(stop))},
+      {"outcome_succeeded", encode_frame(MessageType::kOutcome, encode(succeeded))},
+      {"outcome_failed", encode_frame(MessageType::kOutcome, encode(failed))},
+      {"outcome_preempted", encode_frame(MessageType::kOutcome, encode(preempted))},
+      {"verdict_succeeded", encode_frame(MessageType::kVerdict, encode(verdict_ok))},
+      {"verdict_failed", encode_frame(MessageType::kVerdict, encode(verdict_failed))},
+      {"verdict_restart", encode_frame(MessageType::kVerdict, encode(verdict_restart))},
+  };
+  std::string conversation;
+  for (const auto& [name, frame] : frames) conversation += frame;
+  frames.emplace_back("conversation", conversation);
+
+  // The leading byte is the chunk size minus one (mod 64): whole frames for
+  // most seeds, 1-byte and 7-byte chunks for the conversation.
+  for (const auto& [name, frame] : frames) {
+    std::ofstream(dir + "/" + name + ".bin", std::ios::binary) << '\x3f' << frame;
+  }
+  std::ofstream(dir + "/conversation_1byte_chunks.bin", std::ios::binary) << '\x00' << conversation;
+  std::ofstream(dir + "/conversation_7byte_chunks.bin", std::ios::binary) << '\x06' << conversation;
+  std::printf("wrote %zu seeds to %s\n", frames.size() + 2, dir.c_str());
+  return 0;
+}

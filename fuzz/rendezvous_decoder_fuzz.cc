@@ -1,0 +1,129 @@
+// rendezvous_decoder_fuzz: what a launcher or node 0's service does with the
+// bytes a peer sends (rendezvous/protocol.h).
+//
+// The first byte chooses a chunk size; the rest is fed to a FrameReader in
+// chunks of that size, as a socket would deliver it, and to a second reader
+// all at once: both must yield the same frames and fail alike. Every decoder
+// in kDecoders runs on every frame's payload (and on the raw bytes, so
+// payload bugs are found without a valid header). Checks that the only
+// failure is ProtocolError, that encode_frame writes back what was read, and
+// that a decoded message re-encodes to a payload that decodes to the same
+// encoding (encode . decode is stable).
+//
+// A new decode_* function is one more line in kDecoders.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rendezvous/protocol.h"
+
+namespace {
+
+using namespace dlaunch;
+using namespace dlaunch::rendezvous;
+
+void check(bool condition, const char* decoder, const char* what) {
+  if (condition) return;
+  std::fprintf(stderr, "rendezvous_decoder_fuzz: %s: invariant broken: %s\n", decoder, what);
+  std::abort();
+}
+
+// Decodes PAYLOAD and encodes the message again; throws ProtocolError.
+template <auto Decode>
+std::string reencode(std::string_view payload) {
+  return encode(Decode(payload));
+}
+
+struct Decoder {
+  const char* name;
+  std::string (*roundtrip)(std::string_view payload);
+};
+
+// Every decode_* of protocol.h. For a message without an encode overload,
+// write a lambda that only decodes: [](std::string_view p) { decode_x(p); return std::string(); }
+constexpr Decoder kDecoders[] = {
+    {"decode_challenge", reencode<decode_challenge>},
+    {"decode_join", reencode<decode_join>},
+    {"decode_heartbeat", [](std::string_view p) { decode_heartbeat(p); return std::string(); }},
+    {"decode_world", reencode<decode_world>},
+    {"decode_text", reencode<decode_text>},
+    {"decode_failure", reencode<decode_failure>},
+    {"decode_outcome", reencode<decode_outcome>},
+    {"decode_verdict", reencode<decode_verdict>},
+};
+
+void decode_with_all(std::string_view payload) {
+  for (const Decoder& decoder : kDecoders) {
+    std::string once;
+    try {
+      once = decoder.roundtrip(payload);
+    } catch (const ProtocolError&) {
+      continue;
+    }
+    std::string twice;
+    try {
+      twice = decoder.roundtrip(once);
+    } catch (const ProtocolError&) {
+      check(false, decoder.name, "a re-encoded message does not decode");
+    }
+    check(twice == once, decoder.name, "encode(decode(encode(decode(p)))) != encode(decode(p))");
+  }
+}
+
+struct Frames {
+  std::vector<Frame> frames;
+  bool failed = false;
+};
+
+// Feeds BYTES to a FrameReader CHUNK bytes at a time, taking every whole
+// frame after each chunk, until the bytes end or the reader throws.
+Frames read_frames(std::string_view bytes, std::size_t chunk) {
+  Frames result;
+  FrameReader reader;
+  try {
+    while (!bytes.empty()) {
+      std::size_t take = chunk < bytes.size() ? chunk : bytes.size();
+      reader.append(bytes.substr(0, take));
+      bytes.remove_prefix(take);
+      while (auto frame = reader.next()) result.frames.push_back(std::move(*frame));
+    }
+  } catch (const ProtocolError&) {
+    result.failed = true;
+  }
+  return result;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  std::size_t chunk = static_cast<std::size_t>(data[0] % 64) + 1;
+  std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+
+  Frames chunked = read_frames(bytes, chunk);
+  Frames whole = read_frames(bytes, bytes.size());
+  check(chunked.failed == whole.failed, "FrameReader", "chunked and whole reads fail differently");
+  check(chunked.frames.size() == whole.frames.size(), "FrameReader",
+        "chunked and whole reads yield different frame counts");
+  for (std::size_t i = 0; i < chunked.frames.size(); ++i) {
+    check(chunked.frames[i].type == whole.frames[i].type &&
+              chunked.frames[i].payload == whole.frames[i].payload,
+          "FrameReader", "chunked and whole reads yield different frames");
+    // A frame read can be written again and reads back the same.
+    FrameReader again;
+    again.append(encode_frame(chunked.frames[i].type, chunked.frames[i].payload));
+    std::optional<Frame> back = again.next();
+    check(back && back->type == chunked.frames[i].type &&
+              back->payload == chunked.frames[i].payload && again.empty(),
+          "encode_frame", "a frame read does not read back the same after encode_frame");
+  }
+
+  for (const Frame& frame : chunked.frames) decode_with_all(frame.payload);
+  decode_with_all(bytes);
+  return 0;
+}
