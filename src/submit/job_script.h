@@ -34,7 +34,7 @@ PreemptSignal parse_preempt_signal(const std::string& text, const std::string& s
 
 // In node mode srun ends the tasks still running this long (plus the
 // launchers' --shutdown-timeout) after the first one exited (srun --wait).
-inline constexpr int kStragglerMarginSeconds = 60;
+inline constexpr int kStragglerMarginSeconds = 30;
 
 // The file in a submission folder that holds the job's rendezvous secret.
 inline constexpr const char* kTokenFileName = "rdzv.token";

@@ -56,7 +56,7 @@ TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken +
-                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=90 "
+                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
                 "/opt/dlaunch run --log-dir \"$log_dir\" -- train.py\n");
 }
 
@@ -100,7 +100,7 @@ TEST(JobScript, EveryResourceOptionAndPassThrough) {
             "export OUTPUT_DIR=/out/20261202_120000\n" +
                 std::string(kLogDirAndToken) +
                 "srun --nodes=4 --ntasks-per-node=1 --gpus-per-node=8 --cpus-per-task=48 "
-                "--wait=90 /opt/dlaunch run --log-dir \"$log_dir\" --python "
+                "--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" --python "
                 "/usr/bin/python3 --max-restarts 3 -- train.py --lr 0.1\n");
 }
 
@@ -143,7 +143,7 @@ TEST(JobScript, SignalAndRequeue) {
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken +
-                "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --wait=90 /opt/dlaunch run --log-dir "
+                "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --wait=60 /opt/dlaunch run --log-dir "
                 "\"$log_dir\" --preempt-signal USR1 --requeue -- train.py\n");
 }
 
@@ -159,7 +159,7 @@ TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
   // --srun: srun takes --signal itself.
   EXPECT_EQ(shell_join(srun_job_command(request)),
             "srun --job-name=train.py --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
-            "--signal=R:USR2@600 --wait=90 --quit-on-interrupt /opt/dlaunch run --log-dir "
+            "--signal=R:USR2@600 --wait=60 --quit-on-interrupt /opt/dlaunch run --log-dir "
             "/out/20261202_120000/logs --preempt-signal USR2 -- train.py");
   // One task per GPU: Slurm signals the tasks, which are the programs themselves.
   auto task = request_for(with({{"signal", std::string("12@30")}, {"launch", std::string("task")}}));
@@ -272,25 +272,25 @@ TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {
                                    {"sbatch-arg", std::vector<std::string>{"--reservation=r1"}}}));
   EXPECT_EQ(shell_join(srun_job_command(request)),
             "srun --job-name=train.py --partition=debug --nodes=2 --ntasks-per-node=1 "
-            "--gpus-per-node=1 --reservation=r1 --wait=90 --quit-on-interrupt "
+            "--gpus-per-node=1 --reservation=r1 --wait=60 --quit-on-interrupt "
             "/opt/dlaunch run --log-dir /out/20261202_120000/logs -- train.py");
 }
 
 TEST(JobScript, SrunEndsStragglersOneShutdownAfterTheFirstLauncherExits) {
   auto request = request_for(default_submit_settings());
   request.run_args = {"--shutdown-timeout", "200"};
-  EXPECT_NE(job_script(request).find("--wait=260 "), std::string::npos);
+  EXPECT_NE(job_script(request).find("--wait=230 "), std::string::npos);
   request.run_args = {"--shutdown_timeout=5"};
-  EXPECT_NE(shell_join(srun_job_command(request)).find("--wait=65 "), std::string::npos);
+  EXPECT_NE(shell_join(srun_job_command(request)).find("--wait=35 "), std::string::npos);
   auto tasks = request_for(with({{"launch", std::string("task")}}));
   EXPECT_EQ(job_script(tasks).find("--wait="), std::string::npos);  // --kill-on-bad-exit does it
 }
 
 TEST(JobScript, ReservedPortsAreRequestedFromSrun) {
   auto request = request_for(with({{"resv-ports", true}}));
-  EXPECT_NE(job_script(request).find("--gpus-per-node=1 --wait=90 --resv-ports=1 /opt/dlaunch run"),
+  EXPECT_NE(job_script(request).find("--gpus-per-node=1 --wait=60 --resv-ports=1 /opt/dlaunch run"),
             std::string::npos);
-  EXPECT_NE(shell_join(srun_job_command(request)).find("--wait=90 --quit-on-interrupt --resv-ports=1 "),
+  EXPECT_NE(shell_join(srun_job_command(request)).find("--wait=60 --quit-on-interrupt --resv-ports=1 "),
             std::string::npos);
 }
 
