@@ -1,0 +1,583 @@
+#!/usr/bin/env bash
+# The fault suite, on the real multi-node Slurm test cluster (tests/cluster/up).
+#
+# A job of 3 nodes x 2 workers, submitted with `dlaunch submit` (sbatch), and
+# one fault injected per case; each case runs DLAUNCH_FAULT_REPEATS times
+# (default 3) and every run is counted as passed or failed:
+#   1  kill -9 of a random worker: FAILED, exit code 137, the summary names
+#      the rank and SIGKILL
+#   2  kill -9 of a random non-zero node's launcher (dlaunch run): FAILED,
+#      "lost contact with the launcher of node K"
+#   3  kill -9 of node 0's launcher: every other node reports it lost contact
+#      with the rendezvous on node 0; FAILED
+#   4  scancel JOBID: every worker on every node gets SIGTERM and stops within
+#      the shutdown timeout; CANCELLED
+#   5  preemption: --signal USR1@60 --requeue, `scancel --signal=USR1` as Slurm
+#      delivers it; the workers checkpoint and exit 0, node 0 requeues the job,
+#      the second run resumes from the checkpoints; COMPLETED, exit code 0
+#   6  a node whose launcher never starts (a bind mount in that node's mount
+#      namespace puts a sleeping script where the dlaunch binary is): the other
+#      nodes give up after --rdzv-timeout naming the missing node rank; FAILED
+# Every run also checks that the job ended within its case's stated bound and
+# that no process of the job is left on any node. The suite ends with a
+# table: case, runs, passes, worst time (from the fault to the job's end).
+#
+# Environment:
+#   DLAUNCH_CLUSTER_DIR       the cluster (the ctest fixture sets it)
+#   DLAUNCH_FAULT_REPEATS     runs per case (default 3)
+#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6")
+#   DLAUNCH_FAULT_KEEP_DIR    where the submission folders of failed runs are
+#                             copied (with their logs) before the test folder goes
+#   DLAUNCH_FAULT_TABLE       a file to write the final table to, as well
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${DLAUNCH_CLUSTER_DIR:-}" ] && [ -f "$DLAUNCH_CLUSTER_DIR/env.sh" ] ||
+  skip "no test cluster is up (DLAUNCH_CLUSTER_DIR unset or without env.sh)"
+. "$DLAUNCH_CLUSTER_DIR/env.sh"
+. "$DLAUNCH_CLUSTER_DIR/cluster.env"
+require_command sbatch
+require_command scancel
+require_command scontrol
+require_command nsenter
+[ "$(id -u)" = 0 ] || skip "needs root (a bind mount in a node's mount namespace)"
+[ "${NODES:-0}" -ge 3 ] || skip "needs a cluster of 3 nodes or more (this one has ${NODES:-0})"
+
+REPEATS=${DLAUNCH_FAULT_REPEATS:-3}
+[[ $REPEATS =~ ^[1-9][0-9]*$ ]] || { say "DLAUNCH_FAULT_REPEATS must be a positive number"; exit 1; }
+CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6}
+KEEP_DIR=${DLAUNCH_FAULT_KEEP_DIR:-}
+
+JOB_NODES=3
+PER_NODE=2
+RANKS=$((JOB_NODES * PER_NODE))
+# The job's --shutdown-timeout (SIGTERM to SIGKILL), and dlaunch run's default
+# --heartbeat-timeout, which the jobs keep.
+SHUTDOWN=10
+HEARTBEAT=30
+# --rdzv-timeout of case 6.
+RDZV_TIMEOUT=20
+# Bounds, in seconds, from the fault to the end of the job as `dlaunch
+# submit --wait` reports it. They bound the features (a lost peer noticed, a
+# grace period); they are generous for a loaded 2-core machine and say
+# nothing about speed.
+#   cases 1-3: the shutdown timeout + the heartbeat timeout + 30 s
+BOUND_LOST=$((SHUTDOWN + HEARTBEAT + 30))
+#   case 4: Slurm's KillWait (5 s) + the shutdown timeout + 30 s
+BOUND_CANCEL=$((5 + SHUTDOWN + 30))
+#   case 5: from the signal: the workers' exit and the requeue, then Slurm
+#   holds the job until requeue + cred_expire (30 s here) + 1, the backfill
+#   scheduler (every 30 s) starts it, and the second run ends: 30 + 30 +
+#   the shutdown timeout + the heartbeat timeout + 60 s
+BOUND_REQUEUE=$((30 + 30 + SHUTDOWN + HEARTBEAT + 60))
+#   case 6: from the submission: the rendezvous timeout, then srun's --wait
+#   (the seconds the generated job script gives srun to end the stuck task
+#   once the others exited; read from job.sbatch, 0 when it has none) + 30 s
+#   + the heartbeat timeout
+BOUND_STUCK_BASE=$((RDZV_TIMEOUT + 30 + HEARTBEAT))
+# How long a job may take to start its workers, and how long after its end
+# the processes of a job may take to vanish from the nodes.
+START_LIMIT=120
+GONE_LIMIT=20
+
+OUTPUTS=$TEST_DIR/outputs
+DLAUNCH_REAL=$(readlink -f "$DLAUNCH")
+NET_OCTET=${NET##*.}
+
+# ---------------------------------------------------------------- the worker
+
+# $1 = wait: report, then wait to be stopped (SIGTERM: note it, exit 143).
+# $1 = preempt: on the first run, wait for SIGUSR1, save a checkpoint, exit 0;
+# on a later run, exit 0 if and only if the checkpoint is there.
+# Its files go to the submission folder ($OUTPUT_DIR, set by the job script):
+# started.RANK.runN ("PID PPID GROUP_RANK LOCAL_RANK HOST", written once its
+# traps are set, so the test knows whom to kill without sleeping), term.RANK
+# (the time it got SIGTERM), checkpoint.RANK, resumed.RANK.runN.
+WORKER=$(write_worker fault_worker.sh <<'WORKER'
+mode=${1:-wait}
+run=${TORCHELASTIC_RESTART_COUNT:?}
+out=${OUTPUT_DIR:?}
+started() {
+  echo "$$ $PPID $GROUP_RANK $LOCAL_RANK $(hostname)" >"$out/.started.$RANK.run$run"
+  mv "$out/.started.$RANK.run$run" "$out/started.$RANK.run$run"
+}
+on_term() {
+  date +%s%N >"$out/term.$RANK"
+  kill -KILL "$sleeper" 2>/dev/null
+  exit 143
+}
+trap on_term TERM
+if [ "$mode" = preempt ]; then
+  if [ "$run" != 0 ]; then
+    echo "SLURM_RESTART_COUNT=${SLURM_RESTART_COUNT:-unset} TORCHELASTIC_RESTART_COUNT=$run" \
+      >"$out/env.$RANK.run$run"
+    if [ -f "$out/checkpoint.$RANK" ]; then
+      echo "rank $RANK: run $run resumed from: $(cat "$out/checkpoint.$RANK")"
+      touch "$out/resumed.$RANK.run$run"
+      exit 0
+    fi
+    echo "rank $RANK: run $run found no checkpoint" >&2
+    exit 1
+  fi
+  on_usr1() {
+    echo "checkpoint of rank $RANK" >"$out/checkpoint.$RANK"
+    echo "rank $RANK: preemption warning, checkpoint saved"
+    kill -KILL "$sleeper" 2>/dev/null
+    exit 0
+  }
+  trap on_usr1 USR1
+fi
+# Waits (bounded, so a lost signal fails the test instead of hanging it);
+# a trap runs as soon as its signal arrives. The sleep ignores the signals
+# under test: Slurm signals every process of a step, this sleep too, and a
+# sleep that died of the signal first would end the wait before the
+# worker's own trap ran (the worker would then exit 1 as if never signalled).
+(trap '' TERM USR1 USR2 INT HUP; exec -a "$0.sleep" sleep 600) &
+sleeper=$!
+started
+echo "rank $RANK (local $LOCAL_RANK, node $GROUP_RANK) on $(hostname): run $run started"
+wait "$sleeper"
+echo "rank $RANK: no fault within 600 s" >&2
+exit 1
+WORKER
+)
+
+# The launcher that never starts: bind-mounted over the dlaunch binary in one
+# node's mount namespace, it sleeps with the test's marker in its command line.
+STUCK=$TEST_DIR/stuck_launcher.sh
+cat >"$STUCK" <<SCRIPT
+#!/bin/bash
+# fault suite: a launcher stuck before it reaches the rendezvous
+exec -a "$MARK.stuck-launcher" sleep 3600
+SCRIPT
+chmod +x "$STUCK"
+
+# ---------------------------------------------------------------- helpers
+
+node_ns() { printf 'dlc%s-node%s' "$NET_OCTET" "$1"; }
+slurmd_pid() { tr -dc '0-9' <"$DLAUNCH_CLUSTER_DIR/run/slurmd-node$1.pid" 2>/dev/null; }
+
+# Undoes the bind mount of case 6 on every node (also when the test dies).
+MOUNTED_NODE=""
+unmount_stuck() {
+  [ -n "$MOUNTED_NODE" ] || return 0
+  local pid
+  pid=$(slurmd_pid "$MOUNTED_NODE")
+  [ -n "$pid" ] && nsenter --target "$pid" --mount -- umount "$DLAUNCH_REAL" 2>/dev/null
+  MOUNTED_NODE=""
+}
+_faults_cleanup() {
+  unmount_stuck
+  [ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
+  _lib_cleanup
+}
+trap _faults_cleanup EXIT
+
+# What runs of job $JOB_ID or of this test inside the cluster's node
+# namespaces (its slurmstepd are named "slurmstepd: [JOBID.STEP]"), one
+# "nodeK: PID ARGS" a line.
+job_processes() {
+  local k pid args
+  for ((k = 1; k <= NODES; k++)); do
+    for pid in $(ip netns pids "$(node_ns "$k")" 2>/dev/null); do
+      args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+      case $args in *"[$JOB_ID."* | *"$MARK"*) printf 'node%s: %s %.160s\n' "$k" "$pid" "$args" ;; esac
+    done
+  done
+}
+# The same everywhere else (the submit host); the test's own submitter aside.
+other_processes() {
+  local pid
+  for pid in $(pgrep -f "$MARK"); do
+    [ "$pid" = "${SUBMITTER:-}" ] && continue
+    printf 'host: %s %.160s\n' "$pid" "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+  done
+}
+nothing_left() { [ -z "$(job_processes)$(other_processes)" ]; }
+
+# expect_nothing_left: no process of the job on any node, nor on the submit host.
+expect_nothing_left() {
+  if wait_until "$GONE_LIMIT" nothing_left; then
+    pass "no process of job $JOB_ID is left on any node (checked node1..node$NODES and the submit host)"
+  else
+    local left
+    left=$( (job_processes; other_processes) | sort -u)
+    fail "no process of job $JOB_ID is left on any node" "still running after ${GONE_LIMIT} s:" "$left"
+    local pids
+    mapfile -t pids < <(awk '{print $2}' <<<"$left" | grep -E '^[0-9]+$')
+    [ "${#pids[@]}" -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
+  fi
+}
+
+# submit CASE RUN ARGS... -- WORKER_ARGS...: submits the job in the background
+# with --wait (SUBMITTER; output in $RUN_DIR/submit.{out,err}); sets FOLDER,
+# JOB_ID, LOG, SUBMIT_S. False when the job was not submitted.
+submit() {
+  RUN_DIR=$TEST_DIR/case$1.run$2
+  shift 2
+  mkdir -p "$RUN_DIR"
+  FOLDER="" JOB_ID="" LOG=""
+  SUBMIT_S=$(now_ns)
+  local run_limit=$((START_LIMIT + BOUND_REQUEUE + 600))
+  timeout -k 10 "$run_limit" "$DLAUNCH" submit --nodes "$JOB_NODES" --gpus-per-node "$PER_NODE" \
+    --shutdown-timeout "$SHUTDOWN" --wait --output-dir "$OUTPUTS" "$@" \
+    >"$RUN_DIR/submit.out" 2>"$RUN_DIR/submit.err" &
+  SUBMITTER=$!
+  if ! wait_until 60 _job_known; then
+    fail "the job was submitted" "$(cat "$RUN_DIR/submit.out" "$RUN_DIR/submit.err")"
+    return 1
+  fi
+  FOLDER=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" | tail -n 1)
+  JOB_ID=$(tr -dc '0-9' <"$FOLDER/job_id")
+  LOG=$FOLDER/slurm-$JOB_ID.log
+  say "  job $JOB_ID, folder $FOLDER"
+}
+_job_known() {
+  local folder
+  folder=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" 2>/dev/null | tail -n 1)
+  [ -n "$folder" ] && [ -s "$folder/job_id" ]
+}
+
+# started_files RUN: the started files of every rank in run RUN of the job.
+started_files() {
+  local rank
+  for ((rank = 0; rank < RANKS; rank++)); do printf '%s\n' "$FOLDER/started.$rank.run$1"; done
+}
+expect_workers_started() {
+  local files
+  mapfile -t files < <(started_files 0)
+  if wait_for_files "$START_LIMIT" "${files[@]}"; then
+    pass "all $RANKS workers started, on $JOB_NODES nodes"
+    return 0
+  fi
+  fail "all $RANKS workers started within ${START_LIMIT} s" "started: $(cd "$FOLDER" && ls started.* 2>/dev/null | tr '\n' ' ')"
+  return 1
+}
+# field_of RANK N: field N of rank RANK's started file (1 pid, 2 launcher
+# pid, 3 node rank, 4 local rank, 5 host).
+field_of() { awk -v n="$2" '{print $n}' "$FOLDER/started.$1.run0"; }
+# a rank on node rank $1
+rank_on_node() { echo $(($1 * PER_NODE)); }
+
+# wait_for_end BOUND: waits (at most BOUND + 60 s) for the submitter to report
+# the job's end; sets END_STATE, END_CODE (the job's exit code as dlaunch
+# submit reports it), STATUS (dlaunch submit's), ELAPSED_S since FAULT_NS.
+wait_for_end() {
+  wait_pid $(($1 + 60)) "$SUBMITTER"
+  local end_ns
+  end_ns=$(now_ns)
+  ELAPSED_MS=$(((end_ns - FAULT_NS) / 1000000))
+  ELAPSED_S=$(printf '%d.%d' $((ELAPSED_MS / 1000)) $((ELAPSED_MS % 1000 / 100)))
+  local line
+  line=$(grep -o "job $JOB_ID ended [A-Z_]* with exit code [0-9]*" "$RUN_DIR/submit.err" | tail -n 1)
+  END_STATE=$(awk '{print $4}' <<<"$line")
+  END_CODE=$(awk '{print $NF}' <<<"$line")
+  if [ "$STATUS" = timeout ]; then
+    NOT_ENDED[$CURRENT_CASE]=$((${NOT_ENDED[$CURRENT_CASE]:-0} + 1))
+    fail "the job ended" "job $JOB_ID had not ended $(($1 + 60)) s after the fault; scontrol says:" \
+      "$(scontrol show job -o "$JOB_ID" 2>&1 | grep -oE '(JobState|Reason|ExitCode|RunTime)=[^ ]*' | tr '\n' ' ')"
+    scancel "$JOB_ID" 2>/dev/null
+    return 1
+  fi
+  say "  job $JOB_ID ended $END_STATE with exit code $END_CODE, ${ELAPSED_S} s after the fault"
+}
+
+expect_in_log() {
+  if grep -qF -- "$2" "$LOG" 2>/dev/null; then pass "$1"
+  else fail "$1" "not in $LOG: $2"; fi
+}
+# count_in_log TEXT: lines of the Slurm log that contain TEXT.
+count_in_log() { grep -cF -- "$1" "$LOG" 2>/dev/null; }
+
+# ------------------------------------------------------------ book-keeping
+
+declare -A RUNS PASSES WORST NOT_ENDED
+CASE_TITLE=(""
+  "kill -9 of a random worker"
+  "kill -9 of a random non-zero node's launcher"
+  "kill -9 of node 0's launcher"
+  "scancel (SIGTERM to the job)"
+  "preemption: USR1, checkpoint, requeue"
+  "a node's launcher never starts")
+CASE_BOUND=("" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_CANCEL" "$BOUND_REQUEUE" "")
+
+begin_run() {
+  CURRENT_CASE=$1
+  RUN_FAILED_BEFORE=$FAILED
+  FAULT_NS=$(now_ns)
+  ELAPSED_MS=""
+  ELAPSED_S=""
+  JOB_ID=""
+}
+end_run() {
+  local case=$1 run=$2
+  RUNS[$case]=$((${RUNS[$case]:-0} + 1))
+  if [ "$FAILED" -eq "$RUN_FAILED_BEFORE" ]; then
+    PASSES[$case]=$((${PASSES[$case]:-0} + 1))
+    say "  run passed"
+  else
+    say "  run FAILED"
+    [ -n "$LOG" ] && [ -f "$LOG" ] && {
+      say "        --- $LOG (last 40 lines)"
+      tail -n 40 "$LOG" | sed 's/^/        | /'
+    }
+    if [ -n "$KEEP_DIR" ] && [ -n "$FOLDER" ] && [ -d "$FOLDER" ]; then
+      mkdir -p "$KEEP_DIR" && cp -r "$FOLDER" "$KEEP_DIR/case$case.run$run.job$JOB_ID" &&
+        cp "$RUN_DIR"/submit.* "$KEEP_DIR/case$case.run$run.job$JOB_ID/" 2>/dev/null
+      say "        (kept in $KEEP_DIR/case$case.run$run.job$JOB_ID)"
+    fi
+  fi
+  if [ -n "$ELAPSED_MS" ] && [ "$ELAPSED_MS" -gt "${WORST[$case]:-0}" ]; then WORST[$case]=$ELAPSED_MS; fi
+  # A run that failed half-way must not leave its job to the next one.
+  [ -n "${SUBMITTER:-}" ] && { kill "$SUBMITTER" 2>/dev/null; wait "$SUBMITTER" 2>/dev/null; }
+  SUBMITTER=""
+  if [ -n "$JOB_ID" ]; then
+    scancel "$JOB_ID" 2>/dev/null
+    wait_until "$GONE_LIMIT" nothing_left || true
+  fi
+  JOB_ID=""
+}
+
+# ------------------------------------------------------------------- cases
+
+# 1: kill -9 of a random worker.
+case_worker() {
+  local run=$1 rank pid node local_rank host
+  rank=$((RANDOM % RANKS))
+  section "case 1, run $run/$REPEATS: kill -9 of worker rank $rank"
+  submit 1 "$run" -- "$WORKER" wait || return
+  expect_workers_started || return
+  pid=$(field_of "$rank" 1) node=$(field_of "$rank" 3) local_rank=$(field_of "$rank" 4) host=$(field_of "$rank" 5)
+  if ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$MARK/fault_worker.sh"; then
+    fail "rank $rank's pid $pid is its worker" "$(ps -o pid=,args= -p "$pid")"
+    return
+  fi
+  say "  killing rank $rank (pid $pid, local rank $local_rank, node $node, $host) with SIGKILL"
+  FAULT_NS=$(now_ns)
+  kill -KILL "$pid"
+  wait_for_end "$BOUND_LOST" || return
+  expect_eq "the job ends FAILED" FAILED "$END_STATE"
+  expect_eq "its exit code is 137 (128 + SIGKILL)" 137 "$END_CODE"
+  expect_within "it ends within ${BOUND_LOST} s of the kill" "$BOUND_LOST"
+  expect_in_log "the summary names rank $rank and SIGKILL" \
+    "first failure: rank $rank (local rank $local_rank) on $host (node $node) was killed by SIGKILL (exit code 137)"
+  expect_in_log "the summary gives the signal" "signal      SIGKILL (9)"
+  expect_nothing_left
+}
+
+# 2: kill -9 of a random non-zero node's launcher.
+case_launcher() {
+  local run=$1 node launcher host rank
+  node=$((1 + RANDOM % (JOB_NODES - 1)))
+  section "case 2, run $run/$REPEATS: kill -9 of node $node's launcher"
+  submit 2 "$run" -- "$WORKER" wait || return
+  expect_workers_started || return
+  rank=$(rank_on_node "$node")
+  launcher=$(field_of "$rank" 2) host=$(field_of "$rank" 5)
+  expect_launcher "$launcher" "$node" "$host" || return
+  say "  killing node $node's launcher (pid $launcher on $host) with SIGKILL"
+  FAULT_NS=$(now_ns)
+  kill -KILL "$launcher"
+  wait_for_end "$BOUND_LOST" || return
+  expect_eq "the job ends FAILED" FAILED "$END_STATE"
+  expect_true "its exit code is not 0 (got $END_CODE)" test "${END_CODE:-0}" != 0
+  expect_within "it ends within ${BOUND_LOST} s of the kill" "$BOUND_LOST"
+  expect_in_log "node 0 says it lost the launcher of node $node" \
+    "lost contact with the launcher of node $node ($host): it exited or was killed"
+  expect_in_log "the summary names it as the first failure" \
+    "first failure: lost contact with the launcher of node $node ($host)"
+  expect_nothing_left
+}
+
+# expect_launcher PID NODE HOST: PID is `dlaunch run` of this job, in the
+# network namespace of HOST, and the parent of node NODE's workers.
+expect_launcher() {
+  local pid=$1 args
+  args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
+  local in_ns
+  in_ns=$( [ "$(stat -L -c %i "/proc/$pid/ns/net" 2>/dev/null)" = \
+    "$(stat -L -c %i "/run/netns/$(node_ns "${3#node}")" 2>/dev/null)" ] && echo yes)
+  if [[ $args == "$DLAUNCH_REAL run "*"$MARK"* ]] && [ "$in_ns" = yes ]; then
+    pass "node $2's launcher is pid $1, dlaunch run in $3's namespace"
+    return 0
+  fi
+  fail "node $2's launcher is pid $1, dlaunch run in $3's namespace" "args: $args" "in its namespace: ${in_ns:-no}"
+  return 1
+}
+
+# 3: kill -9 of node 0's launcher.
+case_node0() {
+  local run=$1 launcher host others=$((JOB_NODES - 1))
+  section "case 3, run $run/$REPEATS: kill -9 of node 0's launcher"
+  submit 3 "$run" -- "$WORKER" wait || return
+  expect_workers_started || return
+  launcher=$(field_of 0 2) host=$(field_of 0 5)
+  expect_launcher "$launcher" 0 "$host" || return
+  say "  killing node 0's launcher (pid $launcher on $host) with SIGKILL"
+  FAULT_NS=$(now_ns)
+  kill -KILL "$launcher"
+  wait_for_end "$BOUND_LOST" || return
+  expect_eq "the job ends FAILED" FAILED "$END_STATE"
+  expect_true "its exit code is not 0 (got $END_CODE)" test "${END_CODE:-0}" != 0
+  expect_within "it ends within ${BOUND_LOST} s of the kill" "$BOUND_LOST"
+  # Each of the other nodes prints one summary; node 0 is gone.
+  expect_eq "each of the $others other nodes reports it lost contact with the rendezvous on node 0" \
+    "$others" "$(count_in_log "first failure: lost contact with the rendezvous on node 0")"
+  expect_eq "and exits 1 (srun: the other tasks exited with exit code 1)" "$others" \
+    "$(grep -cE "task [1-9][0-9]*: Exited with exit code 1\$" "$LOG")"
+  expect_nothing_left
+}
+
+# 4: scancel.
+case_cancel() {
+  local run=$1 rank got last_ns=0 ns
+  section "case 4, run $run/$REPEATS: scancel (SIGTERM to every step)"
+  submit 4 "$run" -- "$WORKER" wait || return
+  expect_workers_started || return
+  say "  scancel $JOB_ID"
+  FAULT_NS=$(now_ns)
+  scancel "$JOB_ID"
+  # The workers must be gone within the shutdown timeout (+5 s of slack for
+  # Slurm to deliver the signal): they stop on SIGTERM, not on the SIGKILL
+  # that would follow.
+  if wait_until $((SHUTDOWN + 5)) nothing_left_of_workers; then
+    pass "every worker stopped within the shutdown timeout (${SHUTDOWN} s + 5 s)"
+  else
+    fail "every worker stopped within the shutdown timeout (${SHUTDOWN} s + 5 s)" \
+      "$(worker_pids | xargs -r ps -o pid=,args= -p)"
+  fi
+  wait_for_end "$BOUND_CANCEL" || return
+  got=0
+  for ((rank = 0; rank < RANKS; rank++)); do
+    [ -f "$FOLDER/term.$rank" ] || continue
+    got=$((got + 1))
+    ns=$(cat "$FOLDER/term.$rank")
+    [ "$ns" -gt "$last_ns" ] && last_ns=$ns
+  done
+  expect_eq "every worker on every node received SIGTERM" "$RANKS" "$got"
+  [ "$last_ns" -gt 0 ] && say "  the last worker got SIGTERM $(((last_ns - FAULT_NS) / 1000000)) ms after scancel"
+  # Slurm signals every process of the step, so which one reports first
+  # (a launcher, or a worker that exited on its SIGTERM) varies: shown, not checked.
+  say "  the log's first failure: $(grep -m1 -o 'first failure: .*' "$LOG" 2>/dev/null || echo none)"
+  expect_eq "the job ends CANCELLED" CANCELLED "$END_STATE"
+  expect_within "it ends within ${BOUND_CANCEL} s of scancel" "$BOUND_CANCEL"
+  expect_nothing_left
+}
+# The workers (bash running the worker script) and their sleeps, not the
+# launchers or srun, whose command lines name the worker too.
+worker_pids() { pgrep -f "^(/bin/bash |/usr/bin/bash )?$TEST_DIR/fault_worker\.sh"; }
+nothing_left_of_workers() { [ -z "$(worker_pids)" ]; }
+
+# 5: preemption with checkpoint and requeue.
+case_preempt() {
+  local run=$1 rank ok_checkpoint=0 ok_resumed=0 ok_env=0 ready
+  section "case 5, run $run/$REPEATS: preemption (--signal USR1@60 --requeue, scancel --signal=USR1)"
+  submit 5 "$run" --signal USR1@60 --requeue -- "$WORKER" preempt || return
+  expect_workers_started || return
+  say "  scancel --signal=USR1 $JOB_ID"
+  FAULT_NS=$(now_ns)
+  scancel --signal=USR1 "$JOB_ID"
+  wait_for_end "$BOUND_REQUEUE" || return
+  expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_within "it ends within ${BOUND_REQUEUE} s of the signal" "$BOUND_REQUEUE"
+  for ((rank = 0; rank < RANKS; rank++)); do
+    [ "$(cat "$FOLDER/checkpoint.$rank" 2>/dev/null)" = "checkpoint of rank $rank" ] && ok_checkpoint=$((ok_checkpoint + 1))
+    [ -f "$FOLDER/resumed.$rank.run1" ] && ok_resumed=$((ok_resumed + 1))
+    [ "$(cat "$FOLDER/env.$rank.run1" 2>/dev/null)" = "SLURM_RESTART_COUNT=1 TORCHELASTIC_RESTART_COUNT=1" ] &&
+      ok_env=$((ok_env + 1))
+  done
+  expect_eq "every worker saved its checkpoint on SIGUSR1" "$RANKS" "$ok_checkpoint"
+  expect_in_log "node 0 requeued the job" "requeueing job $JOB_ID"
+  expect_eq "every worker's second run saw SLURM_RESTART_COUNT=1 and TORCHELASTIC_RESTART_COUNT=1" \
+    "$RANKS" "$ok_env"
+  expect_eq "every worker's second run found its checkpoint" "$RANKS" "$ok_resumed"
+  expect_eq "no third run" "" "$(cd "$FOLDER" && ls started.*.run2 env.*.run2 2>/dev/null)"
+  ready=$(stat -c %Y "$FOLDER/env.0.run1" 2>/dev/null)
+  [ -n "$ready" ] && say "  the second run started $((ready - FAULT_NS / 1000000000)) s after the signal"
+  expect_nothing_left
+}
+
+# 6: a node whose launcher never starts.
+case_stuck() {
+  local run=$1 node host pid wait_s bound others
+  node=$((1 + RANDOM % (JOB_NODES - 1)))
+  host=node$((node + 1))  # Slurm numbers the job's nodes in node-list order
+  section "case 6, run $run/$REPEATS: node $node's launcher never starts ($host)"
+  pid=$(slurmd_pid $((node + 1)))
+  if ! nsenter --target "$pid" --mount -- mount --bind "$STUCK" "$DLAUNCH_REAL"; then
+    fail "bind-mounted a stuck launcher over $DLAUNCH_REAL in $host's mount namespace"
+    return
+  fi
+  MOUNTED_NODE=$((node + 1))
+  if nsenter --target "$pid" --mount -- grep -q "stuck before it reaches" "$DLAUNCH_REAL" &&
+    ! grep -q "stuck before it reaches" "$DLAUNCH_REAL" 2>/dev/null; then
+    pass "$host (only) sees the stuck launcher at $DLAUNCH_REAL"
+  else
+    fail "$host (only) sees the stuck launcher at $DLAUNCH_REAL"
+  fi
+  submit 6 "$run" --rdzv-timeout "$RDZV_TIMEOUT" -- "$WORKER" wait || { unmount_stuck; return; }
+  FAULT_NS=$SUBMIT_S
+  # srun's --wait in the generated job script, if any.
+  wait_s=$(grep -oE -- "--wait=[0-9]+" "$FOLDER/job.sbatch" | head -n 1 | tr -dc '0-9')
+  bound=$((BOUND_STUCK_BASE + ${wait_s:-0}))
+  CASE_BOUND[6]=$bound
+  if [ -n "$wait_s" ]; then say "  the job script's srun has --wait=$wait_s; bound ${bound} s from the submission"
+  else say "  the job script's srun has no --wait; bound ${bound} s from the submission"; fi
+  if wait_until "$START_LIMIT" pgrep -f "$MARK.stuck-launcher" >/dev/null; then
+    pass "the step on $host runs the stuck launcher instead of dlaunch run"
+  else
+    fail "the step on $host runs the stuck launcher instead of dlaunch run"
+  fi
+  wait_for_end "$bound"
+  local ended=$?
+  unmount_stuck
+  [ "$ended" = 0 ] || { expect_nothing_left; return; }
+  expect_eq "the job ends FAILED" FAILED "$END_STATE"
+  expect_true "its exit code is not 0 (got $END_CODE)" test "${END_CODE:-0}" != 0
+  expect_within "it ends within ${bound} s of the submission" "$bound"
+  others=$((JOB_NODES - 1))
+  expect_eq "the $others other nodes exit with an error naming the missing node rank $node" "$others" \
+    "$(grep -cE "dlaunch: error: rendezvous timed out after $RDZV_TIMEOUT s: $others/$JOB_NODES nodes joined; missing node rank\(s\): $node\." "$LOG")"
+  local other
+  for ((other = 0; other < JOB_NODES; other++)); do
+    [ "$other" = "$node" ] && continue
+    expect_true "node $other exits non-zero (srun: task $other exited with a non-zero code)" \
+      grep -qE "task $other: Exited with exit code [1-9]" "$LOG"
+  done
+  expect_nothing_left
+}
+
+# ------------------------------------------------------------------- main
+
+CASE_FUNCTION=("" case_worker case_launcher case_node0 case_cancel case_preempt case_stuck)
+say "fault suite: $REPEATS run(s) of case(s) $CASES, jobs of $JOB_NODES nodes x $PER_NODE workers"
+say "cluster $DLAUNCH_CLUSTER_DIR, dlaunch $DLAUNCH_REAL"
+for case in $CASES; do
+  [[ $case =~ ^[1-6]$ ]] || { say "unknown case '$case' (1..6)"; exit 1; }
+  for ((run = 1; run <= REPEATS; run++)); do
+    begin_run "$case"
+    FOLDER="" LOG="" RUN_DIR=""
+    "${CASE_FUNCTION[$case]}" "$run"
+    end_run "$case" "$run"
+  done
+done
+
+table() {
+  printf '%-4s %-46s %5s %7s %10s %9s\n' case fault runs passes "worst (s)" "bound (s)"
+  local case worst notes=""
+  for case in $CASES; do
+    worst=${WORST[$case]:-}
+    [ -n "$worst" ] && worst=$(printf '%d.%d' $((worst / 1000)) $((worst % 1000 / 100)))
+    if [ "${NOT_ENDED[$case]:-0}" -gt 0 ]; then
+      worst=">$worst"
+      notes+="case $case: ${NOT_ENDED[$case]} run(s) had not ended when the suite gave up on them (bound + 60 s) and cancelled the job"$'\n'
+    fi
+    printf '%-4s %-46s %5s %7s %10s %9s\n' "$case" "${CASE_TITLE[$case]}" "${RUNS[$case]:-0}" \
+      "${PASSES[$case]:-0}" "${worst:--}" "${CASE_BOUND[$case]:--}"
+  done
+  printf '%s' "$notes"
+}
+section "fault suite: $REPEATS run(s) per case"
+table
+[ -n "${DLAUNCH_FAULT_TABLE:-}" ] && table >"$DLAUNCH_FAULT_TABLE"
+finish
