@@ -1,6 +1,5 @@
 #include "launch/signal_channel.h"
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <sys/signalfd.h>
@@ -82,8 +81,7 @@ std::optional<int> signal_number(std::string_view text) {
       return static_cast<int>(*number);
     return std::nullopt;
   }
-  std::string name(text);
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string name = to_upper(text);
   if (!name.starts_with("SIG")) name = "SIG" + name;
   for (int signal = 1; signal < 32; ++signal) {
     if (name == signal_name(signal)) return signal;

@@ -13,6 +13,8 @@
 // send Heartbeats, and Failure/Stop/Outcome/Verdict end the round.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -41,6 +43,12 @@ enum class MessageType : std::uint8_t {
   kHeartbeat = 9,  // both ways while connected: I am alive
 };
 inline constexpr std::uint8_t kLastMessageType = 9;
+
+// How often each side sends a heartbeat for a given --heartbeat-timeout:
+// four beats per timeout, so one lost or late beat never counts as silence.
+inline std::chrono::milliseconds heartbeat_interval(std::chrono::milliseconds timeout) {
+  return std::max(std::chrono::milliseconds(50), timeout / 4);
+}
 
 // A malformed frame or payload. The service drops such a peer.
 class ProtocolError : public std::runtime_error {

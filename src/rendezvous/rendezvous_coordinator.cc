@@ -18,6 +18,7 @@ namespace dlaunch {
 namespace {
 
 using rendezvous::Frame;
+using rendezvous::heartbeat_interval;
 using rendezvous::MessageType;
 using std::chrono::milliseconds;
 
@@ -26,10 +27,6 @@ using std::chrono::milliseconds;
 constexpr std::chrono::seconds kAnswerMargin(10);
 // A node that fails its preflight tries this long to tell the others.
 constexpr std::chrono::seconds kPreflightReportLimit(60);
-
-milliseconds heartbeat_interval(milliseconds timeout) {
-  return std::max(milliseconds(50), timeout / 4);
-}
 
 long long seconds_of(milliseconds duration) {
   return std::chrono::duration_cast<std::chrono::seconds>(duration).count();

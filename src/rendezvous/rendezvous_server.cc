@@ -42,10 +42,6 @@ constexpr std::size_t kSpareConnections = 64;
 // After this many refusals the log says so once and goes quiet.
 constexpr int kLoggedRefusals = 50;
 
-std::chrono::milliseconds heartbeat_interval(std::chrono::milliseconds timeout) {
-  return std::max(std::chrono::milliseconds(50), timeout / 4);
-}
-
 }  // namespace
 
 class RendezvousServer::Loop {

@@ -38,12 +38,9 @@ constexpr int kMaxSignalSeconds = 65535;  // sbatch's limit for sig_time
 std::string preempt_signal_name(const std::string& spec, const std::string& what) {
   std::string name = to_upper(spec);
   if (name.starts_with("SIG")) name = name.substr(3);
-  if (auto number = parse_int(name)) {
-    if (*number == SIGUSR1) return "USR1";
-    if (*number == SIGUSR2) return "USR2";
-  } else if (name == "USR1" || name == "USR2") {
-    return name;
-  }
+  // signal_number() reads names and numbers alike; a second "SIG" is no name.
+  auto signal = name.starts_with("SIG") ? std::nullopt : signal_number(name);
+  if (signal == SIGUSR1 || signal == SIGUSR2) return std::string(signal_name(*signal)).substr(3);
   if (auto known = signal_number(spec))
     throw InputError(fmt::format(
         "{}: {} cannot warn of a preemption. dlaunch run forwards USR1 or USR2 to the workers and "
