@@ -28,8 +28,8 @@ std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, const 
   if (topology.master_port) port = topology.master_port->value;
   if (topology.nnodes.value == 1)
     return std::make_unique<LocalCoordinator>(topology.master_addr.value, port,
-                                              topology.nproc_per_node.value, host,
-                                              topology.run_id.value, config.max_restarts);
+                                              topology.nproc_per_node.value, topology.run_id.value,
+                                              config.max_restarts);
   RendezvousSettings settings;
   settings.master_addr = topology.master_addr.value;
   settings.port = port.value_or(0);

@@ -5,12 +5,10 @@
 namespace dlaunch {
 
 LocalCoordinator::LocalCoordinator(std::string master_addr, std::optional<int> worker_port,
-                                   int nproc, std::string host, std::string run_id,
-                                   int max_restarts)
+                                   int nproc, std::string run_id, int max_restarts)
     : master_addr_(std::move(master_addr)),
       worker_port_(worker_port),
       nproc_(nproc),
-      host_(std::move(host)),
       run_id_(std::move(run_id)),
       max_restarts_(max_restarts) {}
 

@@ -12,7 +12,7 @@ class LocalCoordinator : public Coordinator {
   // WORKER_PORT: MASTER_PORT for the workers; nullopt picks a free port on
   // MASTER_ADDR each round.
   LocalCoordinator(std::string master_addr, std::optional<int> worker_port, int nproc,
-                   std::string host, std::string run_id, int max_restarts);
+                   std::string run_id, int max_restarts);
 
   World join(int round) override;
   int event_fd() const override { return -1; }
@@ -24,7 +24,6 @@ class LocalCoordinator : public Coordinator {
   std::string master_addr_;
   std::optional<int> worker_port_;
   int nproc_;
-  std::string host_;
   std::string run_id_;
   int max_restarts_;
   int round_ = 0;

@@ -33,7 +33,7 @@ class SupervisorTest : public ::testing::Test {
     settings.shutdown_timeout = grace;
     settings.console_stdout = console_.get();
     settings.console_stderr = console_.get();
-    LocalCoordinator coordinator("127.0.0.1", std::nullopt, nproc, "testhost", "t", 0);
+    LocalCoordinator coordinator("127.0.0.1", std::nullopt, nproc, "t", 0);
     Watchdog watchdog;
     SignalChannel signals;
     return supervise(plan, settings, coordinator, signals, watchdog);
