@@ -210,20 +210,46 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
   return options;
 }
 
-RunOptionKind run_option_kind(std::string_view arg) {
-  std::string_view name = arg.substr(0, arg.find('='));
-  auto matches = [&](const char* dashed, const char* short_name) {
-    std::string long_name = std::string("--") + dashed;
-    return name == long_name || name == "--" + underscored(dashed) ||
-           (*short_name != '\0' && name == std::string("-") + short_name);
-  };
+namespace {
+
+// Whether ARG ("--nproc_per_node=4", "-r") spells the option NAME/SHORT_NAME.
+bool spells(std::string_view arg, const char* name, const char* short_name) {
+  std::string_view given = arg.substr(0, arg.find('='));
+  return given == std::string("--") + name || given == "--" + underscored(name) ||
+         (*short_name != '\0' && given == std::string("-") + short_name);
+}
+
+const ValueOption* find_value_option(std::string_view arg) {
   for (const auto& option : kValueOptions) {
-    if (matches(option.name, option.short_name)) return RunOptionKind::kValued;
+    if (spells(arg, option.name, option.short_name)) return &option;
   }
+  return nullptr;
+}
+
+}  // namespace
+
+RunOptionKind run_option_kind(std::string_view arg) {
+  if (find_value_option(arg)) return RunOptionKind::kValued;
   for (const auto& option : kFlagOptions) {
-    if (matches(option.name, option.short_name)) return RunOptionKind::kFlag;
+    if (spells(arg, option.name, option.short_name)) return RunOptionKind::kFlag;
   }
   return RunOptionKind::kUnknown;
+}
+
+std::optional<std::string> run_option_value(const std::vector<std::string>& args,
+                                            std::string_view name) {
+  std::optional<std::string> found;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") break;
+    const ValueOption* option = find_value_option(arg);
+    if (!option) continue;
+    std::optional<std::string> value;
+    if (auto equals = arg.find('='); equals != std::string::npos) value = arg.substr(equals + 1);
+    else if (i + 1 < args.size()) value = args[++i];
+    if (name == std::string("--") + option->name) found = value;
+  }
+  return found;
 }
 
 std::string run_options_help() {

@@ -75,6 +75,12 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
 enum class RunOptionKind { kValued, kFlag, kUnknown };
 RunOptionKind run_option_kind(std::string_view arg);
 
+// The value ARGS (dlaunch run options, as given) set for the valued option
+// NAME ("--shutdown-timeout"; either spelling and --name=value count), the
+// last one when given twice; nullopt when not given.
+std::optional<std::string> run_option_value(const std::vector<std::string>& args,
+                                            std::string_view name);
+
 // The help text of `dlaunch run`.
 std::string run_options_help();
 

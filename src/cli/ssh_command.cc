@@ -122,17 +122,14 @@ std::vector<Session> make_sessions(const JobPlan& plan, const std::vector<HostEn
   return sessions;
 }
 
-// A grace longer than the hosts' own --shutdown-timeout, so their
+// A grace longer than the hosts' own --shutdown-timeout (as given on the
+// command line: PET_ variables here do not reach the hosts), so their
 // launchers stop their workers before ssh is signalled.
-std::chrono::milliseconds hang_up_grace(const SshOptions& options, const Environment& environment) {
-  std::vector<std::string> args = options.run_args;
-  args.insert(args.end(), {"--", "true"});
-  auto run = parse_run_options(args, environment);
-  auto config_timeout = std::chrono::milliseconds(30'000);
-  if (run->shutdown_timeout)
-    config_timeout = std::chrono::seconds(
-        parse_int_in_range(run->shutdown_timeout->value, 0, 7 * 24 * 3600, "--shutdown-timeout"));
-  return config_timeout + std::chrono::seconds(15);
+std::chrono::milliseconds hang_up_grace(const SshOptions& options) {
+  std::chrono::milliseconds timeout = kDefaultShutdownTimeout;
+  if (auto value = run_option_value(options.run_args, "--shutdown-timeout"))
+    timeout = std::chrono::seconds(parse_int_in_range(*value, 0, 7 * 24 * 3600, "--shutdown-timeout"));
+  return timeout + std::chrono::seconds(15);
 }
 
 }  // namespace
@@ -155,7 +152,7 @@ int ssh_command(const CommandArgs& args) {
   SessionSettings settings;
   settings.first_line = rendezvous::generate_token() + "\n";
   settings.host_log_dir = options->host_log_dir;
-  settings.grace = hang_up_grace(*options, environment);
+  settings.grace = hang_up_grace(*options);
   return run_sessions(make_sessions(plan, hosts), settings, signals);
 }
 

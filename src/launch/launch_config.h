@@ -40,12 +40,15 @@ struct StreamRouting {
   unsigned mask_for(int local_rank) const;
 };
 
+// dlaunch run's --shutdown-timeout when none is given.
+inline constexpr std::chrono::seconds kDefaultShutdownTimeout{30};
+
 struct LaunchConfig {
   Topology topology;
   std::vector<std::string> command;  // the worker's argv (interpreter included)
   std::string role = "default";
   int max_restarts = 0;
-  std::chrono::milliseconds shutdown_timeout{30'000};
+  std::chrono::milliseconds shutdown_timeout{kDefaultShutdownTimeout};
   std::chrono::milliseconds rdzv_timeout{300'000};
   std::optional<std::string> log_dir;  // nullopt: no per-worker files unless -r/-t ask
   StreamRouting redirects;             // file only

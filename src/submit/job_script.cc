@@ -5,6 +5,8 @@
 #include <csignal>
 #include <fmt/format.h>
 
+#include "cli/run_options.h"
+#include "launch/launch_config.h"
 #include "launch/signal_channel.h"
 #include "launch/token_setting.h"
 #include "util/error.h"
@@ -116,22 +118,11 @@ void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& requ
   if (request.launch == LaunchMode::kTask) srun.push_back("--kill-on-bad-exit=1");
 }
 
-// The --shutdown-timeout the launchers will use (dlaunch run's default: 30 s).
+// The --shutdown-timeout the launchers will use.
 int shutdown_seconds(const JobRequest& request) {
-  const auto& args = request.run_args;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    for (std::string_view name : {"--shutdown-timeout", "--shutdown_timeout"}) {
-      std::string_view arg = args[i];
-      std::optional<std::string_view> value;
-      if (arg == name && i + 1 < args.size()) value = args[i + 1];
-      else if (arg.starts_with(name) && arg.size() > name.size() && arg[name.size()] == '=')
-        value = arg.substr(name.size() + 1);
-      if (value) {
-        if (auto seconds = parse_int(*value)) return static_cast<int>(*seconds);
-      }
-    }
-  }
-  return 30;
+  auto value = run_option_value(request.run_args, "--shutdown-timeout");
+  if (auto seconds = value ? parse_int(*value) : std::nullopt) return static_cast<int>(*seconds);
+  return static_cast<int>(kDefaultShutdownTimeout.count());
 }
 
 // In node mode the launchers end together, within one shutdown of each

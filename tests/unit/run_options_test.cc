@@ -94,3 +94,20 @@ TEST(RunOptions, HelpListsTorchrunOptions) {
 
 }  // namespace
 }  // namespace dlaunch
+
+namespace dlaunch {
+namespace {
+
+TEST(RunOptionValue, FindsEitherSpellingAndSkipsOtherOptionsValues) {
+  std::vector<std::string> args{"--prefix", "--shutdown-timeout", "--nproc_per_node=2",
+                                "--shutdown_timeout=7", "-r", "3", "--standalone"};
+  // "--shutdown-timeout" after --prefix is --prefix's value, not the option.
+  EXPECT_EQ(run_option_value(args, "--shutdown-timeout"), "7");
+  EXPECT_EQ(run_option_value(args, "--nproc-per-node"), "2");
+  EXPECT_EQ(run_option_value(args, "--redirects"), "3");
+  EXPECT_EQ(run_option_value(args, "--max-restarts"), std::nullopt);
+  EXPECT_EQ(run_option_value({"--", "--max-restarts", "1"}, "--max-restarts"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace dlaunch
