@@ -5,9 +5,10 @@
 // N simulated launchers live in a few forked client processes, each driving
 // its share of sockets with one epoll loop. Every simulated launcher does
 // what RendezvousCoordinator does on the wire, with the real encoders: it
-// connects, reads the Challenge, answers with a Join whose proof is
-// token_proof(token, nonce, signed_part(join)), and waits for the World,
-// which must have N nodes of --nproc workers (a wrong world is an error).
+// connects, reads the Challenge, answers with a Join carrying its own nonce
+// and the proof join_proof(token, challenge, nonce, signed_part(join)),
+// checks node 0's sealed Welcome and waits for the sealed World, which must
+// have N nodes of --nproc workers (a wrong world is an error).
 //
 // Timed: from just before the service is constructed, the client processes
 // being released at that moment through a pipe (so process start-up and
@@ -42,6 +43,7 @@
 #include "launch/world.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
+#include "rendezvous/session.h"
 #include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -172,8 +174,10 @@ static_assert(sizeof(ClientReport) < PIPE_BUF);
 
 struct SimulatedLauncher {
   Fd socket;
-  rendezvous::JoinMessage join;  // all but the proof, which needs the challenge
+  rendezvous::JoinMessage join;  // all but the nonce and proof, which need the challenge
   rendezvous::FrameReader reader;
+  rendezvous::Session session;   // sealed once the Join is sent
+  bool welcomed = false;
   bool has_world = false;
 };
 
@@ -226,8 +230,11 @@ void start_connect(SimulatedLauncher& launcher, int epoll_fd, std::uint32_t inde
 void answer_challenge(SimulatedLauncher& launcher, const ClientPlan& plan, const rendezvous::Frame& frame) {
   auto challenge = rendezvous::decode_challenge(frame.payload);
   if (!challenge.token_required) throw SystemError("the service did not ask for the job's token");
-  launcher.join.proof =
-      rendezvous::token_proof(plan.token, challenge.nonce, rendezvous::signed_part(launcher.join));
+  launcher.join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
+  launcher.join.proof = rendezvous::join_proof(plan.token, challenge.nonce, launcher.join.nonce,
+                                               rendezvous::signed_part(launcher.join));
+  launcher.session = rendezvous::Session(plan.token, challenge.nonce, launcher.join.nonce,
+                                         rendezvous::End::kLauncher);
   std::string bytes = rendezvous::encode_frame(MessageType::kJoin, rendezvous::encode(launcher.join));
   // A fresh loopback socket takes a few hundred bytes at once; a short
   // write would mean something is badly wrong, not that it should wait.
@@ -237,11 +244,17 @@ void answer_challenge(SimulatedLauncher& launcher, const ClientPlan& plan, const
 }
 
 // Handles one frame; true when it was this launcher's World.
-bool handle_frame(SimulatedLauncher& launcher, const ClientPlan& plan, const rendezvous::Frame& frame) {
+bool handle_frame(SimulatedLauncher& launcher, const ClientPlan& plan, rendezvous::Frame frame) {
+  if (frame.type == MessageType::kChallenge) {
+    answer_challenge(launcher, plan, frame);
+    return false;
+  }
+  frame.payload = launcher.session.open(frame);  // node 0's proof, on every frame
   switch (frame.type) {
-    case MessageType::kChallenge: answer_challenge(launcher, plan, frame); return false;
+    case MessageType::kWelcome: launcher.welcomed = true; return false;
     case MessageType::kHeartbeat: return false;
     case MessageType::kWorld: {
+      if (!launcher.welcomed) throw SystemError("a World before the Welcome");
       World world = rendezvous::decode_world(frame.payload);
       if (world.nnodes() != plan.nnodes || world.world_size() != plan.nnodes * plan.nproc)
         throw SystemError(fmt::format("node {} got a wrong world: {} nodes, world size {} (expected {} "
@@ -276,7 +289,7 @@ bool on_readable(SimulatedLauncher& launcher, const ClientPlan& plan) {
                                   got < 0 ? fmt::format(" ({})", std::strerror(errno)) : ""));
   }
   bool world = false;
-  while (auto frame = launcher.reader.next()) world |= handle_frame(launcher, plan, *frame);
+  while (auto frame = launcher.reader.next()) world |= handle_frame(launcher, plan, std::move(*frame));
   return world;
 }
 

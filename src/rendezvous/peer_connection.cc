@@ -1,34 +1,17 @@
 #include "rendezvous/peer_connection.h"
 
-#include <arpa/inet.h>
 #include <cerrno>
 #include <fmt/format.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 namespace dlaunch::rendezvous {
 namespace {
 
-std::string peer_address(int fd) {
-  sockaddr_storage address{};
-  socklen_t size = sizeof(address);
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "an unknown address";
-  char text[INET6_ADDRSTRLEN] = {};
-  if (address.ss_family == AF_INET) {
-    const auto* ipv4 = reinterpret_cast<const sockaddr_in*>(&address);
-    ::inet_ntop(AF_INET, &ipv4->sin_addr, text, sizeof(text));
-    return fmt::format("{}:{}", text, ntohs(ipv4->sin_port));
-  }
-  if (address.ss_family == AF_INET6) {
-    const auto* ipv6 = reinterpret_cast<const sockaddr_in6*>(&address);
-    ::inet_ntop(AF_INET6, &ipv6->sin6_addr, text, sizeof(text));
-    return fmt::format("[{}]:{}", text, ntohs(ipv6->sin6_port));
-  }
-  return "a non-IP address";
-}
-
 // Large enough that a whole World or Verdict usually arrives in one read.
 constexpr std::size_t kReadSize = 16 * 1024;
+// At most this much per receive(): one flooding peer gets its turn, then the
+// others get theirs.
+constexpr std::size_t kReadBudget = 4 * kReadSize;
 
 }  // namespace
 
@@ -42,17 +25,19 @@ const std::string& PeerConnection::address() const {
 
 bool PeerConnection::receive(Clock::time_point now) {
   char buffer[kReadSize];
-  for (;;) {
-    ssize_t got = ::recv(fd_.get(), buffer, sizeof(buffer), 0);
+  for (std::size_t taken = 0; taken < kReadBudget;) {
+    ssize_t got = ::recv(fd_.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
     if (got > 0) {
       last_heard_ = now;
       reader_.append(std::string_view(buffer, static_cast<std::size_t>(got)));
       if (static_cast<std::size_t>(got) < sizeof(buffer)) return true;
+      taken += static_cast<std::size_t>(got);
       continue;
     }
     if (got < 0 && errno == EINTR) continue;
     return got < 0 && errno == EAGAIN;
   }
+  return true;
 }
 
 bool PeerConnection::send(std::string_view frame, Clock::time_point now) {

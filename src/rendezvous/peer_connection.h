@@ -1,8 +1,12 @@
-// One launcher's connection, as node 0's rendezvous service holds it.
+// One rendezvous connection: a launcher's, as node 0's service holds it, or
+// node 0's, as a launcher holds it.
 //
 // Non-blocking both ways: reads yield whole frames, and what the socket does
 // not take at once waits in an outbox until the peer reads again, so one
-// slow or stalled peer never holds up the service's thread.
+// slow or stalled peer never holds up the event loop. Each receive() reads a
+// bounded amount, and the frame reader refuses a header announcing more than
+// its limit, so a peer that floods bytes cannot make this end buffer without
+// bound or starve the others.
 #pragma once
 
 #include <optional>
@@ -25,9 +29,13 @@ class PeerConnection {
   // connections never need it.
   const std::string& address() const;
 
-  // Reads what the socket holds. False when the peer closed the connection
-  // or it failed.
+  // Reads what the socket holds, up to a fixed budget (a level-triggered
+  // poll reports the rest). False when the peer closed the connection or it
+  // failed.
   bool receive(Clock::time_point now);
+  // The longest payload accepted from the peer (kMaxHandshakePayload until
+  // it proved itself).
+  void set_max_payload(std::uint32_t bytes) { reader_.set_max_payload(bytes); }
   // The next whole frame received, nullopt when more bytes are needed.
   // Throws ProtocolError on a malformed header.
   std::optional<Frame> next_frame() { return reader_.next(); }

@@ -129,7 +129,8 @@ std::optional<Frame> FrameReader::next() {
   std::uint8_t type = header.u8();
   if (type < 1 || type > kLastMessageType) throw ProtocolError(fmt::format("unknown message type {}", type));
   std::uint32_t length = header.u32();
-  if (length > kMaxPayload) throw ProtocolError(fmt::format("message of {} bytes is too long", length));
+  if (length > max_payload_)
+    throw ProtocolError(fmt::format("message of {} bytes is too long (at most {} here)", length, max_payload_));
   if (buffer_.size() < kHeaderSize + length) return std::nullopt;
   Frame frame{static_cast<MessageType>(type), buffer_.substr(kHeaderSize, length)};
   buffer_.erase(0, kHeaderSize + length);
@@ -164,7 +165,7 @@ std::string signed_part(const JoinMessage& message) {
 
 std::string encode(const JoinMessage& message) {
   Writer writer;
-  writer.str(message.proof);
+  writer.str(message.proof).str(message.nonce);
   return writer.take() + signed_part(message);
 }
 
@@ -172,6 +173,9 @@ JoinMessage decode_join(std::string_view payload) {
   Reader reader(payload);
   JoinMessage message;
   message.proof = reader.str();
+  message.nonce = reader.str();
+  if (message.nonce.size() != kChallengeSize)
+    throw ProtocolError(fmt::format("join nonce of {} bytes, expected {}", message.nonce.size(), kChallengeSize));
   message.run_id = reader.str();
   message.round = reader.u32();
   message.node_rank = reader.u32();
@@ -181,6 +185,20 @@ JoinMessage decode_join(std::string_view payload) {
   message.dlaunch_version = reader.str();
   message.allow_uneven = reader.u8() != 0;
   message.preflight_error = reader.str();
+  reader.finish();
+  return message;
+}
+
+std::string encode(const WelcomeMessage& message) {
+  Writer writer;
+  writer.u32(message.heartbeat_timeout_ms);
+  return writer.take();
+}
+
+WelcomeMessage decode_welcome(std::string_view payload) {
+  Reader reader(payload);
+  WelcomeMessage message;
+  message.heartbeat_timeout_ms = reader.u32();
   reader.finish();
   return message;
 }

@@ -6,11 +6,15 @@
 // connections instead of misreading them; the length cap keeps a garbage
 // header from making it allocate without bound.
 //
-// A conversation: the service greets every connection with a Challenge; the
-// launcher answers with a Join that carries its proof of the job's token
-// (rendezvous/token.h), its dlaunch version and its preflight result; the
-// service sends the World once every node joined. From then on both sides
-// send Heartbeats, and Failure/Stop/Outcome/Verdict end the round.
+// A conversation: the service greets every connection with a Challenge (its
+// nonce); the launcher answers with a Join that carries a nonce of its own,
+// its proof of the job's token (rendezvous/token.h), its dlaunch version and
+// its preflight result; the service answers with a Welcome. With a token,
+// every frame after the Join, both ways, is sealed with a key derived from
+// the token and both nonces (rendezvous/session.h): the Welcome is node 0's
+// proof that it holds the token too. The service sends the World once every
+// node joined. From then on both sides send Heartbeats, and
+// Failure/Stop/Outcome/Verdict end the round.
 #pragma once
 
 #include <algorithm>
@@ -27,9 +31,13 @@
 namespace dlaunch::rendezvous {
 
 inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
-inline constexpr std::uint16_t kVersion = 2;
+// 3: mutual authentication (launcher nonce, Welcome, sealed frames).
+inline constexpr std::uint16_t kVersion = 3;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
+// What a peer may send before it has proved itself: a Join is a few hundred
+// bytes, so a stranger cannot make node 0 buffer a megabyte per connection.
+inline constexpr std::uint32_t kMaxHandshakePayload = 16 * 1024;
 
 enum class MessageType : std::uint8_t {
   kJoin = 1,     // launcher -> service: I am node R of N for round K
@@ -41,8 +49,9 @@ enum class MessageType : std::uint8_t {
   kVerdict = 7,  // service -> launchers: how the job ends (or restarts)
   kChallenge = 8,  // service -> launcher, first on every connection: prove the token
   kHeartbeat = 9,  // both ways while connected: I am alive
+  kWelcome = 10,   // service -> launcher, after a valid Join: node 0's own proof (sealed)
 };
-inline constexpr std::uint8_t kLastMessageType = 9;
+inline constexpr std::uint8_t kLastMessageType = 10;
 
 // How often each side sends a heartbeat for a given --heartbeat-timeout:
 // four beats per timeout, so one lost or late beat never counts as silence.
@@ -69,18 +78,25 @@ class FrameReader {
  public:
   void append(std::string_view bytes) { buffer_.append(bytes); }
   // The next complete frame, nullopt when more bytes are needed. Throws
-  // ProtocolError on a wrong magic, version, type or length.
+  // ProtocolError on a wrong magic, version, type or a length over the limit.
   std::optional<Frame> next();
   bool empty() const { return buffer_.empty(); }
+  std::size_t buffered() const { return buffer_.size(); }
+  // The longest payload accepted (default kMaxPayload): what bounds the
+  // buffer, since a header is checked as soon as it arrives.
+  void set_max_payload(std::uint32_t bytes) { max_payload_ = bytes; }
 
  private:
   std::string buffer_;
+  std::uint32_t max_payload_ = kMaxPayload;
 };
 
 struct ChallengeMessage {
   std::string nonce;            // kChallengeSize random bytes, new for every connection
   bool token_required = false;  // node 0 has a token: every launcher must prove it
-  std::uint32_t heartbeat_timeout_ms = 0;  // node 0's --heartbeat-timeout, which every node adopts
+  // node 0's --heartbeat-timeout. Unproved: a launcher with a token takes
+  // it from the sealed Welcome instead.
+  std::uint32_t heartbeat_timeout_ms = 0;
 };
 
 struct JoinMessage {
@@ -93,11 +109,16 @@ struct JoinMessage {
   std::string dlaunch_version;
   bool allow_uneven = false;
   std::string preflight_error;  // non-empty: this node cannot run its part; abort the job
-  std::string proof;            // token_proof(token, nonce, signed_part(join)); empty without a token
+  std::string nonce;  // the launcher's kChallengeSize random bytes, new for every connection
+  std::string proof;  // join_proof(token, challenge, nonce, signed_part(join)); empty without a token
 };
 
 // The bytes of JOIN that its proof covers: everything but the proof.
 std::string signed_part(const JoinMessage& join);
+
+struct WelcomeMessage {
+  std::uint32_t heartbeat_timeout_ms = 0;  // node 0's --heartbeat-timeout, which every node adopts
+};
 
 struct TextMessage {  // kAbort and kStop
   std::uint32_t round = 0;
@@ -116,6 +137,7 @@ struct VerdictMessage {
 
 std::string encode(const ChallengeMessage& message);
 std::string encode(const JoinMessage& message);
+std::string encode(const WelcomeMessage& message);
 std::string encode(const World& world);
 std::string encode(const TextMessage& message);
 std::string encode(const Failure& failure);
@@ -125,6 +147,7 @@ std::string encode(const VerdictMessage& message);
 // Each throws ProtocolError when PAYLOAD is truncated or malformed.
 ChallengeMessage decode_challenge(std::string_view payload);
 JoinMessage decode_join(std::string_view payload);
+WelcomeMessage decode_welcome(std::string_view payload);
 void decode_heartbeat(std::string_view payload);  // checks that it is empty
 World decode_world(std::string_view payload);
 TextMessage decode_text(std::string_view payload);

@@ -1,16 +1,15 @@
 #include "rendezvous/rendezvous_coordinator.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <fmt/format.h>
 #include <poll.h>
-#include <random>
-#include <sys/socket.h>
 
 #include "launch/local_coordinator.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
+#include "rendezvous/service_dialer.h"
 #include "rendezvous/token.h"
+#include "rendezvous/world_check.h"
 #include "util/error.h"
 #include "util/socket.h"
 
@@ -27,95 +26,120 @@ using std::chrono::milliseconds;
 constexpr std::chrono::seconds kAnswerMargin(10);
 // A node that fails its preflight tries this long to tell the others.
 constexpr std::chrono::seconds kPreflightReportLimit(60);
+// After node 0 closed a link before the World, the pause before dialling
+// again, so a node 0 that accepts and closes at once is not hammered.
+constexpr milliseconds kRedialPause(100);
+// While a send waits in the outbox, how often the supervisor lets it retry.
+constexpr milliseconds kBacklogRetry(50);
 
 long long seconds_of(milliseconds duration) {
   return std::chrono::duration_cast<std::chrono::seconds>(duration).count();
 }
 
+// The link to node 0 failed: closed, silent, stalled, or it sent something
+// malformed or unauthentic. Before the World a launcher dials again; after
+// it, node 0 is lost.
+class LinkLost : public SystemError {
+ public:
+  using SystemError::SystemError;
+};
+
+rendezvous::DialSettings dial_settings(const RendezvousSettings& settings) {
+  rendezvous::DialSettings dial;
+  dial.master_addr = settings.master_addr;
+  dial.port = settings.port;
+  dial.node_rank = settings.node_rank;
+  dial.token = settings.token;
+  dial.handshake_timeout = settings.handshake_timeout;
+  dial.rendezvous_timeout = settings.timeout;
+  dial.notice = settings.notice;
+  return dial;
+}
+
 class RendezvousCoordinator : public Coordinator {
  public:
   RendezvousCoordinator(RendezvousSettings settings, SignalChannel& signals)
-      : settings_(std::move(settings)), signals_(signals),
+      : settings_(std::move(settings)), signals_(signals), dialer_(dial_settings(settings_), signals),
         heartbeat_timeout_(settings_.heartbeat_timeout) {
     if (settings_.node_rank == 0) start_service();
   }
 
   World join(int round) override {
     auto deadline = Clock::now() + settings_.timeout;
-    if (!socket_) connect_and_greet(deadline);
-    send_join(round, mismatch_problem_);
-    // The service enforces the join deadline and names the missing nodes;
-    // the margin only guards against a service that went silent.
-    Frame frame = wait_for_frame(deadline + kAnswerMargin, "the world");
-    if (frame.type == MessageType::kAbort)
-      throw SystemError(rendezvous::decode_text(frame.payload).reason);
-    if (frame.type != MessageType::kWorld)
-      throw SystemError("the rendezvous service sent an unexpected message while nodes joined");
-    round_ = round;
-    World world = rendezvous::decode_world(frame.payload);
-    if (world.heartbeat_timeout_ms > 0) heartbeat_timeout_ = milliseconds(world.heartbeat_timeout_ms);
-    return world;
+    for (;;) {
+      if (link_) send(MessageType::kJoin, rendezvous::encode(join_message(round, "")));
+      else connect(round, "", deadline);
+      try {
+        return await_world(round, deadline);
+      } catch (const LinkLost& lost) {
+        // Closed or failed before the World: node 0 may only have made
+        // room, or restarted; dial again until the rendezvous deadline.
+        dialer_.saw(lost.what());
+        link_.reset();
+        dialer_.wait_for_signal_until(std::min(deadline, Clock::now() + kRedialPause));
+      }
+    }
   }
 
   void report_preflight_failure(const std::string& problem) override {
     auto deadline = Clock::now() + std::min<milliseconds>(settings_.timeout, kPreflightReportLimit);
     try {
-      if (!socket_) connect_and_greet(deadline);
-      send_join(0, problem);
+      if (!link_) connect(0, problem, deadline);
+      else send(MessageType::kJoin, rendezvous::encode(join_message(0, problem)));
       if (service_) wait_until_all_told(Clock::now() + settings_.timeout);
       else wait_for_frame(deadline, "node 0's answer");
     } catch (const SystemError&) {
       // Best effort: the problem itself is what this node reports.
+    } catch (const InputError&) {
     } catch (const Interrupted&) {
     }
   }
 
-  int event_fd() const override { return socket_.get(); }
+  int event_fd() const override { return link_ ? link_->fd() : -1; }
 
   std::optional<Clock::time_point> next_deadline() const override {
-    if (!socket_ || lost_) return std::nullopt;
-    return std::min(last_sent_ + heartbeat_interval(heartbeat_timeout_),
-                    last_heard_ + heartbeat_timeout_);
+    if (!link_ || lost_) return std::nullopt;
+    auto due = std::min(link_->last_sent() + heartbeat_interval(heartbeat_timeout_),
+                        link_->last_heard() + heartbeat_timeout_);
+    if (link_->has_backlog()) due = std::min(due, Clock::now() + kBacklogRetry);
+    return due;
   }
 
   std::optional<std::string> poll_stop_request() override {
-    if (!socket_ || lost_) return std::nullopt;
-    bool connected = receive_available();
-    while (auto frame = next_frame()) {
-      if (frame->type == MessageType::kStop || frame->type == MessageType::kAbort)
-        return rendezvous::decode_text(frame->payload).reason;
-      pending_.push_back(std::move(*frame));
+    if (!link_ || lost_) return std::nullopt;
+    try {
+      bool connected = link_->receive();
+      while (auto frame = link_->next()) {
+        if (frame->type == MessageType::kStop || frame->type == MessageType::kAbort)
+          return rendezvous::decode_text(frame->payload).reason;
+        pending_.push_back(std::move(*frame));
+      }
+      if (!connected) throw LinkLost(lost_message());
+      keep_link();
+    } catch (const rendezvous::ProtocolError& error) {
+      return mark_lost(malformed_message(error));
+    } catch (const LinkLost& lost) {
+      return mark_lost(lost.what());
     }
-    if (!connected) return lost_message();
-    if (auto silence = keep_heartbeat()) return silence;
     return std::nullopt;
   }
 
   void announce_failure(const Failure& failure) override {
-    if (socket_) send(MessageType::kFailure, rendezvous::encode(failure));
+    if (link_ && !lost_) send(MessageType::kFailure, rendezvous::encode(failure));
   }
 
   Verdict finish(const NodeOutcome& outcome) override {
-    send(MessageType::kOutcome,
-         rendezvous::encode(rendezvous::OutcomeMessage{static_cast<std::uint32_t>(round_), outcome}));
     try {
+      if (!link_ || lost_) throw LinkLost(lost_reason_.empty() ? lost_message() : lost_reason_);
+      send(MessageType::kOutcome,
+           rendezvous::encode(rendezvous::OutcomeMessage{static_cast<std::uint32_t>(round_), outcome}));
       for (;;) {
         Frame frame = wait_for_frame(std::nullopt, "the job's verdict");
-        if (frame.type == MessageType::kVerdict) return rendezvous::decode_verdict(frame.payload).verdict;
+        if (frame.type == MessageType::kVerdict) return decode_or_lost(rendezvous::decode_verdict, frame).verdict;
         // A Stop that crossed our Outcome on the wire needs no action now.
       }
     } catch (const SystemError& error) {
-      // Node 0 is gone: this node decides alone, and never restarts.
-      Verdict verdict = decide_verdict(outcome, round_, 0);
-      if (!verdict.failure) {
-        Failure lost;
-        lost.node_rank = 0;
-        lost.description = error.what();
-        verdict.failure = lost;
-        verdict.kind = Verdict::Kind::kFailed;
-        verdict.exit_code = 1;
-      }
-      return verdict;
+      return decide_alone(outcome, error.what());
     } catch (const Interrupted& interrupted) {
       Verdict verdict = decide_verdict(outcome, round_, 0);
       verdict.kind = Verdict::Kind::kFailed;
@@ -143,35 +167,21 @@ class RendezvousCoordinator : public Coordinator {
     server.join_timeout = settings_.timeout;
     server.token = settings_.token;
     server.heartbeat_timeout = settings_.heartbeat_timeout;
+    server.handshake_timeout = settings_.handshake_timeout;
     service_ = std::make_unique<rendezvous::RendezvousServer>(std::move(listener), server);
   }
 
-  // Connects to the service and takes its challenge. A token mismatch that
-  // only this node can see is kept as a preflight problem for the Join.
-  void connect_and_greet(Clock::time_point deadline) {
-    connect_until(deadline);
-    Frame frame = wait_for_frame(deadline + kAnswerMargin, "node 0's greeting");
-    if (frame.type == MessageType::kAbort)
-      throw SystemError(rendezvous::decode_text(frame.payload).reason);
-    if (frame.type != MessageType::kChallenge)
-      throw SystemError("the rendezvous service did not greet this node with a challenge; run the "
-                        "same dlaunch version on every node");
-    auto challenge = rendezvous::decode_challenge(frame.payload);
-    challenge_ = challenge.nonce;
-    if (challenge.heartbeat_timeout_ms > 0) heartbeat_timeout_ = milliseconds(challenge.heartbeat_timeout_ms);
-    if (challenge.token_required && !settings_.token) {
-      send_join(0, "");  // node 0 logs the refusal, and names it when the join times out
-      throw InputError(fmt::format(
-          "node 0's rendezvous requires a token and node {} has none; give every node the same "
-          "secret in $DLAUNCH_RDZV_TOKEN or --rdzv-token-file (dlaunch submit does this for you)",
-          settings_.node_rank));
-    }
-    if (!challenge.token_required && settings_.token)
-      mismatch_problem_ = fmt::format(
-          "it has a rendezvous token but node 0 has none; give every node the same token, or none");
+  // Dials node 0 and joins ROUND with PROBLEM (empty: none) in the handshake.
+  void connect(int round, const std::string& problem, Clock::time_point deadline) {
+    rendezvous::Dialed dialed = dialer_.dial(join_message(round, problem), deadline);
+    if (dialed.heartbeat_timeout.count() > 0) heartbeat_timeout_ = dialed.heartbeat_timeout;
+    link_.emplace(std::move(dialed.link));
+    lost_ = false;
+    lost_reason_.clear();
+    pending_.clear();
   }
 
-  void send_join(int round, const std::string& problem) {
+  rendezvous::JoinMessage join_message(int round, const std::string& problem) const {
     rendezvous::JoinMessage join;
     join.run_id = settings_.run_id;
     join.round = static_cast<std::uint32_t>(round);
@@ -182,43 +192,40 @@ class RendezvousCoordinator : public Coordinator {
     join.dlaunch_version = DLAUNCH_VERSION;
     join.allow_uneven = settings_.allow_uneven;
     join.preflight_error = problem;
-    if (settings_.token)
-      join.proof = rendezvous::token_proof(*settings_.token, challenge_, rendezvous::signed_part(join));
-    send(MessageType::kJoin, rendezvous::encode(join));
+    // A re-join on a proved link needs no proof: its seal is one.
+    join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
+    return join;
   }
 
-  // Retries with capped exponential backoff and jitter, so many nodes
-  // started at once do not hammer node 0 in lockstep.
-  void connect_until(Clock::time_point deadline) {
-    std::mt19937 random(std::random_device{}());
-    milliseconds backoff(20);
-    for (;;) {
-      try {
-        socket_ = try_connect_tcp(settings_.master_addr, settings_.port, deadline);
-      } catch (const SystemError& error) {
-        throw InputError(fmt::format("node {} cannot reach the master address: {}. Check "
-                                     "--master-addr (or the Slurm node list) and this node's DNS",
-                                     settings_.node_rank, error.what()));
-      }
-      if (socket_) break;
-      if (Clock::now() >= deadline)
-        throw SystemError(fmt::format(
-            "node {} could not reach the rendezvous at {}:{} within {} s: node 0 is missing (its "
-            "launcher has not started, or --master-addr/--master-port are wrong). Start dlaunch "
-            "run with --node-rank 0 on the master node",
-            settings_.node_rank, settings_.master_addr, settings_.port, seconds_of(settings_.timeout)));
-      auto jitter = milliseconds(random() % (backoff.count() / 2 + 1));
-      wait_for_signal_until(std::min(deadline, Clock::now() + backoff + jitter));
-      backoff = std::min(backoff * 2, milliseconds(1000));
+  // Waits for ROUND's World and checks it against this node's settings
+  // before any worker starts.
+  World await_world(int round, Clock::time_point deadline) {
+    // The service enforces the join deadline and names the missing nodes;
+    // the margin only guards against a service that went silent.
+    Frame frame = wait_for_frame(deadline + kAnswerMargin, "the world");
+    if (frame.type == MessageType::kAbort) throw SystemError(decode_or_lost(rendezvous::decode_text, frame).reason);
+    if (frame.type != MessageType::kWorld)
+      throw LinkLost(fmt::format("node 0 ({}) sent an unexpected message while nodes joined", link_->address()));
+    World world = decode_or_lost(rendezvous::decode_world, frame);
+    rendezvous::WorldExpectation expected{round, settings_.nnodes, settings_.node_rank, settings_.nproc,
+                                          settings_.run_id, settings_.allow_uneven};
+    if (auto mismatch = rendezvous::world_mismatch(world, expected))
+      throw SystemError(fmt::format(
+          "protocol error: node 0 ({}) sent a world that does not fit this node: it gives {}. Give "
+          "every node the same settings and the same dlaunch version",
+          link_->address(), *mismatch));
+    round_ = round;
+    heartbeat_timeout_ = milliseconds(world.heartbeat_timeout_ms);
+    return world;
+  }
+
+  template <typename Decode>
+  auto decode_or_lost(Decode decode, const Frame& frame) -> decltype(decode(frame.payload)) {
+    try {
+      return decode(frame.payload);
+    } catch (const rendezvous::ProtocolError& error) {
+      throw LinkLost(malformed_message(error));
     }
-    set_no_delay(socket_.get());
-    last_heard_ = last_sent_ = Clock::now();
-  }
-
-  // Sleeps until WHEN, unless a stop signal arrives (then throws Interrupted).
-  void wait_for_signal_until(Clock::time_point when) {
-    pollfd signal_fd{signals_.fd(), POLLIN, 0};
-    while (::poll(&signal_fd, 1, millis_until(when)) > 0) check_signals();
   }
 
   void wait_until_all_told(Clock::time_point deadline) {
@@ -226,7 +233,10 @@ class RendezvousCoordinator : public Coordinator {
       auto step = std::min(deadline, Clock::now() + milliseconds(200));
       if (service_->wait_until_all_told(step)) return;
       check_signals();
-      keep_heartbeat();
+      try {
+        if (link_) keep_link();
+      } catch (const LinkLost&) {
+      }
     }
   }
 
@@ -236,50 +246,35 @@ class RendezvousCoordinator : public Coordinator {
     }
   }
 
+  // Remembers why node 0 is lost, for the verdict this node then makes alone.
+  std::string mark_lost(const std::string& reason) {
+    lost_ = true;
+    lost_reason_ = reason;
+    return reason;
+  }
+
+  // Queues a frame to node 0 (never blocks); a failed connection shows on
+  // the next read.
   void send(MessageType type, const std::string& payload) {
-    if (!send_all(socket_.get(), rendezvous::encode_frame(type, payload), heartbeat_timeout_))
-      lost_ = true;  // noticed by the next read
-    last_sent_ = Clock::now();
+    if (!link_->send(type, payload)) lost_ = true;
   }
 
-  // Sends a heartbeat when one is due. Returns why node 0 counts as lost
-  // when it has been silent for the heartbeat timeout.
-  std::optional<std::string> keep_heartbeat() {
+  // Sends a heartbeat when one is due and writes what waits in the outbox.
+  // Throws LinkLost when node 0 has been silent, or has not read, for the
+  // heartbeat timeout.
+  void keep_link() {
     auto now = Clock::now();
-    if (now - last_heard_ > heartbeat_timeout_)
-      return fmt::format("node 0 ({}:{}) sent nothing for {} s (--heartbeat-timeout): its host may "
-                         "be down, its network cut, or its launcher frozen",
-                         settings_.master_addr, settings_.port, seconds_of(heartbeat_timeout_));
-    if (now - last_sent_ >= heartbeat_interval(heartbeat_timeout_)) send(MessageType::kHeartbeat, "");
-    return std::nullopt;
-  }
-
-  // Reads what the socket holds. False when the connection is gone.
-  bool receive_available() {
-    char buffer[16 * 1024];
-    for (;;) {
-      ssize_t got = ::recv(socket_.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
-      if (got > 0) {
-        last_heard_ = Clock::now();
-        reader_.append(std::string_view(buffer, static_cast<std::size_t>(got)));
-        continue;
-      }
-      if (got < 0 && (errno == EAGAIN || errno == EINTR)) return !lost_;
-      lost_ = true;
-      return false;
-    }
-  }
-
-  // The next frame received, heartbeats aside.
-  std::optional<Frame> next_frame() {
-    try {
-      for (;;) {
-        auto frame = reader_.next();
-        if (!frame || frame->type != MessageType::kHeartbeat) return frame;
-      }
-    } catch (const rendezvous::ProtocolError& error) {
-      throw SystemError(fmt::format("the rendezvous service sent a malformed message: {}", error.what()));
-    }
+    if (now - link_->last_heard() > heartbeat_timeout_)
+      throw LinkLost(fmt::format("node 0 ({}:{}) sent nothing for {} s (--heartbeat-timeout): its host "
+                                 "may be down, its network cut, or its launcher frozen",
+                                 settings_.master_addr, settings_.port, seconds_of(heartbeat_timeout_)));
+    if (!link_->flush()) throw LinkLost(lost_message());
+    if (link_->has_backlog() && now - link_->backlog_since() > heartbeat_timeout_)
+      throw LinkLost(fmt::format("node 0 ({}:{}) read nothing from node {} for {} s "
+                                 "(--heartbeat-timeout): its launcher is stuck or its network cut",
+                                 settings_.master_addr, settings_.port, settings_.node_rank,
+                                 seconds_of(heartbeat_timeout_)));
+    if (now - link_->last_sent() >= heartbeat_interval(heartbeat_timeout_)) send(MessageType::kHeartbeat, "");
   }
 
   std::string lost_message() const {
@@ -288,8 +283,14 @@ class RendezvousCoordinator : public Coordinator {
                        settings_.master_addr, settings_.port);
   }
 
+  std::string malformed_message(const rendezvous::ProtocolError& error) const {
+    return fmt::format("protocol error: node 0 ({}:{}) sent a malformed message: {}", settings_.master_addr,
+                       settings_.port, error.what());
+  }
+
   // The next frame (queued ones first), waiting until DEADLINE (none: forever)
-  // while keeping the heartbeat.
+  // while keeping the heartbeat. Throws LinkLost when the link fails and
+  // SystemError at DEADLINE.
   Frame wait_for_frame(std::optional<Clock::time_point> deadline, const char* waiting_for) {
     for (;;) {
       if (!pending_.empty()) {
@@ -297,34 +298,57 @@ class RendezvousCoordinator : public Coordinator {
         pending_.erase(pending_.begin());
         return frame;
       }
-      if (auto frame = next_frame()) return *frame;
-      if (lost_) throw SystemError(lost_message());
+      if (lost_) throw LinkLost(lost_message());
+      try {
+        if (auto frame = link_->next()) return *frame;
+      } catch (const rendezvous::ProtocolError& error) {
+        throw LinkLost(malformed_message(error));
+      }
       auto wake = *next_deadline();
       if (deadline) wake = std::min(wake, *deadline);
-      pollfd fds[2] = {{socket_.get(), POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
+      short events = static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0));
+      pollfd fds[2] = {{link_->fd(), events, 0}, {signals_.fd(), POLLIN, 0}};
       ::poll(fds, 2, millis_until(wake));
       if (fds[1].revents != 0) check_signals();
-      if (fds[0].revents != 0 && !receive_available() && reader_.empty()) throw SystemError(lost_message());
-      if (auto silence = keep_heartbeat()) throw SystemError(*silence);
-      if (deadline && Clock::now() >= *deadline && reader_.empty())
+      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !link_->receive()) {
+        try {
+          if (auto frame = link_->next()) return *frame;  // said its last word, then closed
+        } catch (const rendezvous::ProtocolError& error) {
+          throw LinkLost(malformed_message(error));
+        }
+        throw LinkLost(lost_message());
+      }
+      keep_link();
+      if (deadline && Clock::now() >= *deadline && !link_->mid_frame())
         throw SystemError(fmt::format("timed out waiting for {} from the rendezvous at {}:{}",
                                       waiting_for, settings_.master_addr, settings_.port));
     }
   }
 
+  // Node 0 is gone: this node decides alone, and never restarts.
+  Verdict decide_alone(const NodeOutcome& outcome, const std::string& why) const {
+    Verdict verdict = decide_verdict(outcome, round_, 0);
+    if (!verdict.failure) {
+      Failure lost;
+      lost.node_rank = 0;
+      lost.description = why;
+      verdict.failure = lost;
+      verdict.kind = Verdict::Kind::kFailed;
+      verdict.exit_code = 1;
+    }
+    return verdict;
+  }
+
   RendezvousSettings settings_;
   SignalChannel& signals_;
+  rendezvous::ServiceDialer dialer_;
   std::unique_ptr<rendezvous::RendezvousServer> service_;
-  Fd socket_;
-  rendezvous::FrameReader reader_;
+  std::optional<rendezvous::ServiceLink> link_;
   std::vector<Frame> pending_;
-  std::string challenge_;
-  std::string mismatch_problem_;
   bool lost_ = false;
+  std::string lost_reason_;
   int round_ = 0;
   milliseconds heartbeat_timeout_;
-  Clock::time_point last_sent_;
-  Clock::time_point last_heard_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,11 +27,19 @@ struct RendezvousSettings {
   // Node 0's value is the job's: the others adopt it from the challenge.
   std::chrono::milliseconds heartbeat_timeout{30'000};
   bool allow_uneven = false;
+  // How long each end waits for the other's next handshake message.
+  std::chrono::milliseconds handshake_timeout{5'000};
+  // Where a launcher says what it met while dialling node 0 (a silent
+  // listener, a peer that did not prove the token); default: stderr.
+  std::function<void(const std::string&)> notice;
 };
 
 // On node 0, binds SETTINGS.port first (throws SystemError naming the port
 // when it is taken) and starts the service. SIGNALS lets waits end early
-// when the launcher is told to stop.
+// when the launcher is told to stop. With a token, node 0 must prove it
+// holds it before the launcher believes anything it says
+// (rendezvous/service_dialer.h), and every World is checked against these
+// settings before a worker starts (rendezvous/world_check.h).
 std::unique_ptr<Coordinator> make_rendezvous_coordinator(const RendezvousSettings& settings,
                                                          SignalChannel& signals);
 

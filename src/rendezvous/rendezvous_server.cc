@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -15,8 +17,11 @@
 #include "launch/failure_report.h"
 #include "rendezvous/peer_connection.h"
 #include "rendezvous/protocol.h"
+#include "rendezvous/session.h"
 #include "rendezvous/token.h"
 #include "util/error.h"
+#include "util/event_fds.h"
+#include "util/open_file_limit.h"
 #include "util/ports.h"
 #include "util/socket.h"
 
@@ -29,18 +34,30 @@ struct Peer {
       : connection(std::move(opened)), challenge(std::move(nonce)) {}
   PeerConnection connection;
   std::string challenge;
+  Session session;             // sealed once a Join proved the token
   bool authenticated = false;  // proved the token (or none is required) in a Join
   int node_rank = -1;          // -1 until it joined the current round
   std::string host;
   bool closed = false;
   bool watching_writable = false;
+  std::list<Peer*>::iterator unproven_entry;  // its place among the unproven, oldest first
 };
 
-// Unauthenticated connections beyond this many (plus one per node) are
-// closed at once, so a flood of strangers cannot exhaust descriptors.
-constexpr std::size_t kSpareConnections = 64;
 // After this many refusals the log says so once and goes quiet.
 constexpr int kLoggedRefusals = 50;
+// Unproven connections held at most, whatever the open-file limit: each
+// costs a descriptor and a few hundred bytes.
+constexpr std::size_t kMostUnproven = 16384;
+// Descriptors kept for everything else node 0's launcher opens (workers'
+// pipes, log files, the launchers that did prove themselves).
+constexpr std::size_t kReservedDescriptors = 256;
+
+// How many unproven connections to hold with OPEN_FILES descriptors allowed.
+std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
+  std::size_t reserved = kReservedDescriptors + static_cast<std::size_t>(nnodes);
+  std::size_t room = open_files > reserved ? open_files - reserved : 0;
+  return std::clamp<std::size_t>(room / 2, 16, kMostUnproven);
+}
 
 }  // namespace
 
@@ -48,6 +65,10 @@ class RendezvousServer::Loop {
  public:
   Loop(Fd listener, ServerSettings settings)
       : listener_(std::move(listener)), settings_(std::move(settings)) {
+    std::size_t open_files = raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
+    max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
+                                               : unproven_capacity(open_files, settings_.nnodes);
+    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     set_nonblocking(listener_.get());
     set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
@@ -91,11 +112,7 @@ class RendezvousServer::Loop {
   enum class Phase { kJoining, kRunning, kDone };
 
   void watch(int fd, void* source, std::uint32_t events) {
-    epoll_event event{};
-    event.events = events;
-    event.data.ptr = source;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
-      throw system_error("the rendezvous service cannot watch a connection", errno);
+    watch_fd(epoll_.get(), fd, events, {.ptr = source});
   }
 
   void log(const std::string& message) {
@@ -114,23 +131,56 @@ class RendezvousServer::Loop {
     auto now = Clock::now();
     for (;;) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;
-      Fd socket(fd);
-      if (unauthenticated_ >= static_cast<std::size_t>(settings_.nnodes) + kSpareConnections) {
-        log_refusal(fmt::format("closed a new connection: {} others have not joined yet",
-                                unauthenticated_));
-        continue;
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if ((errno == EMFILE || errno == ENFILE) && make_room_for_a_connection()) continue;
+        return;
       }
-      auto peer = std::make_unique<Peer>(PeerConnection(std::move(socket), now),
-                                         random_bytes(kChallengeSize));
-      Peer* raw = peer.get();
-      watch(raw->connection.fd(), raw, EPOLLIN);
-      peers_.emplace(raw, std::move(peer));
-      ++unauthenticated_;
-      ChallengeMessage challenge{raw->challenge, settings_.token.has_value(),
-                                 static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
-      send(*raw, MessageType::kChallenge, encode(challenge));
+      if (unproven_.size() >= max_unproven_) evict_oldest_unproven();
+      greet(Fd(fd), now);
     }
+  }
+
+  // A flood: close the oldest connection that has not proved itself. A
+  // launcher answers its challenge at once, so the oldest unproven
+  // connections are the strangers' (who must keep reopening them), and a
+  // launcher that proved itself is never closed for room.
+  void evict_oldest_unproven() {
+    Peer* oldest = unproven_.front();
+    log_refusal(fmt::format("closed {} to make room: {} connections have not proved the job's token "
+                            "(at most {} are held)",
+                            describe(*oldest), unproven_.size(), max_unproven_));
+    close(*oldest);
+  }
+
+  // Out of descriptors: frees one by evicting an unproven connection, or,
+  // when there is none, accepts and closes the waiting one with a spare
+  // descriptor so the listener does not report it again at once. True when
+  // accept() may be tried again.
+  bool make_room_for_a_connection() {
+    if (!unproven_.empty()) {
+      evict_oldest_unproven();
+      return true;
+    }
+    if (!spare_fd_) return false;
+    spare_fd_.reset();
+    Fd refused(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (refused) log_refusal("closed a new connection: node 0's launcher is out of file descriptors");
+    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    return refused.valid();
+  }
+
+  void greet(Fd socket, Clock::time_point now) {
+    auto peer = std::make_unique<Peer>(PeerConnection(std::move(socket), now),
+                                       random_bytes(kChallengeSize));
+    Peer* raw = peer.get();
+    raw->connection.set_max_payload(kMaxHandshakePayload);
+    watch(raw->connection.fd(), raw, EPOLLIN);
+    peers_.emplace(raw, std::move(peer));
+    raw->unproven_entry = unproven_.insert(unproven_.end(), raw);
+    ChallengeMessage challenge{raw->challenge, settings_.token.has_value(),
+                               static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
+    send(*raw, MessageType::kChallenge, encode(challenge));
   }
 
   void on_event(Peer& peer, std::uint32_t events) {
@@ -153,17 +203,17 @@ class RendezvousServer::Loop {
   }
 
   void handle(Peer& peer, const Frame& frame) {
+    if (!peer.authenticated) {
+      // Only a Join may come first; it carries its own proof.
+      if (frame.type != MessageType::kJoin) throw ProtocolError("a message before joining");
+      return on_join(peer, decode_join(frame.payload));
+    }
+    std::string payload = peer.session.open(frame);
     switch (frame.type) {
-      case MessageType::kJoin: on_join(peer, decode_join(frame.payload)); break;
-      case MessageType::kHeartbeat: decode_heartbeat(frame.payload); break;
-      case MessageType::kFailure:
-        if (!peer.authenticated) throw ProtocolError("a Failure before joining");
-        on_failure(peer, decode_failure(frame.payload));
-        break;
-      case MessageType::kOutcome:
-        if (!peer.authenticated) throw ProtocolError("an Outcome before joining");
-        on_outcome(peer, decode_outcome(frame.payload));
-        break;
+      case MessageType::kJoin: on_join(peer, decode_join(payload)); break;
+      case MessageType::kHeartbeat: decode_heartbeat(payload); break;
+      case MessageType::kFailure: on_failure(peer, decode_failure(payload)); break;
+      case MessageType::kOutcome: on_outcome(peer, decode_outcome(payload)); break;
       default: throw ProtocolError("a launcher sent a message only the service sends");
     }
   }
@@ -193,6 +243,7 @@ class RendezvousServer::Loop {
                                 "($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)",
                                 why));
     }
+    if (!peer.authenticated) admit(peer, join);
     if (join.run_id != settings_.run_id)
       return refuse(peer,
                     fmt::format("refused {}: it belongs to job '{}', this rendezvous serves job '{}'",
@@ -200,10 +251,6 @@ class RendezvousServer::Loop {
                     fmt::format("node 0's rendezvous serves job '{}', not '{}'; give every node the "
                                 "same --rdzv-id",
                                 settings_.run_id, join.run_id));
-    if (!peer.authenticated) {
-      peer.authenticated = true;
-      --unauthenticated_;
-    }
     peer.host = join.host;
     if (phase_ == Phase::kDone && abort_reason_) return tell_abort(peer, rank);
     if (auto problem = preflight_problem(join, rank)) return abort_job(*problem, &peer, rank);
@@ -234,7 +281,19 @@ class RendezvousServer::Loop {
 
   bool authentic(const Peer& peer, const JoinMessage& join) const {
     if (!settings_.token) return true;
-    return proofs_match(token_proof(*settings_.token, peer.challenge, signed_part(join)), join.proof);
+    return proofs_match(join_proof(*settings_.token, peer.challenge, join.nonce, signed_part(join)),
+                        join.proof);
+  }
+
+  // PEER proved the token (or none is needed): from now on every frame both
+  // ways is sealed, and the Welcome is node 0's proof to the launcher.
+  void admit(Peer& peer, const JoinMessage& join) {
+    peer.authenticated = true;
+    unproven_.erase(peer.unproven_entry);
+    peer.connection.set_max_payload(kMaxPayload);
+    if (settings_.token) peer.session = Session(*settings_.token, peer.challenge, join.nonce, End::kService);
+    WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
+    send(peer, MessageType::kWelcome, encode(welcome));
   }
 
   // What makes an authenticated node unable to run with the others: the
@@ -400,11 +459,11 @@ class RendezvousServer::Loop {
     next_tick_ = now + tick_;
     bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
-    std::string heartbeat = encode_frame(MessageType::kHeartbeat, "");
     for (auto& [raw, peer] : peers_) {
       if (peer->closed) continue;
       if (expired(*peer, now)) continue;
-      if (beat && peer->authenticated) send_frame(*peer, heartbeat, now);
+      if (beat && peer->authenticated)
+        send_frame(*peer, peer->session.frame(MessageType::kHeartbeat, ""), now);
     }
   }
 
@@ -413,7 +472,7 @@ class RendezvousServer::Loop {
   bool expired(Peer& peer, Clock::time_point now) {
     if (!peer.authenticated) {
       if (now - peer.connection.connected_at() < settings_.handshake_timeout) return false;
-      log_refusal(fmt::format("dropped {}: no valid join within {} ms{}", describe(peer),
+      log_refusal(fmt::format("dropped {}: it did not prove the job's token within {} ms{}", describe(peer),
                               settings_.handshake_timeout.count(),
                               peer.connection.mid_frame() ? " (it stopped mid-message)" : ""));
       close(peer);
@@ -436,11 +495,11 @@ class RendezvousServer::Loop {
     return false;
   }
 
+  // Each peer's copy is sealed with its own session keys.
   void broadcast(MessageType type, const std::string& payload, const Peer* except) {
-    std::string frame = encode_frame(type, payload);
     auto now = Clock::now();
     for (auto& [rank, peer] : joined_snapshot()) {
-      if (peer != except && !peer->closed) send_frame(*peer, frame, now);
+      if (peer != except && !peer->closed) send_frame(*peer, peer->session.frame(type, payload), now);
     }
   }
 
@@ -451,7 +510,8 @@ class RendezvousServer::Loop {
   }
 
   void send(Peer& peer, MessageType type, const std::string& payload) {
-    send_frame(peer, encode_frame(type, payload), Clock::now());
+    if (peer.closed) return;
+    send_frame(peer, peer.session.frame(type, payload), Clock::now());
   }
 
   void send_frame(Peer& peer, const std::string& frame, Clock::time_point now) {
@@ -483,7 +543,7 @@ class RendezvousServer::Loop {
   void close(Peer& peer) {
     if (peer.closed) return;
     peer.closed = true;
-    if (!peer.authenticated) --unauthenticated_;
+    if (!peer.authenticated) unproven_.erase(peer.unproven_entry);
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, peer.connection.fd(), nullptr);
     auto joined = joined_.find(peer.node_rank);
     if (joined != joined_.end() && joined->second == &peer) joined_.erase(joined);
@@ -507,7 +567,9 @@ class RendezvousServer::Loop {
   Fd epoll_;
   std::unordered_map<Peer*, std::unique_ptr<Peer>> peers_;
   std::vector<Peer*> closed_;
-  std::size_t unauthenticated_ = 0;
+  std::list<Peer*> unproven_;  // oldest first
+  std::size_t max_unproven_ = 0;
+  Fd spare_fd_;  // given up to accept (and close) a connection when out of descriptors
   int refusals_ = 0;
   Phase phase_ = Phase::kJoining;
   int round_ = 0;

@@ -2,7 +2,9 @@
 //
 // It runs on its own thread inside node 0's launcher. It greets each
 // connection with a challenge, admits one Join per node that proves the
-// job's token, checks that the nodes agree (version, node count, workers per
+// job's token and proves its own possession of the token in the Welcome
+// (after which every frame is sealed, rendezvous/session.h), checks that the
+// nodes agree (version, node count, workers per
 // node, preflight), publishes the World (with the workers' MASTER_PORT, a
 // free port it picks on node 0), keeps a heartbeat with every node, relays
 // the first failure as a Stop to every other node, gathers each node's
@@ -10,9 +12,11 @@
 //
 // Nothing a peer does can stop or stall it: sockets are non-blocking, what
 // a slow reader has not taken waits in its own outbox, a connection that
-// does not complete its join in time is dropped, and one that sends garbage,
-// another version, another job or a wrong token is told why (when it can be)
-// and dropped.
+// has not proved itself within the handshake deadline is dropped, one that
+// sends garbage, another version, another job or a wrong token is told why
+// (when it can be) and dropped, and a flood of unproven connections makes
+// room for new ones by closing the oldest unproven one, never a launcher
+// that proved itself.
 #pragma once
 
 #include <chrono>
@@ -26,6 +30,10 @@
 
 namespace dlaunch::rendezvous {
 
+// How long either end waits for the other's next handshake message: node 0
+// for a connection's Join, a launcher for node 0's Challenge and Welcome.
+inline constexpr std::chrono::milliseconds kDefaultHandshakeTimeout{5'000};
+
 struct ServerSettings {
   int nnodes = 1;
   std::string run_id;
@@ -34,8 +42,11 @@ struct ServerSettings {
   std::chrono::milliseconds join_timeout{300'000};
   std::optional<std::string> token;  // nullopt: any launcher of the job may join
   std::chrono::milliseconds heartbeat_timeout{30'000};
-  // How long a new connection may take to send its Join.
-  std::chrono::milliseconds handshake_timeout{10'000};
+  // How long a new connection may take to prove itself with its Join.
+  std::chrono::milliseconds handshake_timeout{kDefaultHandshakeTimeout};
+  // Unproven connections held at once; beyond it the oldest is closed.
+  // 0: derived from the open-file limit (raised to its hard limit).
+  std::size_t max_unproven = 0;
   std::string dlaunch_version = DLAUNCH_VERSION;
   // Where the service logs refused peers and lost nodes (default: stderr).
   std::function<void(const std::string&)> log;

@@ -18,6 +18,8 @@ std::string hex(std::string_view bytes) {
   return text;
 }
 
+}  // namespace
+
 std::string hmac_sha256(std::string_view key, std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
@@ -26,8 +28,6 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
     throw SystemError("cannot compute the rendezvous proof: OpenSSL's HMAC-SHA256 failed");
   return std::string(reinterpret_cast<const char*>(digest), size);
 }
-
-}  // namespace
 
 std::string random_bytes(std::size_t size) {
   std::string bytes(size, '\0');
@@ -38,10 +38,13 @@ std::string random_bytes(std::size_t size) {
 
 std::string generate_token() { return hex(random_bytes(32)); }
 
-std::string token_proof(std::string_view token, std::string_view challenge,
-                        std::string_view message) {
-  // The challenge is fixed-size, so challenge||message is unambiguous.
-  std::string data(challenge);
+std::string join_proof(std::string_view token, std::string_view challenge, std::string_view nonce,
+                       std::string_view message) {
+  // A label keeps this HMAC apart from every other use of the token; the
+  // nonces are fixed-size, so label||challenge||nonce||message is unambiguous.
+  std::string data("dlaunch rendezvous v3 join\n");
+  data.append(challenge);
+  data.append(nonce);
   data.append(message);
   return hmac_sha256(token, data);
 }

@@ -1,11 +1,13 @@
 // The rendezvous secret: what proves a launcher belongs to the job.
 //
 // The token itself never crosses the wire. Node 0's service sends each new
-// connection a fresh random challenge; a launcher answers with an HMAC-SHA256
-// of that challenge and its join request under the token, so a recorded
-// answer is useless on another connection and a peer without the token
-// cannot forge one. OpenSSL's libcrypto provides the HMAC, the constant-time
-// comparison and the random bytes: no cryptography is written here.
+// connection a fresh random challenge; a launcher answers with a nonce of its
+// own and an HMAC-SHA256, under the token, of both nonces and its join
+// request, so a recorded answer is useless on another connection and a peer
+// without the token cannot forge one. Node 0 proves itself in turn with the
+// session keys derived from the token and both nonces (rendezvous/session.h).
+// OpenSSL's libcrypto provides the HMAC, the constant-time comparison and
+// the random bytes: no cryptography is written here.
 #pragma once
 
 #include <string>
@@ -21,9 +23,14 @@ std::string generate_token();
 // KSIZE random bytes for a challenge.
 std::string random_bytes(std::size_t size);
 
-// The answer to CHALLENGE for MESSAGE under TOKEN (raw 32 bytes).
-std::string token_proof(std::string_view token, std::string_view challenge,
-                        std::string_view message);
+// HMAC-SHA256 of DATA under KEY (raw 32 bytes).
+std::string hmac_sha256(std::string_view key, std::string_view data);
+
+// A launcher's proof of TOKEN for the Join whose signed part is MESSAGE, on
+// the connection whose service nonce is CHALLENGE and launcher nonce NONCE
+// (raw 32 bytes).
+std::string join_proof(std::string_view token, std::string_view challenge, std::string_view nonce,
+                       std::string_view message);
 
 // Compares two proofs in constant time.
 bool proofs_match(std::string_view expected, std::string_view given);

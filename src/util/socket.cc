@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -85,9 +86,24 @@ bool wait_connected(int fd, Clock::time_point deadline) {
   return error == 0;
 }
 
+std::string address_text(const sockaddr* address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address->sa_family == AF_INET) {
+    const auto* ipv4 = reinterpret_cast<const sockaddr_in*>(address);
+    ::inet_ntop(AF_INET, &ipv4->sin_addr, text, sizeof(text));
+    return fmt::format("{}:{}", text, ntohs(ipv4->sin_port));
+  }
+  if (address->sa_family == AF_INET6) {
+    const auto* ipv6 = reinterpret_cast<const sockaddr_in6*>(address);
+    ::inet_ntop(AF_INET6, &ipv6->sin6_addr, text, sizeof(text));
+    return fmt::format("[{}]:{}", text, ntohs(ipv6->sin6_port));
+  }
+  return "a non-IP address";
+}
+
 }  // namespace
 
-Fd try_connect_tcp(const std::string& host, int port, Clock::time_point deadline) {
+std::vector<TcpAddress> resolve_tcp(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -95,18 +111,41 @@ Fd try_connect_tcp(const std::string& host, int port, Clock::time_point deadline
   int status = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &addresses.head);
   if (status != 0)
     throw SystemError(fmt::format("cannot resolve host '{}': {}", host, ::gai_strerror(status)));
+  std::vector<TcpAddress> resolved;
   for (addrinfo* entry = addresses.head; entry != nullptr; entry = entry->ai_next) {
-    Fd fd(::socket(entry->ai_family, entry->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                   entry->ai_protocol));
-    if (!fd) continue;
-    if (::connect(fd.get(), entry->ai_addr, entry->ai_addrlen) == 0 ||
-        (errno == EINPROGRESS && wait_connected(fd.get(), deadline))) {
-      int on = 1;
-      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-      return fd;
-    }
+    if (entry->ai_addrlen > sizeof(sockaddr_storage)) continue;
+    TcpAddress address;
+    std::memcpy(&address.address, entry->ai_addr, entry->ai_addrlen);
+    address.size = entry->ai_addrlen;
+    address.text = address_text(entry->ai_addr);
+    resolved.push_back(address);
+  }
+  return resolved;
+}
+
+Fd try_connect_address(const TcpAddress& address, Clock::time_point deadline) {
+  const auto* raw = reinterpret_cast<const sockaddr*>(&address.address);
+  Fd fd(::socket(raw->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) return fd;
+  if (::connect(fd.get(), raw, address.size) != 0 &&
+      !(errno == EINPROGRESS && wait_connected(fd.get(), deadline)))
+    return Fd();
+  set_no_delay(fd.get());
+  return fd;
+}
+
+Fd try_connect_tcp(const std::string& host, int port, Clock::time_point deadline) {
+  for (const auto& address : resolve_tcp(host, port)) {
+    if (Fd fd = try_connect_address(address, deadline)) return fd;
   }
   return Fd();
+}
+
+std::string peer_address(int fd) {
+  sockaddr_storage address{};
+  socklen_t size = sizeof(address);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "an unknown address";
+  return address_text(reinterpret_cast<const sockaddr*>(&address));
 }
 
 void set_no_delay(int fd) {

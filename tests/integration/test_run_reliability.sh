@@ -36,8 +36,15 @@ DLAUNCH_RDZV_TOKEN=$TOKEN node0 --nproc-per-node 1 --rdzv-timeout 60 -- "$TRUE_W
 expect_exit nonzero env -u DLAUNCH_RDZV_TOKEN "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$TRUE_WORKER"
 expect_contains "no token: this node is told what to give" "$(cat "$ERR")" \
   "node 0's rendezvous requires a token and node 1 has none"
-expect_exit nonzero env DLAUNCH_RDZV_TOKEN="$OTHER_TOKEN" "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$TRUE_WORKER"
+# A launcher with another token cannot tell node 0 from a stranger holding
+# its port (node 0 cannot seal its refusal): it says what it saw at once and
+# keeps trying until its --rdzv-timeout.
+expect_exit nonzero env DLAUNCH_RDZV_TOKEN="$OTHER_TOKEN" "$DLAUNCH" run "${common[@]:0:8}" --node-rank 1 \
+  --rdzv-timeout 2 -- "$TRUE_WORKER"
 expect_contains "wrong token: refused" "$(cat "$ERR")" "its rendezvous token is wrong"
+expect_contains "wrong token: the refusal is not believed blindly" "$(cat "$ERR")" \
+  "refused this launcher without proving it holds the job's token"
+expect_eq "wrong token: said once, not once per try" 1 "$(grep -c "trying again until" "$ERR")"
 expect_not_contains "the token never appears in messages" "$(cat "$ERR")" "$OTHER_TOKEN"
 # Random bytes, and a connection that stops halfway through a frame header.
 head -c 4096 /dev/urandom >"/dev/tcp/127.0.0.1/$port" 2>/dev/null

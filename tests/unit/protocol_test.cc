@@ -19,6 +19,7 @@ JoinMessage sample_join() {
   join.dlaunch_version = "1.2.3";
   join.allow_uneven = true;
   join.preflight_error = "no program";
+  join.nonce = std::string(kChallengeSize, '\x05');
   join.proof = std::string(32, '\x07');
   return join;
 }
@@ -30,6 +31,7 @@ TEST(Protocol, JoinRoundTrips) {
   EXPECT_TRUE(decoded.allow_uneven);
   EXPECT_EQ(decoded.preflight_error, "no program");
   EXPECT_EQ(decoded.proof, join.proof);
+  EXPECT_EQ(decoded.nonce, join.nonce);
   EXPECT_EQ(signed_part(decoded), signed_part(join));
   EXPECT_EQ(decoded.run_id, "job-1");
   EXPECT_EQ(decoded.round, 2u);

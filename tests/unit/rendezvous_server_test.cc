@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include "rendezvous/protocol.h"
+#include "rendezvous/session.h"
 #include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/socket.h"
@@ -25,8 +26,9 @@ class Client {
     auto greeting = receive();
     if (greeting && greeting->type == MessageType::kChallenge) challenge_ = decode_challenge(greeting->payload);
   }
+  // Sealed once joined with a token, as a launcher's frames are.
   void send(MessageType type, const std::string& payload) {
-    write_all(fd_.get(), encode_frame(type, payload));
+    write_all(fd_.get(), session_.frame(type, payload));
   }
   void send_raw(const std::string& bytes) { write_all(fd_.get(), bytes); }
   JoinMessage join_message(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
@@ -40,22 +42,30 @@ class Client {
     join.dlaunch_version = DLAUNCH_VERSION;
     return join;
   }
+  // The first Join carries the nonce and proof; later ones (new rounds) are sealed.
   void send_join(JoinMessage join) {
-    if (token_) join.proof = token_proof(*token_, challenge_.nonce, signed_part(join));
-    send(MessageType::kJoin, encode(join));
+    join.nonce = nonce_;
+    if (token_) join.proof = join_proof(*token_, challenge_.nonce, nonce_, signed_part(join));
+    if (joined_) return send(MessageType::kJoin, encode(join));
+    write_all(fd_.get(), encode_frame(MessageType::kJoin, encode(join)));
+    joined_ = true;
+    if (token_) session_ = Session(*token_, challenge_.nonce, nonce_, End::kLauncher);
   }
   void join(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
     send_join(join_message(run_id, rank, nnodes, nproc, round));
   }
   // While waiting in receive(), send heartbeats as a launcher does.
   void keep_heartbeat(bool on) { heartbeat_ = on; }
-  // The next frame other than a heartbeat; nullopt when the service closed
-  // the connection.
+  // The next frame other than a heartbeat or the Welcome, unsealed; nullopt
+  // when the service closed the connection. A refusal the service could not
+  // seal (this client's token is wrong) is returned as it came.
   std::optional<Frame> receive() {
     auto give_up = Clock::now() + std::chrono::seconds(10);
     for (;;) {
       while (auto frame = reader_.next()) {
-        if (frame->type != MessageType::kHeartbeat) return frame;
+        if (!open(*frame)) return frame;
+        if (frame->type == MessageType::kWelcome) welcome_ = decode_welcome(frame->payload);
+        else if (frame->type != MessageType::kHeartbeat) return frame;
       }
       if (Clock::now() >= give_up) throw std::runtime_error("no answer within 10 s");
       if (heartbeat_) send(MessageType::kHeartbeat, "");
@@ -68,12 +78,30 @@ class Client {
     }
   }
   const ChallengeMessage& challenge() const { return challenge_; }
+  // The Welcome received, if any: node 0's proof when sealed.
+  const std::optional<WelcomeMessage>& welcome() const { return welcome_; }
+  bool sealed() const { return session_.sealed(); }
 
  private:
+  // Checks and strips FRAME's seal. False (FRAME untouched) when it has
+  // none that this client's session accepts.
+  bool open(Frame& frame) {
+    try {
+      frame.payload = session_.open(frame);
+      return true;
+    } catch (const ProtocolError&) {
+      return false;
+    }
+  }
+
   Fd fd_;
   FrameReader reader_;
   std::optional<std::string> token_;
   ChallengeMessage challenge_;
+  std::string nonce_ = random_bytes(kChallengeSize);
+  Session session_;
+  bool joined_ = false;
+  std::optional<WelcomeMessage> welcome_;
   bool heartbeat_ = false;
 };
 
@@ -210,7 +238,8 @@ TEST(RendezvousServer, WithATokenOnlyLaunchersThatProveItJoin) {
   // A proof made for another connection's challenge is worthless here.
   Client eavesdropped(service.port, token), replayer(service.port);
   JoinMessage join = eavesdropped.join_message("job", 1, 2, 1);
-  join.proof = token_proof(token, eavesdropped.challenge().nonce, signed_part(join));
+  join.nonce = random_bytes(kChallengeSize);
+  join.proof = join_proof(token, eavesdropped.challenge().nonce, join.nonce, signed_part(join));
   replayer.send(MessageType::kJoin, encode(join));
   EXPECT_TRUE(contains(reason_of(replayer.receive()), "token is wrong"));
 
@@ -360,7 +389,9 @@ TEST(RendezvousServer, SendsHeartbeatsToJoinedNodes) {
   join.nproc = 1;
   join.host = "solo";
   join.dlaunch_version = DLAUNCH_VERSION;
+  join.nonce = random_bytes(kChallengeSize);
   write_all(socket.get(), encode_frame(MessageType::kJoin, encode(join)));
+  EXPECT_EQ(next().type, MessageType::kWelcome);
   EXPECT_EQ(next().type, MessageType::kWorld);
   write_all(socket.get(), encode_frame(MessageType::kHeartbeat, ""));
   EXPECT_EQ(next().type, MessageType::kHeartbeat);

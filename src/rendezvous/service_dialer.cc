@@ -1,0 +1,260 @@
+#include "rendezvous/service_dialer.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <random>
+
+#include "rendezvous/token.h"
+#include "util/error.h"
+
+namespace dlaunch::rendezvous {
+namespace {
+
+using std::chrono::milliseconds;
+
+long long seconds_of(milliseconds duration) {
+  return std::chrono::duration_cast<std::chrono::seconds>(duration).count();
+}
+
+const char* type_name(MessageType type) {
+  switch (type) {
+    case MessageType::kJoin: return "a Join";
+    case MessageType::kWorld: return "a World";
+    case MessageType::kAbort: return "an Abort";
+    case MessageType::kFailure: return "a Failure";
+    case MessageType::kStop: return "a Stop";
+    case MessageType::kOutcome: return "an Outcome";
+    case MessageType::kVerdict: return "a Verdict";
+    case MessageType::kChallenge: return "a Challenge";
+    case MessageType::kHeartbeat: return "a Heartbeat";
+    case MessageType::kWelcome: return "a Welcome";
+  }
+  return "a message";
+}
+
+// The reason an Abort gives, or a description when even that is malformed.
+std::string abort_reason(std::string_view payload) {
+  try {
+    return decode_text(payload).reason;
+  } catch (const ProtocolError& error) {
+    return fmt::format("(a malformed refusal: {})", error.what());
+  }
+}
+
+}  // namespace
+
+struct ServiceDialer::Attempt {
+  std::optional<Dialed> dialed;
+  std::string seen;  // what this attempt met, for the user; empty: nobody answered
+};
+
+ServiceDialer::ServiceDialer(DialSettings settings, SignalChannel& signals)
+    : settings_(std::move(settings)), signals_(signals) {}
+
+Dialed ServiceDialer::dial(const JoinMessage& join, Clock::time_point deadline) {
+  deadline_ = deadline;
+  std::mt19937 random(std::random_device{}());
+  milliseconds backoff(20);
+  for (;;) {
+    std::vector<TcpAddress> addresses;
+    try {
+      addresses = resolve_tcp(settings_.master_addr, settings_.port);
+    } catch (const SystemError& error) {
+      throw InputError(fmt::format("node {} cannot reach the master address: {}. Check "
+                                   "--master-addr (or the Slurm node list) and this node's DNS",
+                                   settings_.node_rank, error.what()));
+    }
+    for (const auto& address : addresses) {
+      Attempt result = attempt(address, join, deadline);
+      if (result.dialed) return std::move(*result.dialed);
+      if (!result.seen.empty()) saw(result.seen);
+    }
+    if (Clock::now() >= deadline) give_up();
+    // Capped exponential backoff with jitter, so many nodes started at once
+    // do not hammer node 0 in lockstep.
+    auto jitter = milliseconds(random() % (backoff.count() / 2 + 1));
+    wait_for_signal_until(std::min(deadline, Clock::now() + backoff + jitter));
+    backoff = std::min(backoff * 2, milliseconds(1000));
+  }
+}
+
+bool ServiceDialer::out_of_time() const { return Clock::now() >= deadline_; }
+
+void ServiceDialer::saw(const std::string& what) {
+  last_seen_ = what;
+  if (!noticed_.insert(what).second) return;
+  std::string line = fmt::format("node {}: {}; trying again until --rdzv-timeout ({} s)",
+                                 settings_.node_rank, what, seconds_of(settings_.rendezvous_timeout));
+  if (settings_.notice) settings_.notice(line);
+  else fmt::print(stderr, "dlaunch: {}\n", line);
+}
+
+void ServiceDialer::give_up() const {
+  if (last_seen_.empty())
+    throw SystemError(fmt::format(
+        "node {} could not reach the rendezvous at {}:{} within {} s: node 0 is missing (its "
+        "launcher has not started, or --master-addr/--master-port are wrong). Start dlaunch run "
+        "with --node-rank 0 on the master node",
+        settings_.node_rank, settings_.master_addr, settings_.port,
+        seconds_of(settings_.rendezvous_timeout)));
+  throw SystemError(fmt::format(
+      "node {} could not join the rendezvous at {}:{} within {} s: {}. Check that node 0's "
+      "launcher runs there with the same settings{}",
+      settings_.node_rank, settings_.master_addr, settings_.port,
+      seconds_of(settings_.rendezvous_timeout), last_seen_,
+      settings_.token ? " and the same rendezvous token" : ""));
+}
+
+ServiceDialer::Attempt ServiceDialer::attempt(const TcpAddress& address, const JoinMessage& join,
+                                              Clock::time_point deadline) {
+  auto handshake_deadline = std::min(deadline, Clock::now() + settings_.handshake_timeout);
+  Fd socket = try_connect_address(address, handshake_deadline);
+  if (!socket) return {};  // nobody listens (yet): the usual wait for node 0
+  PeerConnection connection(std::move(socket), Clock::now());
+  connection.set_max_payload(kMaxHandshakePayload);
+  return handshake(connection, address.text, join, handshake_deadline);
+}
+
+ServiceDialer::Attempt ServiceDialer::handshake(PeerConnection& connection, const std::string& address,
+                                                const JoinMessage& join, Clock::time_point deadline) {
+  Frame frame;
+  std::string error;
+  switch (receive_frame(connection, deadline, frame, error)) {
+    case Received::kTimedOut:
+      if (out_of_time()) return {};  // the rendezvous deadline, not the peer, cut the wait short
+      return {std::nullopt, fmt::format("{} answered but is not a dlaunch rendezvous (no greeting within "
+                                        "{} ms)",
+                                        address, settings_.handshake_timeout.count())};
+    case Received::kClosed:
+      return {std::nullopt, fmt::format("{} closed the connection before the handshake", address)};
+    case Received::kGarbage:
+      return {std::nullopt, fmt::format("{} answered but is not a dlaunch rendezvous ({})", address, error)};
+    case Received::kFrame: break;
+  }
+  if (frame.type == MessageType::kAbort) {
+    if (!settings_.token) throw SystemError(abort_reason(frame.payload));
+    return {std::nullopt, fmt::format("{} refused this launcher before any handshake, without proving it "
+                                      "holds the job's token: \"{}\"",
+                                      address, abort_reason(frame.payload))};
+  }
+  ChallengeMessage challenge;
+  try {
+    if (frame.type != MessageType::kChallenge) throw ProtocolError(fmt::format("{} first", type_name(frame.type)));
+    challenge = decode_challenge(frame.payload);
+  } catch (const ProtocolError& bad) {
+    return {std::nullopt, fmt::format("{} answered but is not a dlaunch rendezvous ({} instead of a "
+                                      "challenge)",
+                                      address, bad.what())};
+  }
+  std::string nonce = random_bytes(kChallengeSize);
+  if (challenge.token_required && !settings_.token) {
+    send_join(connection, join, challenge.nonce, nonce);  // node 0 logs the refusal, and names it at its timeout
+    throw InputError(fmt::format(
+        "node 0's rendezvous requires a token and node {} has none; give every node the same "
+        "secret in $DLAUNCH_RDZV_TOKEN or --rdzv-token-file (dlaunch submit does this for you)",
+        settings_.node_rank));
+  }
+  if (!challenge.token_required && settings_.token) {
+    // A node 0 started without the token stops the whole job at once on this
+    // problem; a stranger learns nothing from it.
+    JoinMessage mismatch = join;
+    if (mismatch.preflight_error.empty())
+      mismatch.preflight_error = "it has a rendezvous token but node 0 has none; give every node the same token, or none";
+    send_join(connection, mismatch, challenge.nonce, nonce);
+    return {std::nullopt, fmt::format("{} requires no rendezvous token, so it cannot prove it holds this "
+                                      "job's: either node 0 was started without the token (give every "
+                                      "node the same token, or none) or it is not node 0",
+                                      address)};
+  }
+  send_join(connection, join, challenge.nonce, nonce);
+  Session session = settings_.token ? Session(*settings_.token, challenge.nonce, nonce, End::kLauncher) : Session();
+  return welcome(connection, std::move(session), address, deadline);
+}
+
+ServiceDialer::Attempt ServiceDialer::welcome(PeerConnection& connection, Session session,
+                                              const std::string& address, Clock::time_point deadline) {
+  Frame frame;
+  std::string error;
+  switch (receive_frame(connection, deadline, frame, error)) {
+    case Received::kTimedOut:
+      if (out_of_time()) return {};
+      return {std::nullopt, fmt::format("{} did not answer this node's join within {} ms", address,
+                                        settings_.handshake_timeout.count())};
+    case Received::kClosed:
+      return {std::nullopt, fmt::format("{} closed the connection before the handshake completed", address)};
+    case Received::kGarbage:
+      return {std::nullopt, fmt::format("{} answered the join with garbage ({})", address, error)};
+    case Received::kFrame: break;
+  }
+  std::string payload;
+  try {
+    payload = session.open(frame);
+  } catch (const ProtocolError& unproved) {
+    if (frame.type == MessageType::kAbort)
+      return {std::nullopt, fmt::format("{} refused this launcher without proving it holds the job's "
+                                        "token: \"{}\"",
+                                        address, abort_reason(frame.payload))};
+    return {std::nullopt, fmt::format("{} did not prove it holds the job's token: {}", address, unproved.what())};
+  }
+  // Proved (or no token): node 0 has the last word.
+  if (frame.type == MessageType::kAbort) throw SystemError(abort_reason(payload));
+  try {
+    if (frame.type != MessageType::kWelcome) throw ProtocolError(fmt::format("{} instead of a welcome", type_name(frame.type)));
+    WelcomeMessage welcome = decode_welcome(payload);
+    milliseconds heartbeat(welcome.heartbeat_timeout_ms);
+    Dialed dialed{ServiceLink(std::move(connection), std::move(session), address), heartbeat};
+    return {std::move(dialed), ""};
+  } catch (const ProtocolError& bad) {
+    return {std::nullopt, fmt::format("{} answered the join with {}", address, bad.what())};
+  }
+}
+
+void ServiceDialer::send_join(PeerConnection& connection, JoinMessage join, const std::string& challenge,
+                              const std::string& nonce) {
+  join.nonce = nonce;
+  if (settings_.token) join.proof = join_proof(*settings_.token, challenge, nonce, signed_part(join));
+  connection.send(encode_frame(MessageType::kJoin, encode(join)), Clock::now());
+}
+
+ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection, Clock::time_point deadline,
+                                                     Frame& frame, std::string& error) {
+  for (;;) {
+    try {
+      if (auto next = connection.next_frame()) {
+        frame = std::move(*next);
+        return Received::kFrame;
+      }
+    } catch (const ProtocolError& garbage) {
+      error = garbage.what();
+      return Received::kGarbage;
+    }
+    if (Clock::now() >= deadline) return Received::kTimedOut;
+    pollfd fds[2] = {{connection.fd(), POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
+    ::poll(fds, 2, millis_until(deadline));
+    if (fds[1].revents != 0) check_signals();
+    if (fds[0].revents != 0 && !connection.receive(Clock::now())) {
+      // Closed: whatever whole frame arrived before the close still counts.
+      try {
+        if (auto last = connection.next_frame()) {
+          frame = std::move(*last);
+          return Received::kFrame;
+        }
+      } catch (const ProtocolError&) {
+      }
+      return Received::kClosed;
+    }
+  }
+}
+
+void ServiceDialer::wait_for_signal_until(Clock::time_point when) {
+  pollfd signal_fd{signals_.fd(), POLLIN, 0};
+  while (::poll(&signal_fd, 1, millis_until(when)) > 0) check_signals();
+}
+
+void ServiceDialer::check_signals() {
+  while (auto signal = signals_.next()) {
+    if (SignalChannel::stops_job(*signal)) throw Interrupted{*signal};
+  }
+}
+
+}  // namespace dlaunch::rendezvous

@@ -1,0 +1,94 @@
+// How a launcher reaches node 0's rendezvous service and makes node 0 prove
+// itself before trusting anything it says.
+//
+// One attempt: connect to one of the master address's addresses, take the
+// Challenge, send the Join (with this launcher's nonce and proof), and wait
+// for the Welcome. With a token the Welcome must carry node 0's tag under the
+// session key (rendezvous/session.h), which only a holder of the token can
+// make; a peer that cannot prove it — a stranger holding the port, a silent
+// listener, another program — is not believed: the launcher says what it saw
+// in one line naming the address, and tries again (the next address, then
+// with backoff) until the rendezvous deadline. Only node 0 itself, proved,
+// can end the job early (a sealed Abort). Without a token nothing can be
+// proved, and a refusal is taken at its word, as before.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "launch/coordinator.h"
+#include "launch/signal_channel.h"
+#include "rendezvous/protocol.h"
+#include "rendezvous/rendezvous_server.h"
+#include "rendezvous/service_link.h"
+
+namespace dlaunch::rendezvous {
+
+struct DialSettings {
+  std::string master_addr;
+  int port = 0;
+  int node_rank = 0;
+  std::optional<std::string> token;  // nullopt: node 0 cannot be authenticated
+  std::chrono::milliseconds handshake_timeout{kDefaultHandshakeTimeout};
+  std::chrono::milliseconds rendezvous_timeout{300'000};  // for messages only
+  // Told each new thing seen on the way (a silent listener, an unproved
+  // refusal), once; default: a line on stderr.
+  std::function<void(const std::string&)> notice;
+};
+
+// A link to node 0, proved, and node 0's heartbeat timeout from the Welcome.
+struct Dialed {
+  ServiceLink link;
+  std::chrono::milliseconds heartbeat_timeout;
+};
+
+class ServiceDialer {
+ public:
+  // SIGNALS lets every wait end when the launcher is told to stop.
+  ServiceDialer(DialSettings settings, SignalChannel& signals);
+
+  // Dials node 0 and completes the handshake with JOIN (nonce and proof
+  // added here), trying again until DEADLINE. Throws SystemError when node 0,
+  // proved, refused this launcher (its reason) or when DEADLINE passed
+  // (naming what was seen); InputError when node 0 requires a token and
+  // this launcher has none, or the master address does not resolve;
+  // Interrupted on a stop signal.
+  Dialed dial(const JoinMessage& join, Clock::time_point deadline);
+
+  // Records WHAT, seen on a link after the handshake (it closed before the
+  // World): noticed once, and named if the deadline passes.
+  void saw(const std::string& what);
+
+  // Sleeps until WHEN, unless a stop signal arrives (then throws Interrupted).
+  void wait_for_signal_until(Clock::time_point when);
+
+ private:
+  struct Attempt;
+  enum class Received { kFrame, kTimedOut, kClosed, kGarbage };
+  // The next frame from CONNECTION, waiting until DEADLINE; ERROR says why
+  // the bytes were garbage.
+  Received receive_frame(PeerConnection& connection, Clock::time_point deadline, Frame& frame,
+                         std::string& error);
+  Attempt attempt(const TcpAddress& address, const JoinMessage& join, Clock::time_point deadline);
+  Attempt handshake(PeerConnection& connection, const std::string& address, const JoinMessage& join,
+                    Clock::time_point deadline);
+  Attempt welcome(PeerConnection& connection, Session session, const std::string& address,
+                  Clock::time_point deadline);
+  void send_join(PeerConnection& connection, JoinMessage join, const std::string& challenge,
+                 const std::string& nonce);
+  [[noreturn]] void give_up() const;
+  // True once the current dial's deadline has passed.
+  bool out_of_time() const;
+  void check_signals();
+
+  DialSettings settings_;
+  SignalChannel& signals_;
+  std::set<std::string> noticed_;
+  std::string last_seen_;
+  Clock::time_point deadline_;
+};
+
+}  // namespace dlaunch::rendezvous

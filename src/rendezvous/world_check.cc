@@ -1,0 +1,61 @@
+#include "rendezvous/world_check.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace dlaunch::rendezvous {
+namespace {
+
+constexpr int kLongestHostName = 255;
+constexpr int kShortestHeartbeatMs = 50;
+constexpr int kLongestHeartbeatMs = 7 * 24 * 3600 * 1000;
+
+std::optional<std::string> address_problem(const std::string& address) {
+  if (address.empty() || address.size() > kLongestHostName)
+    return fmt::format("a worker MASTER_ADDR of {} bytes (expected 1 to {})", address.size(),
+                       kLongestHostName);
+  bool printable = std::all_of(address.begin(), address.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return byte > ' ' && byte != 0x7f;
+  });
+  if (!printable) return std::string("a worker MASTER_ADDR with spaces or control characters");
+  return std::nullopt;
+}
+
+std::optional<std::string> worker_counts_problem(const World& world, const WorldExpectation& expected) {
+  int here = world.nproc_per_node[static_cast<std::size_t>(expected.node_rank)];
+  if (here != expected.nproc)
+    return fmt::format("{} workers for this node (node {}), which runs {} (--nproc-per-node)", here,
+                       expected.node_rank, expected.nproc);
+  for (std::size_t rank = 0; rank < world.nproc_per_node.size(); ++rank) {
+    int count = world.nproc_per_node[rank];
+    if (count < 1 || count > kMostWorkersPerNode)
+      return fmt::format("{} workers for node {} (expected 1 to {})", count, rank, kMostWorkersPerNode);
+    if (count != expected.nproc && !expected.allow_uneven)
+      return fmt::format("{} workers for node {} but {} for this node, without --allow-uneven", count,
+                         rank, expected.nproc);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> world_mismatch(const World& world, const WorldExpectation& expected) {
+  if (world.round != expected.round)
+    return fmt::format("round {}, but this node joined round {}", world.round, expected.round);
+  if (world.run_id != expected.run_id)
+    return fmt::format("run id '{}', but this node's is '{}' (--rdzv-id)", world.run_id, expected.run_id);
+  if (world.nnodes() != expected.nnodes)
+    return fmt::format("{} nodes, but this node was started with {} (--nnodes)", world.nnodes(),
+                       expected.nnodes);
+  if (auto problem = worker_counts_problem(world, expected)) return problem;
+  if (world.worker_master_port < 1 || world.worker_master_port > 65535)
+    return fmt::format("worker MASTER_PORT {} (expected 1 to 65535)", world.worker_master_port);
+  if (auto problem = address_problem(world.worker_master_addr)) return problem;
+  if (world.heartbeat_timeout_ms < kShortestHeartbeatMs || world.heartbeat_timeout_ms > kLongestHeartbeatMs)
+    return fmt::format("a heartbeat timeout of {} ms (expected {} ms to 7 days)",
+                       world.heartbeat_timeout_ms, kShortestHeartbeatMs);
+  return std::nullopt;
+}
+
+}  // namespace dlaunch::rendezvous

@@ -1,0 +1,34 @@
+// Checking the World node 0 sends against this launcher's own settings.
+//
+// The World decides how many workers this node starts, their ranks, their
+// MASTER_ADDR/MASTER_PORT and the heartbeat; a launcher checks every field
+// before any worker starts, so a World that does not fit (a bug, another
+// job, a peer that is not node 0) is a clear protocol error instead of 200
+// workers on a one-GPU node or an assertion.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "launch/world.h"
+
+namespace dlaunch::rendezvous {
+
+// What this launcher knows the World must say.
+struct WorldExpectation {
+  int round = 0;
+  int nnodes = 1;
+  int node_rank = 0;
+  int nproc = 1;
+  std::string run_id;
+  bool allow_uneven = false;
+};
+
+// The most workers a node runs (dlaunch run --nproc-per-node's limit).
+inline constexpr int kMostWorkersPerNode = 4096;
+
+// Why WORLD cannot be this node's, as a sentence naming the field, its value
+// and this node's; nullopt when it fits.
+std::optional<std::string> world_mismatch(const World& world, const WorldExpectation& expected);
+
+}  // namespace dlaunch::rendezvous
