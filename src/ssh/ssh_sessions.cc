@@ -14,6 +14,7 @@
 #include "launch/worker_process.h"
 #include "util/environment.h"
 #include "util/error.h"
+#include "util/event_fds.h"
 #include "util/fd.h"
 #include "util/socket.h"
 
@@ -69,13 +70,7 @@ class SessionLoop {
     add(timer_.get(), tag(Source::kTimer));
   }
 
-  void add(int fd, std::uint64_t data) {
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.u64 = data;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
-      throw system_error("cannot watch a descriptor", errno);
-  }
+  void add(int fd, std::uint64_t data) { watch_fd(epoll_.get(), fd, EPOLLIN, {.u64 = data}); }
 
   void start(const Session& spec) {
     auto session = std::make_unique<HostSession>();
@@ -192,7 +187,7 @@ class SessionLoop {
     hung_up_ = true;
     reason_ = why;
     for (auto& session : sessions_) session->input.reset();
-    arm_timer(settings_.grace);
+    arm_once(timer_.get(), settings_.grace);
   }
 
   void on_timer() {
@@ -201,18 +196,10 @@ class SessionLoop {
     if (!terminated_) {
       terminated_ = true;
       signal_all(SIGTERM);
-      arm_timer(kKillGrace);
+      arm_once(timer_.get(), kKillGrace);
     } else {
       signal_all(SIGKILL);
     }
-  }
-
-  void arm_timer(std::chrono::milliseconds delay) {
-    itimerspec spec{};
-    auto millis = std::max<std::int64_t>(delay.count(), 1);
-    spec.it_value.tv_sec = static_cast<time_t>(millis / 1000);
-    spec.it_value.tv_nsec = static_cast<long>((millis % 1000) * 1'000'000);
-    ::timerfd_settime(timer_.get(), 0, &spec, nullptr);
   }
 
   void signal_all(int signal) {
