@@ -196,7 +196,7 @@ class RendezvousServer::Loop {
         handle(peer, *frame);
       }
     } catch (const ProtocolError& error) {
-      refuse(peer, fmt::format("refused {}: {}", describe(peer), error.what()), error.what());
+      on_protocol_error(peer, error);
       return;
     }
     if (!open && !peer.closed) on_disconnect(peer);
@@ -216,6 +216,19 @@ class RendezvousServer::Loop {
       case MessageType::kOutcome: on_outcome(peer, decode_outcome(payload)); break;
       default: throw ProtocolError("a launcher sent a message only the service sends");
     }
+  }
+
+  // A stranger is refused; a node of the job that breaks the protocol
+  // (garbage, a frame that fails its tag) is lost like a node that died, so
+  // a running job stops instead of waiting for its outcome forever.
+  void on_protocol_error(Peer& peer, const ProtocolError& error) {
+    if (!peer.authenticated || peer.node_rank < 0)
+      return refuse(peer, fmt::format("refused {}: {}", describe(peer), error.what()), error.what());
+    std::string why = fmt::format("node {} ({}) broke the rendezvous protocol: {}", peer.node_rank,
+                                  peer.host, error.what());
+    log(why);
+    send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), error.what()}));
+    lose(peer, why);
   }
 
   std::string describe(const Peer& peer) const {

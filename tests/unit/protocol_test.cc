@@ -66,6 +66,26 @@ TEST(Protocol, ChallengeRoundTripsAndChecksItsSize) {
   EXPECT_THROW(decode_heartbeat("x"), ProtocolError);
 }
 
+TEST(Protocol, WelcomeRoundTripsAndAJoinNeedsAWholeNonce) {
+  EXPECT_EQ(decode_welcome(encode(WelcomeMessage{4500})).heartbeat_timeout_ms, 4500u);
+  EXPECT_THROW(decode_welcome("\x01"), ProtocolError);
+  JoinMessage join = sample_join();
+  join.nonce = "short";
+  EXPECT_THROW(decode_join(encode(join)), ProtocolError);
+}
+
+TEST(Protocol, AReaderRefusesAHeaderOverItsLimitBeforeThePayloadArrives) {
+  FrameReader reader;
+  reader.set_max_payload(kMaxHandshakePayload);
+  std::string header = encode_frame(MessageType::kJoin, std::string(kMaxHandshakePayload + 1, 'j'));
+  reader.append(header.substr(0, kHeaderSize));  // only the header: the payload never comes
+  EXPECT_THROW(reader.next(), ProtocolError);
+  FrameReader at_limit;
+  at_limit.set_max_payload(kMaxHandshakePayload);
+  at_limit.append(encode_frame(MessageType::kJoin, std::string(kMaxHandshakePayload, 'j')));
+  EXPECT_TRUE(at_limit.next());
+}
+
 TEST(Protocol, UniformWorldStaysSmallForThousandsOfNodes) {
   World world;
   world.nproc_per_node.assign(4096, 8);

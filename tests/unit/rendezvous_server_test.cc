@@ -54,18 +54,37 @@ class Client {
   void join(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
     send_join(join_message(run_id, rank, nnodes, nproc, round));
   }
+  // Waits until node 0's Welcome has arrived: the Join was accepted.
+  void await_welcome() {
+    awaiting_welcome_ = true;
+    while (!welcome_) {
+      auto frame = receive();
+      if (frame) pending_.push_back(*frame);
+      else if (!welcome_) throw std::runtime_error("closed before the welcome");
+    }
+    awaiting_welcome_ = false;
+  }
   // While waiting in receive(), send heartbeats as a launcher does.
   void keep_heartbeat(bool on) { heartbeat_ = on; }
   // The next frame other than a heartbeat or the Welcome, unsealed; nullopt
   // when the service closed the connection. A refusal the service could not
   // seal (this client's token is wrong) is returned as it came.
   std::optional<Frame> receive() {
+    if (!pending_.empty()) {
+      Frame frame = pending_.front();
+      pending_.erase(pending_.begin());
+      return frame;
+    }
     auto give_up = Clock::now() + std::chrono::seconds(10);
     for (;;) {
       while (auto frame = reader_.next()) {
         if (!open(*frame)) return frame;
-        if (frame->type == MessageType::kWelcome) welcome_ = decode_welcome(frame->payload);
-        else if (frame->type != MessageType::kHeartbeat) return frame;
+        if (frame->type == MessageType::kWelcome) {
+          welcome_ = decode_welcome(frame->payload);
+          if (awaiting_welcome_) return std::nullopt;
+        } else if (frame->type != MessageType::kHeartbeat) {
+          return frame;
+        }
       }
       if (Clock::now() >= give_up) throw std::runtime_error("no answer within 10 s");
       if (heartbeat_) send(MessageType::kHeartbeat, "");
@@ -102,6 +121,8 @@ class Client {
   Session session_;
   bool joined_ = false;
   std::optional<WelcomeMessage> welcome_;
+  std::vector<Frame> pending_;  // received while awaiting the welcome
+  bool awaiting_welcome_ = false;
   bool heartbeat_ = false;
 };
 
@@ -504,6 +525,84 @@ TEST(RendezvousServer, LostNodeFailsTheJob) {
   auto verdict = decode_verdict(node0.receive()->payload).verdict;
   EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
   EXPECT_NE(verdict.exit_code, 0);
+}
+
+TEST(RendezvousServer, NodeZeroProvesTheTokenInASealedWelcome) {
+  const std::string token = generate_token();
+  Service service(2, 0, std::chrono::seconds(30), [&](ServerSettings& settings) {
+    settings.token = token;
+    settings.heartbeat_timeout = std::chrono::seconds(9);
+  });
+  Client node0(service.port, token), node1(service.port, token);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  auto world = node0.receive();  // opened with node 0's session keys: proved
+  ASSERT_TRUE(world);
+  EXPECT_EQ(world->type, MessageType::kWorld);
+  ASSERT_TRUE(node0.welcome());
+  EXPECT_EQ(node0.welcome()->heartbeat_timeout_ms, 9000u);
+  EXPECT_TRUE(node0.sealed());
+}
+
+TEST(RendezvousServer, AWrongTokensRefusalCannotBeSealed) {
+  Service service(2, 0, std::chrono::seconds(30),
+                  [](ServerSettings& settings) { settings.token = generate_token(); });
+  Client impostor(service.port, generate_token());
+  impostor.join("job", 1, 2, 1);
+  auto refusal = impostor.receive();  // returned as it came: the client could not open it
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal->type, MessageType::kAbort);
+  EXPECT_FALSE(impostor.welcome());
+}
+
+TEST(RendezvousServer, AFloodOfUnprovenConnectionsNeverShutsOutALauncher) {
+  const std::string token = generate_token();
+  Service service(2, 0, std::chrono::seconds(30), [&](ServerSettings& settings) {
+    settings.token = token;
+    settings.max_unproven = 8;
+  });
+  Client node0(service.port, token);
+  node0.join("job", 0, 2, 1);
+  node0.await_welcome();  // proved before the flood: never closed to make room
+  std::vector<Fd> flood;
+  for (int i = 0; i < 50; ++i)
+    flood.push_back(try_connect_tcp("127.0.0.1", service.port, Clock::now() + std::chrono::seconds(5)));
+  Client node1(service.port, token);  // newest: the oldest strangers made room for it
+  node1.join("job", 1, 2, 1);
+  EXPECT_EQ(node0.receive()->type, MessageType::kWorld);
+  EXPECT_EQ(node1.receive()->type, MessageType::kWorld);
+  std::string log = service.joined_log();
+  EXPECT_TRUE(contains(log, "to make room")) << log;
+  EXPECT_TRUE(contains(log, "at most 8 are held")) << log;
+}
+
+TEST(RendezvousServer, BeforeItsJoinAPeerMaySendNeitherMuchNorAnythingElse) {
+  Service service(2);
+  Client big(service.port);
+  std::string header = encode_frame(MessageType::kJoin, std::string(kMaxHandshakePayload + 1, 'j'));
+  big.send_raw(header.substr(0, kHeaderSize));  // announces 16 KiB + 1, sends none of it
+  EXPECT_TRUE(contains(reason_of(big.receive()), "too long"));
+  Client early(service.port);
+  early.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  EXPECT_TRUE(contains(reason_of(early.receive()), "before joining"));
+  std::string log = service.joined_log();
+  EXPECT_TRUE(contains(log, "too long")) << log;
+}
+
+TEST(RendezvousServer, AForgedFrameOnAProvedConnectionLosesTheNode) {
+  const std::string token = generate_token();
+  Service service(2, 0, std::chrono::seconds(30), [&](ServerSettings& settings) { settings.token = token; });
+  Client node0(service.port, token), node1(service.port, token);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  ASSERT_EQ(node0.receive()->type, MessageType::kWorld);
+  ASSERT_EQ(node1.receive()->type, MessageType::kWorld);
+  // Bytes injected into node 1's stream, as by someone on the path: no tag.
+  node1.send_raw(encode_frame(MessageType::kFailure, encode(worker_failure(1, 1, 9))));
+  auto stop = node0.receive();
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->type, MessageType::kStop);
+  EXPECT_TRUE(contains(service.joined_log(), "failed authentication")) << service.joined_log();
 }
 
 }  // namespace

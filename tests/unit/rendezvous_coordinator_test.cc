@@ -1,0 +1,300 @@
+// A launcher's side of the rendezvous (rendezvous/rendezvous_coordinator.h,
+// rendezvous/service_dialer.h), against real node 0 services and against
+// fake ones written here: a stranger on node 0's port that does not hold the
+// token, a silent listener, a node 0 that closes the first connection, and
+// peers that send malformed or unfitting Worlds.
+#include "rendezvous/rendezvous_coordinator.h"
+
+#include <atomic>
+#include <functional>
+#include <future>
+#include <gtest/gtest.h>
+#include <mutex>
+#include <poll.h>
+#include <sys/socket.h>
+#include <thread>
+
+#include "rendezvous/protocol.h"
+#include "rendezvous/token.h"
+#include "util/error.h"
+#include "util/socket.h"
+
+namespace dlaunch {
+namespace {
+
+using namespace std::chrono_literals;
+using rendezvous::Frame;
+using rendezvous::MessageType;
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// A peer on node 0's port, run on a thread: it accepts connections and hands
+// each to SCRIPT, until the test ends.
+class FakeNode0 {
+ public:
+  using Script = std::function<void(Fd&)>;
+  explicit FakeNode0(Script script) : listener_(listen_tcp(0)), port_(bound_port(listener_.get())) {
+    thread_ = std::thread([this, script] {
+      while (!stopping_) {
+        pollfd readable{listener_.get(), POLLIN, 0};
+        if (::poll(&readable, 1, 20) <= 0) continue;
+        Fd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!connection) continue;
+        script(connection);
+        held_.push_back(std::move(connection));  // closed when the fake goes
+      }
+    });
+  }
+  ~FakeNode0() { stop(); }
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+    held_.clear();
+    listener_.reset();
+  }
+  int port() const { return port_; }
+
+ private:
+  Fd listener_;
+  int port_;
+  std::atomic<bool> stopping_{false};
+  std::vector<Fd> held_;
+  std::thread thread_;
+};
+
+// The next whole frame on FD within 2 s; nullopt when it closed or timed out.
+std::optional<Frame> read_frame(Fd& fd) {
+  rendezvous::FrameReader reader;
+  auto give_up = Clock::now() + 2s;
+  while (Clock::now() < give_up) {
+    if (auto frame = reader.next()) return frame;
+    pollfd readable{fd.get(), POLLIN, 0};
+    if (::poll(&readable, 1, 20) <= 0) continue;
+    char buffer[4096];
+    ssize_t got = ::recv(fd.get(), buffer, sizeof(buffer), 0);
+    if (got <= 0) return std::nullopt;
+    reader.append(std::string_view(buffer, static_cast<std::size_t>(got)));
+  }
+  return std::nullopt;
+}
+
+// Best effort, as a stranger would: the launcher may have hung up already.
+void send_frame(Fd& fd, MessageType type, const std::string& payload) {
+  std::string frame = rendezvous::encode_frame(type, payload);
+  ssize_t ignored = ::send(fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL);
+  (void)ignored;
+}
+
+World world_of(std::vector<int> nproc_per_node) {
+  World world;
+  world.nproc_per_node = std::move(nproc_per_node);
+  world.worker_master_addr = "127.0.0.1";
+  world.worker_master_port = 31000;
+  world.run_id = "job";
+  world.heartbeat_timeout_ms = 30'000;
+  return world;
+}
+
+// A peer that speaks the protocol but holds no token: it greets, asks for a
+// token it cannot check (TOKEN_REQUIRED), ignores the proof, and sends an
+// unsealed Welcome and WORLD.
+FakeNode0::Script impostor(bool token_required, World world) {
+  return [token_required, world](Fd& fd) {
+    rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize),
+                                           token_required, 30'000};
+    send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
+    if (!read_frame(fd)) return;  // the Join, whatever its proof
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    send_frame(fd, MessageType::kWorld, rendezvous::encode(world));
+  };
+}
+
+class RendezvousCoordinatorTest : public ::testing::Test {
+ protected:
+  // Node NODE_RANK of 2 with one worker, dialling PORT; what it notices is kept.
+  RendezvousSettings settings(int port, int node_rank = 1) {
+    RendezvousSettings result;
+    result.master_addr = "127.0.0.1";
+    result.port = port;
+    result.node_rank = node_rank;
+    result.nnodes = 2;
+    result.nproc = 1;
+    result.host = "host" + std::to_string(node_rank);
+    result.run_id = "job";
+    result.timeout = 1500ms;
+    result.handshake_timeout = 300ms;
+    result.heartbeat_timeout = 5s;
+    result.notice = [this](const std::string& line) {
+      std::lock_guard lock(mutex_);
+      notices_.push_back(line);
+    };
+    return result;
+  }
+
+  std::string notices() {
+    std::lock_guard lock(mutex_);
+    std::string all;
+    for (const auto& line : notices_) all += line + "\n";
+    return all;
+  }
+
+  // The error join() ends with.
+  std::string join_error(const RendezvousSettings& node) {
+    auto coordinator = make_rendezvous_coordinator(node, signals_);
+    try {
+      coordinator->join(0);
+    } catch (const SystemError& error) {
+      return error.what();
+    }
+    ADD_FAILURE() << "join() returned a World";
+    return "";
+  }
+
+  SignalChannel signals_;
+  std::mutex mutex_;
+  std::vector<std::string> notices_;
+};
+
+TEST_F(RendezvousCoordinatorTest, ATokenHolderBelievesNoPeerThatCannotProveTheToken) {
+  // Its World would start 200 workers on this one-worker node.
+  FakeNode0 stranger(impostor(true, world_of({1, 200})));
+  RendezvousSettings node = settings(stranger.port());
+  node.token = rendezvous::generate_token();
+  std::string error = join_error(node);
+  std::string address = "127.0.0.1:" + std::to_string(stranger.port());
+  EXPECT_TRUE(contains(error, "could not join the rendezvous at " + address)) << error;
+  EXPECT_TRUE(contains(error, "did not prove it holds the job's token")) << error;
+  std::string seen = notices();
+  EXPECT_TRUE(contains(seen, address + " did not prove it holds the job's token")) << seen;
+  // Said once, though it dialled again and again.
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), '\n'), 1) << seen;
+}
+
+TEST_F(RendezvousCoordinatorTest, APeerThatRequiresNoTokenCannotBeNodeZeroForATokenHolder) {
+  FakeNode0 stranger(impostor(false, world_of({1, 1})));
+  RendezvousSettings node = settings(stranger.port());
+  node.token = rendezvous::generate_token();
+  std::string error = join_error(node);
+  EXPECT_TRUE(contains(error, "requires no rendezvous token, so it cannot prove it holds this job's")) << error;
+}
+
+TEST_F(RendezvousCoordinatorTest, ASilentListenerIsNamedWithinTheHandshakeDeadline) {
+  Fd silent = listen_tcp(0);  // the kernel completes connections; nobody ever speaks
+  RendezvousSettings node = settings(bound_port(silent.get()));
+  node.token = rendezvous::generate_token();
+  auto start = Clock::now();
+  auto done = std::async(std::launch::async, [&] { return join_error(node); });
+  std::string seen;
+  while (!contains(seen = notices(), "not a dlaunch rendezvous") && Clock::now() - start < 5s)
+    std::this_thread::sleep_for(10ms);  // polling a condition, bounded: nothing tells us
+  EXPECT_LT(Clock::now() - start, 1s) << "not reported within the 300 ms handshake deadline";
+  EXPECT_TRUE(contains(seen, "127.0.0.1:" + std::to_string(bound_port(silent.get())) +
+                                 " answered but is not a dlaunch rendezvous (no greeting within 300 ms)"))
+      << seen;
+  EXPECT_TRUE(contains(done.get(), "answered but is not a dlaunch rendezvous"));
+}
+
+TEST_F(RendezvousCoordinatorTest, WithoutATokenAWorldThatDoesNotFitIsAProtocolErrorNotAnAssertion) {
+  struct Case {
+    std::vector<int> nproc_per_node;
+    const char* expected;
+  };
+  for (const Case& c : {Case{{1, 200}, "200 workers for this node (node 1), which runs 1"},
+                        Case{{1}, "1 nodes, but this node was started with 2 (--nnodes)"}}) {
+    FakeNode0 peer(impostor(false, world_of(c.nproc_per_node)));
+    std::string error = join_error(settings(peer.port()));
+    EXPECT_TRUE(contains(error, "protocol error")) << error;
+    EXPECT_TRUE(contains(error, c.expected)) << error;
+  }
+}
+
+TEST_F(RendezvousCoordinatorTest, AMalformedWorldIsAProtocolErrorNamingNodeZero) {
+  FakeNode0 peer([](Fd& fd) {
+    rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
+    send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
+    if (!read_frame(fd)) return;
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    send_frame(fd, MessageType::kWorld, "\x01truncated");
+  });
+  std::string error = join_error(settings(peer.port()));
+  EXPECT_TRUE(contains(error, "protocol error: node 0 (127.0.0.1:" + std::to_string(peer.port()) +
+                                  ") sent a malformed message"))
+      << error;
+}
+
+TEST_F(RendezvousCoordinatorTest, AConnectionClosedBeforeTheHandshakeIsDialledAgain) {
+  auto fake = std::make_unique<FakeNode0>([](Fd& fd) { fd.reset(); });
+  int port = fake->port();
+  RendezvousSettings node1 = settings(port, 1);
+  node1.timeout = 10s;
+  std::string token = rendezvous::generate_token();
+  node1.token = token;
+  auto joined = std::async(std::launch::async, [&] {
+    auto coordinator = make_rendezvous_coordinator(node1, signals_);
+    return coordinator->join(0);
+  });
+  while (!contains(notices(), "closed the connection before the handshake")) std::this_thread::sleep_for(10ms);
+  fake.reset();  // the port is free again: node 0 takes it
+  RendezvousSettings node0 = settings(port, 0);
+  node0.token = token;
+  node0.timeout = 10s;
+  auto coordinator0 = make_rendezvous_coordinator(node0, signals_);
+  World world0 = coordinator0->join(0);
+  World world1 = joined.get();
+  EXPECT_EQ(world1.nproc_per_node, (std::vector<int>{1, 1}));
+  EXPECT_EQ(world1.worker_master_port, world0.worker_master_port);
+}
+
+TEST_F(RendezvousCoordinatorTest, AMalformedFrameWhileWorkersRunStopsThemAndTheNodeDecidesAlone) {
+  FakeNode0 peer([](Fd& fd) {
+    rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
+    send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
+    if (!read_frame(fd)) return;
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    send_frame(fd, MessageType::kWorld, rendezvous::encode(world_of({1, 1})));
+    send_frame(fd, MessageType::kStop, "\x00\x00");  // a Stop too short to decode
+  });
+  auto coordinator = make_rendezvous_coordinator(settings(peer.port()), signals_);
+  coordinator->join(0);
+  std::optional<std::string> reason;
+  for (auto give_up = Clock::now() + 5s; !reason && Clock::now() < give_up;) {
+    pollfd readable{coordinator->event_fd(), POLLIN, 0};
+    ::poll(&readable, 1, 50);
+    reason = coordinator->poll_stop_request();
+  }
+  ASSERT_TRUE(reason);
+  EXPECT_TRUE(contains(*reason, "protocol error: node 0")) << *reason;
+  EXPECT_TRUE(contains(*reason, "malformed")) << *reason;
+  NodeOutcome stopped;  // the workers were stopped, none failed
+  Verdict verdict = coordinator->finish(stopped);
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
+  EXPECT_EQ(verdict.exit_code, 1);
+  ASSERT_TRUE(verdict.failure);
+  EXPECT_TRUE(contains(verdict.failure->description, "malformed")) << verdict.failure->description;
+}
+
+TEST_F(RendezvousCoordinatorTest, TwoRealNodesWithATokenAgreeOnOneWorld) {
+  std::string token = rendezvous::generate_token();
+  int port = [] {
+    Fd probe = listen_tcp(0);
+    return bound_port(probe.get());
+  }();
+  RendezvousSettings node0 = settings(port, 0), node1 = settings(port, 1);
+  node0.token = node1.token = token;
+  node0.timeout = node1.timeout = 10s;
+  auto coordinator0 = make_rendezvous_coordinator(node0, signals_);
+  auto joined1 = std::async(std::launch::async, [&] {
+    auto coordinator1 = make_rendezvous_coordinator(node1, signals_);
+    return coordinator1->join(0);
+  });
+  World world0 = coordinator0->join(0);
+  World world1 = joined1.get();
+  EXPECT_EQ(world0.worker_master_port, world1.worker_master_port);
+  EXPECT_EQ(world1.run_id, "job");
+  EXPECT_EQ(notices(), "");  // nothing odd met on the way
+}
+
+}  // namespace
+}  // namespace dlaunch

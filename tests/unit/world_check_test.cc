@@ -1,0 +1,80 @@
+// world_mismatch(): a launcher checks the World node 0 sends against its own
+// settings before any worker starts (rendezvous/world_check.h).
+#include "rendezvous/world_check.h"
+
+#include <functional>
+#include <gtest/gtest.h>
+
+namespace dlaunch::rendezvous {
+namespace {
+
+World fitting_world() {
+  World world;
+  world.round = 1;
+  world.nproc_per_node = {2, 2, 2};
+  world.worker_master_addr = "node01";
+  world.worker_master_port = 29400;
+  world.run_id = "1234.0";
+  world.heartbeat_timeout_ms = 30'000;
+  return world;
+}
+
+// Node 1 of 3, 2 workers, round 1, job 1234.0.
+WorldExpectation this_node() { return WorldExpectation{1, 3, 1, 2, "1234.0", false}; }
+
+TEST(WorldCheck, AWorldThatFitsPasses) {
+  EXPECT_EQ(world_mismatch(fitting_world(), this_node()), std::nullopt);
+  World uneven = fitting_world();
+  uneven.nproc_per_node = {4, 2, 1};
+  WorldExpectation allowed = this_node();
+  allowed.allow_uneven = true;
+  EXPECT_EQ(world_mismatch(uneven, allowed), std::nullopt);
+}
+
+TEST(WorldCheck, EveryFieldThatDoesNotFitIsNamed) {
+  struct Case {
+    const char* what;
+    std::function<void(World&)> change;
+    const char* expected;
+  };
+  const std::vector<Case> cases = {
+      {"200 workers for a 2-worker node", [](World& w) { w.nproc_per_node = {2, 200, 2}; },
+       "200 workers for this node (node 1), which runs 2 (--nproc-per-node)"},
+      {"shorter than the job", [](World& w) { w.nproc_per_node = {2}; },
+       "1 nodes, but this node was started with 3 (--nnodes)"},
+      {"longer than the job", [](World& w) { w.nproc_per_node.assign(5, 2); }, "5 nodes"},
+      {"another run id", [](World& w) { w.run_id = "999.0"; }, "run id '999.0'"},
+      {"another round", [](World& w) { w.round = 7; }, "round 7, but this node joined round 1"},
+      {"uneven without consent", [](World& w) { w.nproc_per_node = {3, 2, 2}; },
+       "3 workers for node 0 but 2 for this node, without --allow-uneven"},
+      {"zero workers elsewhere", [](World& w) { w.nproc_per_node = {0, 2, 2}; }, "0 workers for node 0"},
+      {"port 0", [](World& w) { w.worker_master_port = 0; }, "MASTER_PORT 0"},
+      {"port 70000", [](World& w) { w.worker_master_port = 70000; }, "MASTER_PORT 70000"},
+      {"empty address", [](World& w) { w.worker_master_addr.clear(); }, "MASTER_ADDR of 0 bytes"},
+      {"newline in address", [](World& w) { w.worker_master_addr = "node01\nexport X=1"; },
+       "control characters"},
+      {"huge address", [](World& w) { w.worker_master_addr.assign(300, 'a'); }, "300 bytes"},
+      {"heartbeat 0", [](World& w) { w.heartbeat_timeout_ms = 0; }, "heartbeat timeout of 0 ms"},
+      {"heartbeat negative", [](World& w) { w.heartbeat_timeout_ms = -5; }, "-5 ms"},
+  };
+  for (const auto& c : cases) {
+    World world = fitting_world();
+    c.change(world);
+    auto problem = world_mismatch(world, this_node());
+    ASSERT_TRUE(problem) << c.what;
+    EXPECT_NE(problem->find(c.expected), std::string::npos) << c.what << ": " << *problem;
+  }
+}
+
+TEST(WorldCheck, TooManyWorkersOnAnyNodeIsRefusedEvenWhenUneven) {
+  World world = fitting_world();
+  world.nproc_per_node = {kMostWorkersPerNode + 1, 2, 2};
+  WorldExpectation allowed = this_node();
+  allowed.allow_uneven = true;
+  auto problem = world_mismatch(world, allowed);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("expected 1 to 4096"), std::string::npos) << *problem;
+}
+
+}  // namespace
+}  // namespace dlaunch::rendezvous
