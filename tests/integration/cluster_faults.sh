@@ -18,6 +18,14 @@
 #   6  a node whose launcher never starts (a bind mount in that node's mount
 #      namespace puts a sleeping script where the dlaunch binary is): the other
 #      nodes give up after --rdzv-timeout naming the missing node rank; FAILED
+#   7  a stranger holds node 0's rendezvous port before the job starts and
+#      speaks the protocol without the token (tests/integration/hostile_peer.py
+#      in node 0's namespace, offering a World of 200 workers): node 0 says its
+#      port is taken, the other nodes believe nothing the stranger says, name
+#      its address and give up at --rdzv-timeout; no worker starts; FAILED
+#   8  1000 idle connections from the submit host flood node 0's rendezvous
+#      port, reopened when closed, while the other nodes join (their
+#      launchers start only once the flood is in place); COMPLETED, exit 0
 # Every run also checks that the job ended within its case's stated bound and
 # that no process of the job is left on any node. The suite ends with a
 # table: case, runs, passes, worst time (from the fault to the job's end).
@@ -25,7 +33,7 @@
 # Environment:
 #   DLAUNCH_CLUSTER_DIR       the cluster (the ctest fixture sets it)
 #   DLAUNCH_FAULT_REPEATS     runs per case (default 3)
-#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6")
+#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6 7 8")
 #   DLAUNCH_FAULT_KEEP_DIR    where the submission folders of failed runs are
 #                             copied (with their logs) before the test folder goes
 #   DLAUNCH_FAULT_TABLE       a file to write the final table to, as well
@@ -44,7 +52,7 @@ require_command nsenter
 
 REPEATS=${DLAUNCH_FAULT_REPEATS:-3}
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || { say "DLAUNCH_FAULT_REPEATS must be a positive number"; exit 1; }
-CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6}
+CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6 7 8}
 KEEP_DIR=${DLAUNCH_FAULT_KEEP_DIR:-}
 
 JOB_NODES=3
@@ -78,9 +86,14 @@ BOUND_STUCK_BASE=$((RDZV_TIMEOUT + 30 + HEARTBEAT))
 # the processes of a job may take to vanish from the nodes.
 START_LIMIT=120
 GONE_LIMIT=20
+#   case 7: as case 6 (from the submission)
+#   case 8: from the flood's start: the start of every worker (START_LIMIT)
+#   + the heartbeat timeout + 30 s
+BOUND_FLOOD=$((START_LIMIT + HEARTBEAT + 30))
 
 OUTPUTS=$TEST_DIR/outputs
 DLAUNCH_REAL=$(readlink -f "$DLAUNCH")
+HOSTILE=$DLAUNCH_SOURCE_DIR/tests/integration/hostile_peer.py
 NET_OCTET=${NET##*.}
 
 # ---------------------------------------------------------------- the worker
@@ -88,6 +101,7 @@ NET_OCTET=${NET##*.}
 # $1 = wait: report, then wait to be stopped (SIGTERM: note it, exit 143).
 # $1 = preempt: on the first run, wait for SIGUSR1, save a checkpoint, exit 0;
 # on a later run, exit 0 if and only if the checkpoint is there.
+# $1 = quick: report, then exit 0.
 # Its files go to the submission folder ($OUTPUT_DIR, set by the job script):
 # started.RANK.runN ("PID PPID GROUP_RANK LOCAL_RANK HOST", written once its
 # traps are set, so the test knows whom to kill without sleeping), term.RANK
@@ -106,6 +120,11 @@ on_term() {
   exit 143
 }
 trap on_term TERM
+if [ "$mode" = quick ]; then
+  started
+  echo "rank $RANK (local $LOCAL_RANK, node $GROUP_RANK) on $(hostname): done"
+  exit 0
+fi
 if [ "$mode" = preempt ]; then
   if [ "$run" != 0 ]; then
     echo "SLURM_RESTART_COUNT=${SLURM_RESTART_COUNT:-unset} TORCHELASTIC_RESTART_COUNT=$run" \
@@ -151,22 +170,52 @@ exec -a "$MARK.stuck-launcher" sleep 3600
 SCRIPT
 chmod +x "$STUCK"
 
+# The launcher that starts late: bind-mounted over the dlaunch binary in a
+# node's mount namespace, it waits until the test is ready (case 8: the
+# flood is in place), then runs a copy of the real binary.
+LATE=$TEST_DIR/late_launcher.sh
+cat >"$LATE" <<SCRIPT
+#!/bin/bash
+# fault suite: a launcher held back until $TEST_DIR/go exists
+for _ in \$(seq 1 2400); do [ -e "$TEST_DIR/go" ] && break; sleep 0.05; done
+exec "$TEST_DIR/dlaunch-real" "\$@"
+SCRIPT
+chmod +x "$LATE"
+
 # ---------------------------------------------------------------- helpers
 
 node_ns() { printf 'dlc%s-node%s' "$NET_OCTET" "$1"; }
 slurmd_pid() { tr -dc '0-9' <"$DLAUNCH_CLUSTER_DIR/run/slurmd-node$1.pid" 2>/dev/null; }
 
-# Undoes the bind mount of case 6 on every node (also when the test dies).
-MOUNTED_NODE=""
-unmount_stuck() {
-  [ -n "$MOUNTED_NODE" ] || return 0
+# mount_over_dlaunch NODE SCRIPT: bind-mounts SCRIPT over the dlaunch binary
+# in cluster node NODE's mount namespace (its slurmd's).
+MOUNTED_NODES=()
+mount_over_dlaunch() {
   local pid
-  pid=$(slurmd_pid "$MOUNTED_NODE")
-  [ -n "$pid" ] && nsenter --target "$pid" --mount -- umount "$DLAUNCH_REAL" 2>/dev/null
-  MOUNTED_NODE=""
+  pid=$(slurmd_pid "$1")
+  nsenter --target "$pid" --mount -- mount --bind "$2" "$DLAUNCH_REAL" || return 1
+  MOUNTED_NODES+=("$1")
+}
+# Undoes the bind mounts of cases 6 and 8 on every node (also when the test dies).
+unmount_stuck() {
+  local node pid
+  for node in "${MOUNTED_NODES[@]}"; do
+    pid=$(slurmd_pid "$node")
+    [ -n "$pid" ] && nsenter --target "$pid" --mount -- umount "$DLAUNCH_REAL" 2>/dev/null
+  done
+  MOUNTED_NODES=()
+}
+# The hostile peer of cases 7 and 8 (its command line carries the marker).
+HOSTILE_PID=""
+stop_hostile() {
+  [ -n "$HOSTILE_PID" ] || return 0
+  kill "$HOSTILE_PID" 2>/dev/null
+  wait "$HOSTILE_PID" 2>/dev/null
+  HOSTILE_PID=""
 }
 _faults_cleanup() {
   unmount_stuck
+  stop_hostile
   [ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
   _lib_cleanup
 }
@@ -297,8 +346,10 @@ CASE_TITLE=(""
   "kill -9 of node 0's launcher"
   "scancel (SIGTERM to the job)"
   "preemption: USR1, checkpoint, requeue"
-  "a node's launcher never starts")
-CASE_BOUND=("" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_CANCEL" "$BOUND_REQUEUE" "")
+  "a node's launcher never starts"
+  "a stranger holds node 0's rendezvous port"
+  "1000 idle connections to node 0's port")
+CASE_BOUND=("" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_CANCEL" "$BOUND_REQUEUE" "" "" "$BOUND_FLOOD")
 
 begin_run() {
   CURRENT_CASE=$1
@@ -504,11 +555,10 @@ case_stuck() {
   host=node$((node + 1))  # Slurm numbers the job's nodes in node-list order
   section "case 6, run $run/$REPEATS: node $node's launcher never starts ($host)"
   pid=$(slurmd_pid $((node + 1)))
-  if ! nsenter --target "$pid" --mount -- mount --bind "$STUCK" "$DLAUNCH_REAL"; then
+  if ! mount_over_dlaunch $((node + 1)) "$STUCK"; then
     fail "bind-mounted a stuck launcher over $DLAUNCH_REAL in $host's mount namespace"
     return
   fi
-  MOUNTED_NODE=$((node + 1))
   if nsenter --target "$pid" --mount -- grep -q "stuck before it reaches" "$DLAUNCH_REAL" &&
     ! grep -q "stuck before it reaches" "$DLAUNCH_REAL" 2>/dev/null; then
     pass "$host (only) sees the stuck launcher at $DLAUNCH_REAL"
@@ -547,13 +597,86 @@ case_stuck() {
   expect_nothing_left
 }
 
+# 7: a stranger holds node 0's rendezvous port and speaks the protocol
+# without the token.
+case_stranger() {
+  local run=$1 port wait_s bound others=$((JOB_NODES - 1))
+  port=$(free_port)
+  section "case 7, run $run/$REPEATS: a stranger holds node 0's rendezvous port (node1:$port)"
+  rm -f "$TEST_DIR/stranger.ready"
+  ip netns exec "$(node_ns 1)" "$PY" "$HOSTILE" impostor "$port" "$TEST_DIR/stranger.ready" \
+    --token-required --workers "$PER_NODE,200,$PER_NODE" >"$TEST_DIR/stranger.log" 2>&1 &
+  HOSTILE_PID=$!
+  wait_for_files 30 "$TEST_DIR/stranger.ready" || { fail "the stranger holds node1:$port" "$(cat "$TEST_DIR/stranger.log")"; return; }
+  submit 7 "$run" --rdzv-timeout "$RDZV_TIMEOUT" --run-arg=--master-port="$port" -- "$WORKER" wait || return
+  FAULT_NS=$SUBMIT_S
+  wait_s=$(grep -oE -- "--wait=[0-9]+" "$FOLDER/job.sbatch" | head -n 1 | tr -dc '0-9')
+  bound=$((BOUND_STUCK_BASE + ${wait_s:-0}))
+  CASE_BOUND[7]=$bound
+  wait_for_end "$bound" || { stop_hostile; return; }
+  stop_hostile
+  expect_eq "the job ends FAILED" FAILED "$END_STATE"
+  expect_true "its exit code is not 0 (got $END_CODE)" test "${END_CODE:-0}" != 0
+  expect_within "it ends within ${bound} s of the submission" "$bound"
+  expect_in_log "node 0 says a stranger holds its port" "node 0 cannot host the rendezvous on port $port"
+  expect_eq "the $others other nodes believe nothing the stranger said, and name its address" "$others" \
+    "$(grep -cE "dlaunch: error: node [0-9]+ could not join the rendezvous at node1:$port within $RDZV_TIMEOUT s: [0-9.]+:$port did not prove it holds the job's token" "$LOG")"
+  expect_eq "no worker started on the stranger's World of 200 workers" "" \
+    "$(cd "$FOLDER" && ls started.* 2>/dev/null)"
+  expect_nothing_left
+}
+
+# 8: a flood of idle connections to node 0's port while the others join.
+case_flood() {
+  local run=$1 port k node0_addr
+  port=$(free_port)
+  node0_addr=$NET.11  # node1, the job's node 0 (tests/cluster/lib.sh)
+  section "case 8, run $run/$REPEATS: 1000 idle connections flood node 0's port ($node0_addr:$port) while the others join"
+  rm -f "$TEST_DIR/go" "$TEST_DIR/flood.ready"
+  cp "$DLAUNCH_REAL" "$TEST_DIR/dlaunch-real"
+  for ((k = 2; k <= JOB_NODES; k++)); do
+    mount_over_dlaunch "$k" "$LATE" || { fail "held back node$k's launcher"; unmount_stuck; return; }
+  done
+  submit 8 "$run" --run-arg=--master-port="$port" -- "$WORKER" quick || { unmount_stuck; return; }
+  if ! wait_until "$START_LIMIT" bash -c "exec 3<>/dev/tcp/$node0_addr/$port" 2>/dev/null; then
+    fail "node 0 serves its rendezvous on $node0_addr:$port"
+    unmount_stuck
+    return
+  fi
+  "$PY" "$HOSTILE" flood "$port" "$TEST_DIR/flood.ready" --host "$node0_addr" --connections 1000 \
+    >"$TEST_DIR/flood.log" 2>&1 &
+  HOSTILE_PID=$!
+  if ! wait_for_files 60 "$TEST_DIR/flood.ready"; then
+    fail "1000 connections to node 0's port are open" "$(cat "$TEST_DIR/flood.log")"
+    unmount_stuck
+    stop_hostile
+    return
+  fi
+  pass "1000 connections to node 0's port are open"
+  FAULT_NS=$(now_ns)
+  touch "$TEST_DIR/go"  # the other nodes' launchers start now, into the flood
+  wait_for_end "$BOUND_FLOOD"
+  local ended=$?
+  expect_true "the flood was still held when the job ended" kill -0 "$HOSTILE_PID"
+  stop_hostile
+  unmount_stuck
+  [ "$ended" = 0 ] || { expect_nothing_left; return; }
+  expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_within "it ends within ${BOUND_FLOOD} s of the flood" "$BOUND_FLOOD"
+  local files
+  mapfile -t files < <(started_files 0)
+  expect_true "every one of the $RANKS workers ran" files_exist "${files[@]}"
+  expect_nothing_left
+}
+
 # ------------------------------------------------------------------- main
 
-CASE_FUNCTION=("" case_worker case_launcher case_node0 case_cancel case_preempt case_stuck)
+CASE_FUNCTION=("" case_worker case_launcher case_node0 case_cancel case_preempt case_stuck case_stranger case_flood)
 say "fault suite: $REPEATS run(s) of case(s) $CASES, jobs of $JOB_NODES nodes x $PER_NODE workers"
 say "cluster $DLAUNCH_CLUSTER_DIR, dlaunch $DLAUNCH_REAL"
 for case in $CASES; do
-  [[ $case =~ ^[1-6]$ ]] || { say "unknown case '$case' (1..6)"; exit 1; }
+  [[ $case =~ ^[1-8]$ ]] || { say "unknown case '$case' (1..8)"; exit 1; }
   for ((run = 1; run <= REPEATS; run++)); do
     begin_run "$case"
     FOLDER="" LOG="" RUN_DIR=""

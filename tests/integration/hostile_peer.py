@@ -7,10 +7,10 @@
       an unsealed Welcome and a World of its choosing.
   hostile_peer.py silent PORT READY
       Holds PORT and never says a word (connections complete in the kernel).
-  hostile_peer.py flood PORT READY --connections N
-      Opens N idle connections to PORT (node 0's rendezvous) and keeps them
-      open, reopening every one the other end closes, until killed. Counts
-      reopenings in READY.reopened.
+  hostile_peer.py flood PORT READY --connections N [--host ADDR]
+      Opens N idle connections to ADDR:PORT (node 0's rendezvous; default
+      127.0.0.1) and keeps them open, reopening every one the other end
+      closes, until killed. Counts reopenings in READY.reopened.
 
 READY is a file written once the peer is in place. Runs until killed.
 """
@@ -92,7 +92,7 @@ def flood(args):
     reopened = 0
 
     def open_one():
-        sock = socket.create_connection(("127.0.0.1", args.port))
+        sock = socket.create_connection((args.host, args.port))
         sock.setblocking(False)
         selector.register(sock, selectors.EVENT_READ)
 
@@ -127,6 +127,7 @@ def main():
     parser.add_argument("--token-required", action="store_true")
     parser.add_argument("--workers", default="1,1")
     parser.add_argument("--connections", type=int, default=1000)
+    parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
     {"impostor": impostor, "silent": silent, "flood": flood}[args.mode](args)
 
