@@ -12,6 +12,7 @@
 #include "submit/config_file.h"
 #include "submit/job_script.h"
 #include "submit/job_watch.h"
+#include "submit/script_value.h"
 #include "submit/submission_folder.h"
 #include "submit/submit_options.h"
 #include "util/error.h"
@@ -57,6 +58,21 @@ nlohmann::json settings_json(const SubmitSettings& settings, const JobRequest& r
   document["dlaunch"] = request.dlaunch_path;
   document["timestamp"] = request.timestamp;
   return document;
+}
+
+// The folder submission folders are made in, checked before any path is
+// made from it: empty, it has no absolute form; with a control character it
+// would break the job script (submit/script_value.h).
+std::string output_dir_of(const SubmitSettings& settings) {
+  const auto* found = settings.find("output-dir");
+  if (found == nullptr) return "slurm-outputs";
+  const std::string& dir = std::get<std::string>(found->value);
+  if (dir.empty())
+    throw InputError(fmt::format("output-dir (from {}) is empty; give the folder to make submission "
+                                 "folders in, e.g. --output-dir slurm-outputs",
+                                 found->source));
+  check_script_setting("output-dir", found->value, found->source);
+  return dir;
 }
 
 // The program must exist where the nodes will look: the shared file system.
@@ -147,7 +163,7 @@ int submit_command(const CommandArgs& args) {
     return 0;
   }
   check_program(options->command);
-  const std::string output_dir = settings.string("output-dir").value_or("slurm-outputs");
+  const std::string output_dir = output_dir_of(settings);
   const std::string timestamp = timestamp_for(std::time(nullptr));
   const bool srun = settings.flag("srun");
   // The settings are checked before the folder exists, so a refused

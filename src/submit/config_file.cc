@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "submit/script_value.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -85,8 +86,11 @@ void read_settings_table(const toml::table& table, const std::string& path,
                                    table_name, hint));
     }
     Value value = convert(*key, node, path, name);
-    if (apply != nullptr)
-      apply->set(key->name, std::move(value), fmt::format("{} [{}]", where(path, node), table_name));
+    std::string source = fmt::format("{} [{}]", where(path, node), table_name);
+    // TOML strings may hold any control character ("a\nb", "\u0000"): one
+    // bound for the job script is refused here, in every table, used or not.
+    check_script_setting(key->name, value, source);
+    if (apply != nullptr) apply->set(key->name, std::move(value), std::move(source));
   }
 }
 

@@ -25,7 +25,8 @@ std::optional<std::string> find_config_file(const Environment& environment);
 // Validates the whole file at PATH and applies its [defaults], then
 // [profiles.PROFILE] when PROFILE is given, onto SETTINGS. Throws
 // InputError naming the file, line and key for a syntax error, an unknown
-// key, a wrong type or a missing profile.
+// key, a wrong type, a control character in a value bound for the job
+// script (script_value.h) or a missing profile.
 void apply_config_file(SubmitSettings& settings, const std::string& path,
                        const std::optional<std::string>& profile);
 

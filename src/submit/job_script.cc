@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdint>
 #include <fmt/format.h>
 
 #include "cli/run_options.h"
 #include "launch/launch_config.h"
 #include "launch/signal_channel.h"
 #include "launch/token_setting.h"
+#include "submit/script_value.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -118,11 +120,23 @@ void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& requ
   if (request.launch == LaunchMode::kTask) srun.push_back("--kill-on-bad-exit=1");
 }
 
-// The --shutdown-timeout the launchers will use.
-int shutdown_seconds(const JobRequest& request) {
-  auto value = run_option_value(request.run_args, "--shutdown-timeout");
-  if (auto seconds = value ? parse_int(*value) : std::nullopt) return static_cast<int>(*seconds);
-  return static_cast<int>(kDefaultShutdownTimeout.count());
+// The most dlaunch run takes for a number of seconds (launch_config.cc).
+constexpr std::int64_t kMaxLauncherSeconds = 7 * 24 * 3600;
+
+// The --shutdown-timeout the launchers will use. Throws InputError for one
+// they would refuse, which would otherwise overflow srun's --wait here
+// ("--run-arg=--shutdown-timeout=99999999999") and fail only on the nodes.
+int shutdown_seconds(const std::vector<std::string>& run_args) {
+  auto value = run_option_value(run_args, "--shutdown-timeout");
+  if (!value) return static_cast<int>(kDefaultShutdownTimeout.count());
+  auto seconds = parse_int(*value);
+  if (!seconds || *seconds < 0 || *seconds > kMaxLauncherSeconds)
+    throw InputError(fmt::format(
+        "dlaunch run --shutdown-timeout '{}' (from shutdown-timeout or --run-arg) must be a whole "
+        "number of seconds from 0 to {}, as dlaunch run takes it on the nodes; e.g. "
+        "--shutdown-timeout 60",
+        *value, kMaxLauncherSeconds));
+  return static_cast<int>(*seconds);
 }
 
 // In node mode the launchers end together, within one shutdown of each
@@ -132,7 +146,8 @@ int shutdown_seconds(const JobRequest& request) {
 // one exited, enough for the others' orderly shutdown.
 void add_straggler_wait(std::vector<std::string>& srun, const JobRequest& request) {
   if (request.launch == LaunchMode::kTask) return;
-  srun.push_back(fmt::format("--wait={}", shutdown_seconds(request) + kStragglerMarginSeconds));
+  int seconds = shutdown_seconds(request.run_args) + kStragglerMarginSeconds;
+  srun.push_back(fmt::format("--wait={}", seconds));
 }
 
 // --requeue needs the signal that precedes it, a batch job, and a dlaunch
@@ -206,6 +221,50 @@ std::string token_lines(const std::string& token_file) {
   return text;
 }
 
+// The job name when --job-name is not given: the program's file name (the
+// script of "python3 train.py", else the last word with a '/'). The user did
+// not type it as a job name, so a control character in it is replaced, not
+// refused: the program's arguments may hold anything.
+std::string derived_job_name(const std::vector<std::string>& command) {
+  std::string program = command.back();
+  for (const auto& word : command) {
+    if (word.find('/') != std::string::npos || word.ends_with(".py")) {
+      program = word;
+      if (word.ends_with(".py")) break;
+    }
+  }
+  return without_control_characters(program.substr(program.find_last_of('/') + 1));
+}
+
+// The submission folder is output-dir made absolute (under the current
+// folder when relative) and goes into #SBATCH --output and the script.
+void check_submission_folder(const std::string& folder, const SubmitSettings& settings) {
+  const auto* output_dir = settings.find("output-dir");
+  std::string source =
+      output_dir == nullptr
+          ? std::string("the current folder")
+          : fmt::format("output-dir '{}' from {}, under the current folder",
+                        std::get<std::string>(output_dir->value), output_dir->source);
+  check_script_text("the submission folder", folder, source,
+                    "Run dlaunch submit from a folder whose path has no control character, or give "
+                    "--output-dir an absolute path without one");
+}
+
+// Every #SBATCH option, in the script's order: the resources, the signal,
+// the log file, then the user's own, which come last so they can override.
+std::vector<std::string> sbatch_options(const JobRequest& request) {
+  std::vector<std::string> options = allocation_options(request);
+  // No B:, so Slurm signals every step's tasks: each node's dlaunch run.
+  if (request.signal) options.push_back("--signal=" + request.signal->sbatch_value());
+  if (request.requeue) options.push_back("--requeue");
+  options.push_back(fmt::format("--output={}/slurm-%j.log", request.submission_dir));
+  // Slurm may run the script again (--requeue, or after a node failure) and
+  // would truncate slurm-<jobid>.log: add to it instead, keep the first run's.
+  options.push_back("--open-mode=append");
+  options.insert(options.end(), request.sbatch_args.begin(), request.sbatch_args.end());
+  return options;
+}
+
 }  // namespace
 
 std::string PreemptSignal::sbatch_value() const {
@@ -252,22 +311,18 @@ PreemptSignal parse_preempt_signal(const std::string& text, const std::string& s
 JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::string> command,
                             std::string dlaunch_path, std::string submission_dir,
                             std::string timestamp) {
+  // Before anything else: a control character in a value would inject a
+  // line into the script, whatever else is wrong.
+  for (const auto& [name, value] : settings.values())
+    check_script_setting(name, value.value, value.source);
+  check_submission_folder(submission_dir, settings);
   JobRequest request;
   request.nodes = small_int(settings, "nodes", 1, 100000).value_or(1);
   request.gpus_per_node = small_int(settings, "gpus-per-node", 0, 1024).value_or(1);
   request.cpus_per_gpu = small_int(settings, "cpus-per-gpu", 1, 4096);
   request.partition = settings.string("partition");
   request.job_name = settings.string("job-name");
-  if (!request.job_name && !command.empty()) {
-    std::string program = command.back();
-    for (const auto& word : command) {
-      if (word.find('/') != std::string::npos || word.ends_with(".py")) {
-        program = word;
-        if (word.ends_with(".py")) break;
-      }
-    }
-    request.job_name = program.substr(program.find_last_of('/') + 1);
-  }
+  if (!request.job_name && !command.empty()) request.job_name = derived_job_name(command);
   request.time = settings.string("time");
   request.account = settings.string("account");
   request.qos = settings.string("qos");
@@ -280,6 +335,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
     throw InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
   request.run_args = run_arguments(settings);
+  (void)shutdown_seconds(request.run_args);  // refused now, not on the nodes
   if (auto signal = settings.string("signal"))
     request.signal = parse_preempt_signal(*signal, settings.find("signal")->source);
   request.requeue = settings.flag("requeue");
@@ -314,15 +370,10 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
 
 std::string job_script(const JobRequest& request) {
   std::string script = "#!/bin/bash\n";
-  for (const auto& option : allocation_options(request)) script += "#SBATCH " + option + "\n";
-  // No B:, so Slurm signals every step's tasks: each node's dlaunch run.
-  if (request.signal) script += "#SBATCH --signal=" + request.signal->sbatch_value() + "\n";
-  if (request.requeue) script += "#SBATCH --requeue\n";
-  script += fmt::format("#SBATCH --output={}/slurm-%j.log\n", request.submission_dir);
-  // Slurm may run the script again (--requeue, or after a node failure) and
-  // would truncate slurm-<jobid>.log: add to it instead, keep the first run's.
-  script += "#SBATCH --open-mode=append\n";
-  for (const auto& extra : request.sbatch_args) script += "#SBATCH " + extra + "\n";
+  // One option a line, quoted for sbatch: a value with spaces, quotes or '#'
+  // stays one argument (make_job_request refused control characters).
+  for (const auto& option : sbatch_options(request))
+    script += "#SBATCH " + sbatch_quote(option) + "\n";
   script += "\n# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n";
   script += "# node rank, GPUs, master address and port from the Slurm step.\n";
   script += fmt::format("export TIMESTAMP={}\n", shell_join({request.timestamp}));

@@ -61,13 +61,17 @@ struct JobRequest {
 };
 
 // Checks and converts merged SETTINGS. Throws InputError naming the
-// setting and its source for values out of range, a bad --signal, and
-// --requeue without --signal, with --srun or with --launch task.
+// setting and its source for a control character in any value that reaches
+// the script or in SUBMISSION_DIR (script_value.h), values out of range, a
+// bad --signal, and --requeue without --signal, with --srun or with --launch
+// task. Without --job-name the job is named after the program's file name,
+// its control characters replaced by '_'.
 JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::string> command,
                             std::string dlaunch_path, std::string submission_dir,
                             std::string timestamp);
 
-// The sbatch script: #SBATCH lines, the exported TIMESTAMP/OUTPUT_DIR, the
+// The sbatch script: #SBATCH lines (one option each, quoted for sbatch
+// where needed: sbatch_quote), the exported TIMESTAMP/OUTPUT_DIR, the
 // worker log folder (logs/, or logs/requeue_N/ when Slurm started the job
 // again: SLURM_RESTART_COUNT=N), the rendezvous secret read from the token
 // file (never the secret itself), and the srun line that starts dlaunch on

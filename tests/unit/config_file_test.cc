@@ -112,5 +112,29 @@ TEST_F(ConfigFileTest, UnknownTopLevelKey) {
   EXPECT_NE(error_of("nodes = 2\n").find("unknown top-level key 'nodes'"), std::string::npos);
 }
 
+// A TOML string can hold any control character; one bound for the job script
+// would inject a line into it (submit/script_value.h).
+TEST_F(ConfigFileTest, ControlCharactersInScriptValuesAreRefusedWithFileAndLine) {
+  std::string message = error_of("[defaults]\npartition = \"gpu\"\njob-name = \"evil\\ntouch /tmp/x\"\n");
+  EXPECT_NE(message.find("job-name (from " + path_ + ":3 [defaults]) contains a newline"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("'evil\\ntouch /tmp/x'"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "the message itself breaks the line";
+
+  // In a list, in a profile not asked for, and for NUL, TAB and DEL alike.
+  message = error_of("[profiles.other]\nsbatch-args = [\"--comment=a\", \"x\\u0000y\"]\n");
+  EXPECT_NE(message.find("sbatch-arg (from " + path_ + ":2 [profiles.other]) contains a NUL byte"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(error_of("[defaults]\noutput-dir = \"a\\tb\"\n").find("output-dir (from " + path_ + ":2"),
+            std::string::npos);
+  EXPECT_NE(error_of("[defaults]\nsignal = \"USR1\\u007f\"\n").find("signal (from " + path_ + ":2"),
+            std::string::npos);
+
+  // Values that reach only the srun line are quoted there: any byte will do.
+  EXPECT_EQ(error_of("[defaults]\nprefix = \"[{rank}]\\t\"\nrun-args = [\"--x=a\\nb\"]\n"), "no error");
+}
+
 }  // namespace
 }  // namespace dlaunch::submit

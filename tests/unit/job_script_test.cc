@@ -4,11 +4,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <sys/stat.h>
 
+#include "../../fuzz/job_script_reader.h"
 #include "rendezvous/token.h"
+#include "submit/script_value.h"
 #include "submit/submission_folder.h"
 #include "util/error.h"
 
@@ -92,7 +95,7 @@ TEST(JobScript, EveryResourceOptionAndPassThrough) {
             "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
             "#SBATCH --open-mode=append\n"
             "#SBATCH --quotatype=reserved\n"
-            "#SBATCH --comment=x y\n"
+            "#SBATCH '--comment=x y'\n"
             "\n"
             "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
             "# node rank, GPUs, master address and port from the Slurm step.\n"
@@ -316,6 +319,178 @@ TEST(JobScript, BadSettingsNameTheirSource) {
   EXPECT_THROW(request_for(with({{"launch", std::string("nodes")}})), InputError);
   EXPECT_THROW(request_for(with({{"launch", std::string("task")}, {"gpus-per-node", std::int64_t{0}}})),
                InputError);
+}
+
+// --- values bound for the script: refused with a control character, quoted for sbatch ---
+
+std::string message_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+SubmitSettings with_from(const char* name, Value value, const char* source) {
+  SubmitSettings settings = default_submit_settings();
+  settings.set(name, std::move(value), source);
+  return settings;
+}
+
+TEST(JobScriptValues, ANewlineInTheJobNameIsRefusedNamingTheFlag) {
+  std::string message =
+      message_of([] { request_for(with_from("job-name", std::string("evil\ntouch /tmp/x"), "--job-name")); });
+  EXPECT_NE(message.find("job-name (from --job-name) contains a newline (\\n) at character 5: "
+                         "'evil\\ntouch /tmp/x'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Remove it from --job-name"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "the message itself breaks the line";
+}
+
+TEST(JobScriptValues, ANewlineInAnSbatchArgOrTheOutputDirIsRefusedNamingTheFlag) {
+  std::string message = message_of([] {
+    request_for(with_from("sbatch-arg",
+                          std::vector<std::string>{"--comment=ok", "--x=1\n#SBATCH --partition=other"},
+                          "--sbatch-arg"));
+  });
+  EXPECT_NE(message.find("sbatch-arg (from --sbatch-arg) contains a newline (\\n) at character 6"),
+            std::string::npos)
+      << message;
+  message = message_of(
+      [] { request_for(with_from("output-dir", std::string("runs\nrm -rf ~"), "--output-dir")); });
+  EXPECT_NE(message.find("output-dir (from --output-dir) contains a newline"), std::string::npos)
+      << message;
+}
+
+TEST(JobScriptValues, EveryControlCharacterInEveryValueBoundForTheScriptIsRefused) {
+  for (const char* name : {"job-name", "partition", "account", "qos", "time", "constraint", "mem",
+                           "output-dir", "signal", "sbatch-arg"}) {
+    ASSERT_TRUE(reaches_script_text(name)) << name;
+    for (int code = 0; code < 0x80; ++code) {
+      if (code >= 0x20 && code < 0x7f) continue;
+      std::string value = std::string("USR1") + static_cast<char>(code) + "@60";
+      Value typed = std::string(name) == "sbatch-arg" ? Value(std::vector<std::string>{value})
+                                                      : Value(value);
+      std::string message = message_of([&] { request_for(with_from(name, typed, "--flag")); });
+      EXPECT_NE(message.find(std::string(name) + " (from --flag) contains "), std::string::npos)
+          << name << " with character " << code << ": " << message;
+    }
+  }
+  // The submission folder comes from the current folder too.
+  std::string message = message_of([] {
+    make_job_request(default_submit_settings(), {"train.py"}, "/opt/dlaunch",
+                     "/home/u/odd\x1b[2Jname/slurm-outputs/t", "t");
+  });
+  EXPECT_NE(message.find("the submission folder (from output-dir 'slurm-outputs' from built-in "
+                         "default, under the current folder) contains the control character \\x1b"),
+            std::string::npos)
+      << message;
+}
+
+TEST(JobScriptValues, AnEmptySbatchArgIsRefused) {
+  std::string message = message_of(
+      [] { request_for(with_from("sbatch-arg", std::vector<std::string>{""}, "--sbatch-arg")); });
+  EXPECT_NE(message.find("sbatch-arg (from --sbatch-arg) holds an empty value"), std::string::npos)
+      << message;
+}
+
+TEST(JobScriptValues, TheJobNameDerivedFromTheProgramIsSanitisedNotRefused) {
+  auto request =
+      request_for(default_submit_settings(), {"/opt/a\nb/tr\x1b" "ain\t.py", "--note", "x\ny"});
+  EXPECT_EQ(request.job_name, "tr_ain_.py");
+  auto sbatch = script_reader::read_sbatch_directives(job_script(request));
+  ASSERT_FALSE(sbatch.arguments.empty());
+  EXPECT_EQ(sbatch.arguments.front(), "--job-name=tr_ain_.py");
+}
+
+TEST(JobScriptValues, ALauncherShutdownTimeoutTheNodesWouldRefuseIsRefusedNow) {
+  EXPECT_THROW(
+      request_for(with({{"run-arg", std::vector<std::string>{"--shutdown-timeout=99999999999"}}})),
+      InputError);
+  EXPECT_THROW(request_for(with({{"shutdown-timeout", std::int64_t{604801}}})), InputError);
+  EXPECT_THROW(request_for(with({{"run-arg", std::vector<std::string>{"--shutdown-timeout", "-5"}}})),
+               InputError);
+  EXPECT_NE(job_script(request_for(with({{"shutdown-timeout", std::int64_t{604800}}})))
+                .find("--wait=604830 "),
+            std::string::npos);
+}
+
+TEST(JobScriptQuoting, ValuesWithSpacesQuotesAndHashReachSbatchAsOneArgumentEach) {
+  auto settings = with({{"job-name", std::string("my job's \"#1\"")},
+                        {"partition", std::string("gpu a")},
+                        {"sbatch-arg", std::vector<std::string>{"--comment=x y # z",
+                                                                "--comment=a\\b 'q'", "hetjob", ":x"}}});
+  auto request =
+      make_job_request(settings, {"train.py"}, "/opt/dlaunch", "/out/runs of 'today' #2", "t");
+  std::string script = job_script(request);
+  EXPECT_NE(script.find(R"(#SBATCH '--job-name=my job'\''s "#1"')" "\n"), std::string::npos)
+      << script;
+  EXPECT_NE(script.find(R"(#SBATCH '--output=/out/runs of '\''today'\'' #2/slurm-%j.log')" "\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find(R"(#SBATCH '--comment=a'\\'b '\''q'\''')" "\n"), std::string::npos)
+      << script;
+
+  auto sbatch = script_reader::read_sbatch_directives(script);
+  EXPECT_EQ(sbatch.error, "");
+  EXPECT_EQ(sbatch.arguments,
+            (std::vector<std::string>{"--job-name=my job's \"#1\"", "--partition=gpu a", "--nodes=1",
+                                      "--ntasks-per-node=1", "--gpus-per-node=1",
+                                      "--output=/out/runs of 'today' #2/slurm-%j.log",
+                                      "--open-mode=append", "--comment=x y # z",
+                                      "--comment=a\\b 'q'", "hetjob", ":x"}));
+}
+
+TEST(JobScriptQuoting, SbatchAndTheShellReadAQuotedWordBackAlike) {
+  EXPECT_EQ(sbatch_quote("--constraint=a100&ib|[rack1*2]"), "--constraint=a100&ib|[rack1*2]");
+  EXPECT_EQ(sbatch_quote("--comment=x y"), "'--comment=x y'");
+  EXPECT_EQ(sbatch_quote("a\\b"), R"('a'\\'b')");
+  for (std::string word : {"plain", "a b", "it's", "a\\b", "\\", "'", "\"", "#x", "x#y", "a\\'b",
+                           "hetjob", "PackJob", ":x", "caf\xc3\xa9", "' '", "-- x"}) {
+    auto sbatch = script_reader::read_sbatch_directives("#SBATCH " + sbatch_quote(word) + "\n");
+    EXPECT_EQ(sbatch.error, "") << word;
+    EXPECT_EQ(sbatch.arguments, std::vector<std::string>{word}) << sbatch_quote(word);
+    auto shell = script_reader::read_shell_commands("echo " + sbatch_quote(word) + "\n");
+    ASSERT_EQ(shell.commands.size(), 1u) << sbatch_quote(word);
+    EXPECT_EQ(shell.commands[0].words, (std::vector<std::string>{"echo", word})) << sbatch_quote(word);
+    EXPECT_FALSE(shell.commands[0].special[1]) << sbatch_quote(word);
+  }
+  // What quoting is for: bare, these would be cut, split or make sbatch abort.
+  EXPECT_EQ(script_reader::read_sbatch_directives("#SBATCH --comment=x#y\n").arguments,
+            std::vector<std::string>{"--comment=x"});
+  EXPECT_EQ(script_reader::read_sbatch_directives("#SBATCH --comment=x y\n").arguments,
+            (std::vector<std::string>{"--comment=x", "y"}));
+  EXPECT_NE(script_reader::read_sbatch_directives("#SBATCH hetjob\n").error, "");
+  EXPECT_NE(script_reader::read_sbatch_directives("#SBATCH :x\n").error, "");
+}
+
+TEST(JobScriptQuoting, AProgramArgumentWithANewlineStaysInTheOneSrunCommand) {
+  auto request = request_for(default_submit_settings(), {"train.py", "x\nsrun evil", "$HOME", "it's"});
+  std::string script = job_script(request);
+  auto shell = script_reader::read_shell_commands(script);
+  ASSERT_EQ(shell.error, "");
+  std::size_t sruns = 0;
+  for (const auto& command : shell.commands) sruns += command.words.front() == "srun" ? 1 : 0;
+  EXPECT_EQ(sruns, 1u) << script;
+  ASSERT_FALSE(shell.commands.empty());
+  const auto& words = shell.commands.back().words;
+  ASSERT_GE(words.size(), 3u);
+  EXPECT_EQ(std::vector<std::string>(words.end() - 3, words.end()),
+            (std::vector<std::string>{"x\nsrun evil", "$HOME", "it's"}));
+
+  // And bash itself agrees: srun (a function here) gets them intact.
+  const std::string folder = ::testing::TempDir() + "dlaunch_newline_argument_test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  auto in_folder = make_job_request(default_submit_settings(), {"train.py", "x\nsrun evil", "$HOME"},
+                                    "/opt/dlaunch", folder, "t");
+  write_secret_file(*in_folder.token_file, rendezvous::generate_token());
+  std::string output = run_script(folder, job_script(in_folder), "SLURM_JOB_ID=7");
+  EXPECT_NE(output.find("arg=train.py\narg=x\nsrun evil\narg=$HOME\n"), std::string::npos) << output;
+  EXPECT_EQ(output.find("command not found"), std::string::npos) << output;
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -180,5 +180,25 @@ signal = "B:USR1@60"
   }
 }
 
+// The flags as typed reach the job request with the flag as their source, so
+// a refusal says which flag to fix.
+TEST(SubmitOptions, ControlCharactersInFlagsAreRefusedNamingTheFlag) {
+  for (const char* flag : {"--job-name", "--partition", "--sbatch-arg", "--output-dir", "--time"}) {
+    auto options = parse_submit_options({flag, "x\ntouch /tmp/pwned", "train.py"});
+    ASSERT_TRUE(options);
+    SubmitSettings merged = default_submit_settings();
+    for (const auto& [name, value] : options->flags.values()) merged.set(name, value.value, value.source);
+    std::string message = error_of(merged);
+    EXPECT_NE(message.find(std::string(flag).substr(2) + " (from " + flag + ") contains a newline"),
+              std::string::npos)
+        << message;
+  }
+  // Where a newline is legal: the program's own arguments.
+  auto options = parse_submit_options({"--run-arg=--prefix=a\nb", "train.py", "x\ny"});
+  ASSERT_TRUE(options);
+  EXPECT_EQ(options->command, (std::vector<std::string>{"train.py", "x\ny"}));
+  EXPECT_EQ(error_of(options->flags), "no error");
+}
+
 }  // namespace
 }  // namespace dlaunch::submit

@@ -1,0 +1,93 @@
+#include "submit/script_value.h"
+
+#include <array>
+#include <fmt/format.h>
+
+#include "util/error.h"
+
+namespace dlaunch::submit {
+namespace {
+
+bool is_control(char c) {
+  auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || byte == 0x7f;
+}
+
+// "a newline (\n)", "a NUL byte (\0)", "the control character \x1b".
+std::string describe(char c) {
+  switch (c) {
+    case '\n': return "a newline (\\n)";
+    case '\r': return "a carriage return (\\r)";
+    case '\t': return "a tab (\\t)";
+    case '\0': return "a NUL byte (\\0)";
+    default: return fmt::format("the control character \\x{:02x}", static_cast<unsigned char>(c));
+  }
+}
+
+// VALUE with control characters written as escapes, so a message shows
+// where they are and cannot itself break a line or drive the terminal.
+std::string escaped(std::string_view value) {
+  std::string text;
+  for (char c : value) {
+    if (c == '\n') text += "\\n";
+    else if (c == '\r') text += "\\r";
+    else if (c == '\t') text += "\\t";
+    else if (is_control(c)) text += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else text += c;
+  }
+  return text;
+}
+
+constexpr std::array<std::string_view, 10> kScriptTextSettings = {
+    "job-name", "partition", "account", "qos", "time",
+    "constraint", "mem", "sbatch-arg", "output-dir", "signal"};
+
+}  // namespace
+
+bool reaches_script_text(std::string_view name) {
+  for (std::string_view setting : kScriptTextSettings) {
+    if (name == setting) return true;
+  }
+  return false;
+}
+
+void check_script_text(std::string_view what, std::string_view value, std::string_view source,
+                       std::string_view remedy) {
+  std::size_t at = 0;
+  while (at < value.size() && !is_control(value[at])) ++at;
+  if (at == value.size()) return;
+  std::string todo = remedy.empty() ? fmt::format("Remove it from {} and submit again", source)
+                                    : std::string(remedy);
+  throw InputError(fmt::format(
+      "{} (from {}) contains {} at character {}: '{}'. Every value that goes into the job script "
+      "must be printable text on one line: a control character would end its #SBATCH line and run "
+      "the rest as a shell command. {}",
+      what, source, describe(value[at]), at + 1, escaped(value), todo));
+}
+
+void check_script_setting(std::string_view name, const Value& value, std::string_view source) {
+  if (!reaches_script_text(name)) return;
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    check_script_text(name, *text, source);
+    return;
+  }
+  const auto* items = std::get_if<std::vector<std::string>>(&value);
+  if (items == nullptr) return;
+  for (const std::string& item : *items) {
+    if (item.empty())
+      throw InputError(fmt::format(
+          "{} (from {}) holds an empty value; sbatch would read it as the end of its #SBATCH line. "
+          "Give each an sbatch option, e.g. --sbatch-arg=--reservation=r1, or remove the empty one",
+          name, source));
+    check_script_text(name, item, source);
+  }
+}
+
+std::string without_control_characters(std::string value) {
+  for (char& c : value) {
+    if (is_control(c)) c = '_';
+  }
+  return value;
+}
+
+}  // namespace dlaunch::submit
