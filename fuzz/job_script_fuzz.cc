@@ -1,0 +1,295 @@
+// job_script_fuzz: dlaunch submit's job scripts (submit/job_script.h) from
+// hostile option values.
+//
+// The input is split (FuzzedDataProvider) into values for the settings that
+// reach the script (job-name, partition, account, qos, time, constraint,
+// mem, output-dir, signal, a list of sbatch-args), the ones that reach only
+// the srun line (run-args, prefix, the program and its arguments) and the
+// numbers and switches. Each value comes from a flag or a dlaunch.toml line,
+// as dlaunch submit merges them; make_job_request() and job_script() then
+// run as dlaunch submit runs them. Checks:
+//  - the only failure is InputError, and a value bound for the script that
+//    holds a control character (or an empty sbatch-arg) is always refused;
+//  - sbatch reads back from the #SBATCH lines exactly the options the values
+//    stand for, in order: none lost, none added, none split
+//    (job_script_reader.h re-implements sbatch 22.05's rules);
+//  - bash reads exactly the intended commands and nothing else: the
+//    exports, in node mode the worker log folder and token lines, and one
+//    srun command whose words are srun_step_command() with "$log_dir" for
+//    the launchers' log folder, no other word holding anything bash would
+//    expand.
+// expected_commands() spells out job_script()'s fixed lines: when those
+// change, change it too.
+//
+// Input layout (FuzzedDataProvider, in the order InputReader asks): the
+// strings from the front, each ended by a backslash and any other character
+// (a backslash itself is written twice); the choices from the back, one
+// byte each, the first choice in the last byte. The seeds in
+// fuzz/corpus/job_script_fuzz/ are written so: each names what it holds.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "job_script_reader.h"
+#include "submit/job_script.h"
+#include "submit/submit_settings.h"
+#include "util/error.h"
+
+namespace {
+
+using namespace dlaunch;
+using namespace dlaunch::submit;
+using script_reader::ShellCommand;
+
+constexpr const char* kTimestamp = "20261202_120000";
+constexpr std::size_t kMaxValue = 64;
+
+// The settings whose values go into #SBATCH lines as --NAME=VALUE, in the
+// order allocation_options() writes them.
+const std::vector<std::string> kTextOptions = {"job-name", "partition", "account", "qos",
+                                               "time",     "constraint", "mem"};
+
+void fail(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "job_script_fuzz: invariant broken: %s\n%s\n", what, detail.c_str());
+  std::abort();
+}
+
+void check(bool condition, const char* what, const std::string& detail) {
+  if (!condition) fail(what, detail);
+}
+
+bool has_control(const std::string& value) {
+  for (char c : value) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) return true;
+  }
+  return false;
+}
+
+std::string show(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& word : words) text += "[" + word + "] ";
+  return text;
+}
+
+// The values as the fuzzer gave them, to compare the script with.
+struct Inputs {
+  SubmitSettings settings = default_submit_settings();
+  std::vector<std::string> command;
+  std::string output_dir = "slurm-outputs";
+  bool must_refuse = false;  // a value bound for the script is unfit for it
+};
+
+class InputReader {
+ public:
+  InputReader(const std::uint8_t* data, std::size_t size) : in_(data, size) {}
+
+  Inputs read() {
+    for (const auto& name : kTextOptions) {
+      if (in_.ConsumeBool()) set_script_text(name, text());
+    }
+    if (in_.ConsumeBool()) {
+      inputs_.output_dir = text();
+      set_script_text("output-dir", inputs_.output_dir);
+    }
+    read_signal();
+    std::vector<std::string> sbatch_args = texts(4);
+    for (const auto& arg : sbatch_args) inputs_.must_refuse |= arg.empty() || has_control(arg);
+    if (!sbatch_args.empty()) set("sbatch-arg", sbatch_args);
+    if (auto run_args = texts(3); !run_args.empty()) set("run-arg", run_args);
+    if (in_.ConsumeBool()) set("prefix", text());
+    read_numbers_and_switches();
+    inputs_.command = texts(4);
+    if (inputs_.command.empty()) inputs_.command.push_back(text());
+    return std::move(inputs_);
+  }
+
+ private:
+  std::string text() { return in_.ConsumeRandomLengthString(kMaxValue); }
+
+  std::vector<std::string> texts(int most) {
+    auto count = in_.ConsumeIntegralInRange<std::size_t>(0, static_cast<std::size_t>(most));
+    std::vector<std::string> values(count);
+    for (auto& value : values) value = text();
+    return values;
+  }
+
+  // A flag's or a dlaunch.toml line's: only the message differs.
+  std::string source(const std::string& name) {
+    return in_.ConsumeBool() ? "--" + name : "/fuzz/dlaunch.toml:3 [defaults]";
+  }
+
+  void set(const std::string& name, Value value) {
+    inputs_.settings.set(name, std::move(value), source(name));
+  }
+
+  void set_script_text(const std::string& name, const std::string& value) {
+    inputs_.must_refuse |= has_control(value);
+    set(name, value);
+  }
+
+  // Mostly signals dlaunch takes, so the rest of the script is reached.
+  void read_signal() {
+    switch (in_.ConsumeIntegralInRange(0, 2)) {
+      case 1:
+        set_script_text("signal", in_.PickValueInArray({"USR1@60", "R:SIGUSR2@600", "10@0", "usr2"}));
+        break;
+      case 2: set_script_text("signal", text()); break;
+      default: break;
+    }
+  }
+
+  void read_numbers_and_switches() {
+    set("nodes", in_.ConsumeIntegralInRange<std::int64_t>(0, 9));
+    set("gpus-per-node", in_.ConsumeIntegralInRange<std::int64_t>(0, 9));
+    if (in_.ConsumeBool()) set("cpus-per-gpu", in_.ConsumeIntegralInRange<std::int64_t>(0, 9));
+    if (in_.ConsumeBool()) set("exclusive", true);
+    if (in_.ConsumeBool()) set("requeue", true);
+    if (in_.ConsumeBool()) set("resv-ports", true);
+    if (in_.ConsumeBool()) set("launch", std::string("task"));
+  }
+
+  FuzzedDataProvider in_;
+  Inputs inputs_;
+};
+
+// Where dlaunch submit would put the submission folder (made absolute
+// under a current folder of "/fuzz/cwd", without asking the file system).
+std::string submission_dir(const std::string& output_dir) {
+  std::string absolute = output_dir.starts_with("/") ? output_dir : "/fuzz/cwd/" + output_dir;
+  return absolute + "/" + kTimestamp;
+}
+
+// The #SBATCH options the values stand for, in the script's order.
+std::vector<std::string> expected_options(const Inputs& inputs, const JobRequest& request) {
+  const SubmitSettings& settings = inputs.settings;
+  std::vector<std::string> options;
+  for (const auto& name : kTextOptions) {
+    // Without --job-name the job is named after the program (sanitised).
+    auto value = settings.string(name);
+    if (name == "job-name" && !value) value = request.job_name;
+    if (value) options.push_back("--" + name + "=" + *value);
+  }
+  std::int64_t gpus = *settings.integer("gpus-per-node");
+  bool task = settings.string("launch") == "task";
+  options.push_back("--nodes=" + std::to_string(*settings.integer("nodes")));
+  options.push_back("--ntasks-per-node=" + std::to_string(task ? gpus : 1));
+  if (gpus > 0) options.push_back("--gpus-per-node=" + std::to_string(gpus));
+  if (auto cpus = settings.integer("cpus-per-gpu"))
+    options.push_back("--cpus-per-task=" +
+                      std::to_string(task ? *cpus : *cpus * std::max<std::int64_t>(1, gpus)));
+  if (settings.flag("exclusive")) options.push_back("--exclusive");
+  if (request.signal) options.push_back("--signal=" + request.signal->sbatch_value());
+  if (settings.flag("requeue")) options.push_back("--requeue");
+  options.push_back("--output=" + request.submission_dir + "/slurm-%j.log");
+  options.push_back("--open-mode=append");
+  for (const auto& arg : settings.list("sbatch-arg")) options.push_back(arg);
+  return options;
+}
+
+// The srun command bash must read: srun_step_command(), the launchers'
+// --log-dir taken from the script's $log_dir in node mode.
+std::vector<std::string> expected_srun(const JobRequest& request) {
+  std::vector<std::string> words = srun_step_command(request);
+  if (request.launch == LaunchMode::kTask) return words;
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == "--log-dir") {
+      words[i + 1] = "$log_dir";
+      break;
+    }
+  }
+  return words;
+}
+
+// Every command bash must read from the script, in order.
+std::vector<std::vector<std::string>> expected_commands(const JobRequest& request) {
+  const std::string& dir = request.submission_dir;
+  std::vector<std::vector<std::string>> commands = {
+      {"export", std::string("TIMESTAMP=") + kTimestamp}, {"export", "OUTPUT_DIR=" + dir}};
+  if (request.launch == LaunchMode::kNode) {
+    std::vector<std::vector<std::string>> node_lines = {
+        {"log_dir=" + dir + "/logs"},
+        {"if", "[", "${SLURM_RESTART_COUNT:-0}", "!=", "0", "];", "then"},
+        {"log_dir=" + dir + "/logs/requeue_$SLURM_RESTART_COUNT"},
+        {"echo", "dlaunch: job $SLURM_JOB_ID started again after requeue $SLURM_RESTART_COUNT; "
+                 "worker logs in $log_dir"},
+        {"fi"},
+        {"DLAUNCH_RDZV_TOKEN=$(cat", dir + "/rdzv.token)", "||", "exit", "1"},
+        {"export", "DLAUNCH_RDZV_TOKEN"}};
+    commands.insert(commands.end(), node_lines.begin(), node_lines.end());
+  }
+  commands.push_back(expected_srun(request));
+  return commands;
+}
+
+// Words that carry a value must mean exactly their text to bash.
+void check_plain(const ShellCommand& command, std::size_t except, const std::string& script) {
+  for (std::size_t i = 0; i < command.words.size(); ++i) {
+    if (i != except)
+      check(!command.special[i], "a word bash would expand or treat specially",
+            command.words[i] + "\nscript:\n" + script);
+  }
+}
+
+void check_bash_reading(const JobRequest& request, const std::string& script) {
+  script_reader::ShellScript shell = script_reader::read_shell_commands(script);
+  check(shell.error.empty(), "bash cannot read the script", shell.error + "\n" + script);
+  auto expected = expected_commands(request);
+  check(shell.commands.size() == expected.size(), "bash reads a different number of commands",
+        std::to_string(shell.commands.size()) + " instead of " + std::to_string(expected.size()) +
+            "\nscript:\n" + script);
+  std::size_t sruns = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    check(shell.commands[i].words == expected[i], "bash reads another command",
+          "got:      " + show(shell.commands[i].words) + "\nexpected: " + show(expected[i]) +
+              "\nscript:\n" + script);
+    if (shell.commands[i].words.front() == "srun") ++sruns;
+  }
+  check(sruns == 1, "not exactly one srun command", script);
+  check_plain(shell.commands[0], 0, script);
+  check_plain(shell.commands[1], 0, script);
+  const ShellCommand& srun = shell.commands.back();
+  std::size_t log_dir = srun.words.size();
+  for (std::size_t i = 0; i < srun.words.size(); ++i) {
+    if (srun.words[i] == "$log_dir" && request.launch == LaunchMode::kNode) {
+      log_dir = i;
+      break;
+    }
+  }
+  check_plain(srun, log_dir, script);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  Inputs inputs = InputReader(data, size).read();
+  std::optional<JobRequest> request;
+  try {
+    request = make_job_request(inputs.settings, inputs.command, "/opt/dlaunch",
+                               submission_dir(inputs.output_dir), kTimestamp);
+  } catch (const InputError&) {
+    return 0;
+  }
+  check(!inputs.must_refuse, "a control character or an empty sbatch-arg was accepted",
+        job_script(*request));
+  check(!request->job_name || !has_control(*request->job_name),
+        "the job name holds a control character", request->job_name.value_or(""));
+  const std::string script = job_script(*request);
+
+  script_reader::SbatchDirectives sbatch = script_reader::read_sbatch_directives(script);
+  check(sbatch.error.empty(), "sbatch cannot read the #SBATCH lines", sbatch.error + "\n" + script);
+  std::vector<std::string> expected = expected_options(inputs, *request);
+  check(sbatch.arguments == expected, "sbatch reads other options than intended",
+        "got:      " + show(sbatch.arguments) + "\nexpected: " + show(expected) +
+            "\nscript:\n" + script);
+
+  check_bash_reading(*request, script);
+  return 0;
+}
