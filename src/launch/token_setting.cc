@@ -2,14 +2,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "rendezvous/token.h"
 #include "util/error.h"
+#include "util/fd.h"
 #include "util/strings.h"
 
 namespace dlaunch {
@@ -18,21 +18,71 @@ namespace {
 // Shorter secrets are guessable; generate_token() makes 64 characters.
 constexpr std::size_t kMinimumTokenLength = 16;
 
-std::string read_token_file(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    throw InputError(fmt::format("--rdzv-token-file '{}': {}. Give a file that holds the secret",
-                                 path, std::strerror(errno)));
+// A secret is one line; a bigger file is not one (and is not read whole).
+constexpr std::size_t kMaxTokenFileBytes = 4096;
+
+[[noreturn]] void too_big(const std::string& path, std::size_t bytes) {
+  throw InputError(fmt::format(
+      "--rdzv-token-file '{}' holds {} bytes; a secret is one line (at most {} bytes). Give the "
+      "file that holds only the secret",
+      path, bytes, kMaxTokenFileBytes));
+}
+
+// "a directory", "a FIFO": what PATH is instead of a regular file.
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "a special file";
+}
+
+void check_token_file(const std::string& path, const struct stat& info) {
+  if (S_ISDIR(info.st_mode))
+    throw InputError(fmt::format(
+        "--rdzv-token-file '{}' is a directory, not a file holding the secret; give the file "
+        "itself (e.g. DIR/rdzv.token, where dlaunch submit writes one)",
+        path));
+  if (!S_ISREG(info.st_mode))
+    throw InputError(fmt::format(
+        "--rdzv-token-file '{}' is {}, not a regular file holding the secret; write the secret "
+        "into a file (mode 600) and give that",
+        path, file_kind(info.st_mode)));
   // As ssh does for private keys: a secret others can read is no secret.
   if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0)
     throw InputError(fmt::format(
         "--rdzv-token-file '{}' can be read by other users (mode {:o}); run chmod 600 on it", path,
         info.st_mode & 0777));
-  std::ifstream file(path);
-  std::stringstream contents;
-  contents << file.rdbuf();
-  if (!file) throw InputError(fmt::format("--rdzv-token-file '{}' cannot be read", path));
-  return std::string(trim(contents.str()));
+  if (static_cast<std::size_t>(info.st_size) > kMaxTokenFileBytes)
+    too_big(path, static_cast<std::size_t>(info.st_size));
+}
+
+// Opened without blocking (a FIFO would wait for a writer) and checked on
+// the open file itself, so what is read is what was checked.
+std::string read_token_file(const std::string& path) {
+  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!file)
+    throw InputError(fmt::format("--rdzv-token-file '{}' cannot be opened: {}. Give a file that "
+                                 "holds the secret",
+                                 path, std::strerror(errno)));
+  struct stat info {};
+  if (::fstat(file.get(), &info) != 0)
+    throw InputError(fmt::format("--rdzv-token-file '{}' cannot be examined: {}", path,
+                                 std::strerror(errno)));
+  check_token_file(path, info);
+  std::string contents;
+  char buffer[kMaxTokenFileBytes + 1];
+  while (contents.size() <= kMaxTokenFileBytes) {
+    ssize_t got = ::read(file.get(), buffer, sizeof(buffer));
+    if (got == 0) break;
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      throw InputError(fmt::format("--rdzv-token-file '{}' cannot be read: {}", path,
+                                   std::strerror(errno)));
+    contents.append(buffer, static_cast<std::size_t>(got));
+  }
+  if (contents.size() > kMaxTokenFileBytes) too_big(path, contents.size());  // it grew meanwhile
+  return std::string(trim(contents));
 }
 
 void check_strength(const Sourced<std::string>& token) {

@@ -16,8 +16,10 @@ inline constexpr const char* kTokenVariable = "DLAUNCH_RDZV_TOKEN";
 // The token from --rdzv-token, --rdzv-token-file, $DLAUNCH_RDZV_TOKEN or,
 // when opted in, derived from TOPOLOGY's run id and the Slurm job: in that
 // order, and giving two of the explicit ones is an error. nullopt when none
-// applies. Throws InputError for an unreadable or group/world-readable
-// file, an empty or short token, or --rdzv-token-derive outside Slurm.
+// applies. Throws InputError for a token file that cannot be opened or read
+// (saying why), is not a regular file (a directory, a FIFO, ...), is
+// group/world-readable or longer than a secret's line; for an empty or short
+// token; and for --rdzv-token-derive outside Slurm.
 std::optional<Sourced<std::string>> resolve_rdzv_token(const RunOptions& options,
                                                        const Environment& environment,
                                                        const Topology& topology);
