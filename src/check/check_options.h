@@ -23,7 +23,8 @@ struct CheckOptions {
 };
 
 // Parses ARGS (after "dlaunch check"); nullopt when --help was printed.
-// Throws UsageError naming a bad option or value.
+// Throws UsageError naming a bad option or value, InputError naming a byte
+// count that is malformed, negative or beyond 1 TiB, with the value as typed.
 std::optional<CheckOptions> parse_check_options(const std::vector<std::string>& args);
 
 }  // namespace dlaunch::check

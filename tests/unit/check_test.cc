@@ -65,6 +65,36 @@ TEST(CheckOptions, DefaultsAndBounds) {
   EXPECT_THROW(parse_check_options({"--bogus"}), UsageError);
 }
 
+// CLI11 reads "-1" into an unsigned integer as 2^64-1; the byte counts are
+// read by dlaunch instead, which names the option and the value as typed.
+TEST(CheckOptions, NegativeOrMalformedByteCountsAreRefusedAsTyped) {
+  auto message_of = [](std::vector<std::string> args) -> std::string {
+    try {
+      parse_check_options(args);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  std::string message = message_of({"--min-bytes", "-1"});
+  EXPECT_NE(message.find("--min-bytes (bytes) must be an integer from 4 to 1099511627776, got '-1'"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("18446744073709551615"), std::string::npos) << message;
+  EXPECT_NE(message_of({"--max-bytes=-8"}).find("--max-bytes (bytes)"), std::string::npos);
+  EXPECT_NE(message_of({"--pair-bytes", "0"}).find("--pair-bytes (bytes)"), std::string::npos);
+  EXPECT_NE(message_of({"--max-bytes", "64M"}).find("got '64M'"), std::string::npos);
+  EXPECT_NE(message_of({"--max-bytes", "99999999999999999999"}).find("got '99999999999999999999'"),
+            std::string::npos);
+  // Beyond 1 TiB the sweep's doubling would run towards 2^64.
+  EXPECT_NE(message_of({"--max-bytes", "18446744073709551615"}).find("--max-bytes"), std::string::npos);
+  auto largest = parse_check_options({"--min-bytes", "1099511627776", "--max-bytes", "1099511627776",
+                                      "--pair-bytes", "1"});
+  ASSERT_TRUE(largest);
+  EXPECT_EQ(largest->max_bytes, 1ull << 40);
+  EXPECT_EQ(largest->pair_bytes, 1u);
+}
+
 TEST(TcpStore, GetWaitsForTheSetAndTimesOutNamingTheKey) {
   int port = pick_free_port("127.0.0.1");
   collective::TcpStoreServer server(port);
