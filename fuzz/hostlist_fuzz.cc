@@ -7,9 +7,10 @@
 // expand(compress({x})) == expand(x), and compressing a compressed list
 // changes nothing.
 //
-// The parser deliberately accepts ranges of any size ("n[1-100000000]"), so
-// expansion is capped here: larger lists are only counted (count_hosts and
-// first_host never expand), which keeps each run fast and small.
+// One range names at most 65536 hosts, as in Slurm, but several ranges or
+// groups may name far more ("r[1-65536]n[1-65536]"), so expansion is capped
+// here: larger lists are only counted (count_hosts and first_host never
+// expand), which keeps each run fast and small.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

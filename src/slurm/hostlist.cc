@@ -14,6 +14,9 @@ namespace dlaunch::slurm {
 namespace {
 
 constexpr std::uint64_t kMaxNumber = std::numeric_limits<std::uint64_t>::max();
+// Slurm's MAX_RANGE: scontrol refuses one range of more hosts ("Too many
+// hosts in range"). Several ranges, or groups, may name more together.
+constexpr std::uint64_t kMaxRangeHosts = 65536;
 constexpr std::string_view kRangeExample = "e.g. n[1-3,5] or rack[1-2]-node[01-08]";
 
 // LOW-HIGH inside brackets. Numbers print zero-padded to WIDTH, the length of
@@ -148,6 +151,13 @@ class Parser {
     if (low > high)
       fail(begin, fmt::format("reversed range '{}'", expression_.substr(begin, end - begin)),
            "LOW-HIGH with LOW <= HIGH (e.g. n[3-5])");
+    if (high - low >= kMaxRangeHosts)
+      fail(begin,
+           fmt::format("range '{}' of more than {} hosts", expression_.substr(begin, end - begin),
+                       kMaxRangeHosts),
+           fmt::format("at most {} hosts in one range, as Slurm allows; split a longer one into "
+                       "several (e.g. n[1-65536,65537-100000])",
+                       kMaxRangeHosts));
     return {low, high, dash - begin};
   }
 

@@ -20,8 +20,6 @@
 //    Plain names ("n99999999999999999999") are kept as written, where scontrol
 //    clamps their number too, and one of the range 2^64-2..2^64-1 in brackets
 //    expands to both hosts, where scontrol prints nothing.
-//  - A single range may name any number of hosts ("n[1-100000000]");
-//    scontrol refuses ranges of more than 65536 hosts ("Too many hosts").
 //  - Any whitespace character separates names; scontrol's command line drops
 //    \r, \v and \f instead.
 #pragma once
@@ -40,9 +38,11 @@ namespace dlaunch::slurm {
 // product in Slurm's order: the last group varies fastest, then the first,
 // the second, ..., the last but one slowest ("a[1-2]b[3-4]c[5-6]" gives a1b3c5
 // a1b3c6 a2b3c5 a2b3c6 a1b4c5 ...; for two groups that is the plain
-// "rack1-node1, rack1-node2, ..." order). Throws
-// dlaunch::InputError naming the expression, the position and fault, and what
-// is expected.
+// "rack1-node1, rack1-node2, ..." order). One range names at most 65536
+// hosts, as in Slurm ("n[1-65536]"; "n[0-65536]" is refused), while several
+// ranges or groups may name more ("n[1-65536,65537-70000]", "r[1-4]n[1-65536]").
+// Throws dlaunch::InputError naming the expression, the position and fault,
+// and what is expected.
 std::vector<std::string> expand_hostlist(std::string_view expression);
 
 // expand_hostlist without holding the whole list: calls VISIT with each name
@@ -55,6 +55,9 @@ void for_each_host(std::string_view expression, const std::function<void(std::st
 // range before it only when it is that range's next number with the same
 // prefix and an equivalent zero padding, and neighbouring ranges with the
 // same prefix share one bracket ("n1,n2,n3,n01,n3" gives "n[1-3,01,3]").
+// Like scontrol, it merges neighbouring ranges into one even beyond the
+// 65536 hosts a range may name when read ("n[1-65536],n65537" gives
+// "n[1-65537]", which neither scontrol nor expand_hostlist reads back).
 std::string compress_hostlist(const std::vector<std::string>& hosts);
 
 // The first host of an expression, without expanding the list. Throws
