@@ -15,6 +15,7 @@
 #include "launch/stream_relay.h"
 #include "launch/worker_process.h"
 #include "util/error.h"
+#include "util/event_fds.h"
 #include "util/socket.h"
 
 namespace dlaunch {
@@ -79,13 +80,7 @@ class RoundSupervisor {
     if (coordinator_.event_fd() >= 0) add(coordinator_.event_fd(), tag(Source::kCoordinator));
   }
 
-  void add(int fd, std::uint64_t data) {
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.u64 = data;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
-      throw system_error("cannot watch a descriptor", errno);
-  }
+  void add(int fd, std::uint64_t data) { watch_fd(epoll_.get(), fd, EPOLLIN, {.u64 = data}); }
 
   void start_all_workers() {
     workers_.reserve(plan_.workers.size());
@@ -297,11 +292,7 @@ class RoundSupervisor {
       signal_running(SIGKILL);
       return;
     }
-    itimerspec spec{};
-    auto millis = settings_.shutdown_timeout.count();
-    spec.it_value.tv_sec = static_cast<time_t>(millis / 1000);
-    spec.it_value.tv_nsec = static_cast<long>((millis % 1000) * 1'000'000);
-    ::timerfd_settime(timer_.get(), 0, &spec, nullptr);
+    arm_once(timer_.get(), settings_.shutdown_timeout);
   }
 
   void on_grace_period_over() {
