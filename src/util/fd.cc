@@ -45,6 +45,20 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
+WriteResult write_now(int fd, std::string_view data) {
+  WriteResult result;
+  while (result.written < data.size()) {
+    ssize_t wrote = ::write(fd, data.data() + result.written, data.size() - result.written);
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      result.error = errno;
+      break;
+    }
+    result.written += static_cast<std::size_t>(wrote);
+  }
+  return result;
+}
+
 void set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)

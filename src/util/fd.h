@@ -43,7 +43,20 @@ Pipe make_pipe();
 ssize_t read_retrying(int fd, void* buffer, std::size_t size);
 // Writes all of DATA, retrying on EINTR and short writes. Returns false
 // (errno set) when the descriptor fails, e.g. EPIPE on a closed reader.
+// It waits for room on a full non-blocking descriptor: only for pipes whose
+// reader is ours (the watchdog's, a wake-up pipe), never for a console.
 bool write_all(int fd, std::string_view data);
+
+// What write_now() did: the bytes written, and the errno that stopped it
+// (0 when everything was written).
+struct WriteResult {
+  std::size_t written = 0;
+  int error = 0;
+};
+// Writes as much of DATA as FD takes now, retrying on EINTR and short
+// writes, and never waits: a full non-blocking descriptor stops it with
+// EAGAIN, any other failure with its errno.
+WriteResult write_now(int fd, std::string_view data);
 
 void set_nonblocking(int fd);
 void set_cloexec(int fd, bool on);
