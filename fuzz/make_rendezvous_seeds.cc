@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
   join.nproc = 4;
   join.host = "node02";
   join.dlaunch_version = DLAUNCH_VERSION;
-  join.proof = token_proof("0123456789abcdef0123456789abcdef", challenge.nonce, signed_part(join));
+  join.nonce = std::string(kChallengeSize, '\x6b');
+  join.proof = join_proof("0123456789abcdef0123456789abcdef", challenge.nonce, join.nonce, signed_part(join));
+  WelcomeMessage welcome;
+  welcome.heartbeat_timeout_ms = 30'000;
   JoinMessage join_preflight_failed = join;
   join_preflight_failed.proof.clear();
   join_preflight_failed.allow_uneven = true;
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
       {"challenge", encode_frame(MessageType::kChallenge, encode(challenge))},
       {"join", encode_frame(MessageType::kJoin, encode(join))},
       {"join_preflight_failed", encode_frame(MessageType::kJoin, encode(join_preflight_failed))},
+      {"welcome", encode_frame(MessageType::kWelcome, encode(welcome))},
       {"heartbeat", encode_frame(MessageType::kHeartbeat, "")},
       {"world", encode_frame(MessageType::kWorld, encode(sample_world()))},
       {"abort", encode_frame(MessageType::kAbort, encode(abort_message))},

@@ -8,7 +8,10 @@
 // payload bugs are found without a valid header). Checks that the only
 // failure is ProtocolError, that encode_frame writes back what was read, and
 // that a decoded message re-encodes to a payload that decodes to the same
-// encoding (encode . decode is stable).
+// encoding (encode . decode is stable). Every frame is also opened by a
+// sealed Session (a forged tag must be a ProtocolError, never a crash or an
+// acceptance), and every World decoded is checked by world_mismatch(), which
+// must say what is wrong without asserting.
 //
 // A new decode_* function is one more line in kDecoders.
 #include <cstddef>
@@ -21,6 +24,9 @@
 #include <vector>
 
 #include "rendezvous/protocol.h"
+#include "rendezvous/session.h"
+#include "rendezvous/token.h"
+#include "rendezvous/world_check.h"
 
 namespace {
 
@@ -49,6 +55,7 @@ struct Decoder {
 constexpr Decoder kDecoders[] = {
     {"decode_challenge", reencode<decode_challenge>},
     {"decode_join", reencode<decode_join>},
+    {"decode_welcome", reencode<decode_welcome>},
     {"decode_heartbeat", [](std::string_view p) { decode_heartbeat(p); return std::string(); }},
     {"decode_world", reencode<decode_world>},
     {"decode_text", reencode<decode_text>},
@@ -73,6 +80,36 @@ void decode_with_all(std::string_view payload) {
     }
     check(twice == once, decoder.name, "encode(decode(encode(decode(p)))) != encode(decode(p))");
   }
+}
+
+// A sealed session accepts no frame a fuzzer can forge: the key is derived
+// from a token the input never contains, so every open must fail cleanly.
+void open_sealed(const Frame& frame) {
+  Session session("fuzz token that no input holds", std::string(kChallengeSize, 's'),
+                  std::string(kChallengeSize, 'l'), End::kLauncher);
+  try {
+    session.open(frame);
+  } catch (const ProtocolError&) {
+    return;
+  }
+  check(false, "Session::open", "accepted a frame without the token's tag");
+}
+
+// world_mismatch() judges any World a peer can send without asserting, and
+// a World it accepts is safe to plan workers from.
+void check_world(std::string_view payload) {
+  World world;
+  try {
+    world = decode_world(payload);
+  } catch (const ProtocolError&) {
+    return;
+  }
+  WorldExpectation expected{world.round, world.nnodes(), 0, 1, world.run_id, true};
+  if (world.nnodes() == 0) return;
+  expected.nproc = world.nproc_per_node[0];
+  if (world_mismatch(world, expected)) return;
+  check(world.world_size() > 0 && world.rank_offset(world.nnodes() - 1) < world.world_size(),
+        "world_mismatch", "accepted a World whose ranks do not add up");
 }
 
 struct Frames {
@@ -123,7 +160,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           "encode_frame", "a frame read does not read back the same after encode_frame");
   }
 
-  for (const Frame& frame : chunked.frames) decode_with_all(frame.payload);
+  for (const Frame& frame : chunked.frames) {
+    decode_with_all(frame.payload);
+    open_sealed(frame);
+    check_world(frame.payload);
+  }
   decode_with_all(bytes);
   return 0;
 }
