@@ -158,6 +158,11 @@ std::optional<Sourced<int>> slurm_port(const slurm::SlurmContext& slurm,
 void resolve_address(Topology& topology, const RunOptions& options,
                      const std::optional<slurm::SlurmContext>& slurm) {
   Endpoint endpoint = options.rdzv_endpoint ? parse_endpoint(*options.rdzv_endpoint) : Endpoint{};
+  // Checked whether or not they are used here, so that a bad value is
+  // found on the first run, not on the first run inside a Slurm step.
+  parse_port_range(options.port_range);
+  std::optional<Sourced<int>> port;
+  if (options.master_port) port = parse_port(*options.master_port);
   if (options.standalone) {
     // torchrun --standalone gives workers MASTER_ADDR=localhost and a free port.
     topology.master_addr = sourced(std::string("localhost"), std::string("--standalone"));
@@ -168,7 +173,7 @@ void resolve_address(Topology& topology, const RunOptions& options,
   else if (auto first = slurm ? slurm::first_node(*slurm) : std::nullopt) topology.master_addr = *first;
   else topology.master_addr = sourced(std::string("127.0.0.1"), std::string("default"));
 
-  if (options.master_port) topology.master_port = parse_port(*options.master_port);
+  if (port) topology.master_port = port;
   else if (endpoint.port) topology.master_port = endpoint.port;
   else if (slurm) topology.master_port = slurm_port(*slurm, options.port_range);
   else if (topology.nnodes.value > 1)

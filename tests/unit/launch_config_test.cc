@@ -227,5 +227,38 @@ TEST(LaunchConfig, RdzvConfJoinTimeoutIsHonoured) {
   EXPECT_EQ(explicit_wins.rdzv_timeout, std::chrono::seconds(5));
 }
 
+// What a bad value's InputError says, or "no error".
+std::string error_of(std::vector<std::string> args, std::map<std::string, std::string> variables) {
+  try {
+    resolve(std::move(args), std::move(variables));
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+// --port-range matters only inside a Slurm step, but a bad one is refused
+// everywhere, so it is found on the first run and not in a job.
+TEST(LaunchConfig, PortRangeIsCheckedOutsideSlurmToo) {
+  EXPECT_NE(error_of({"--port-range", "5-2"}, {}).find("--port-range low"), std::string::npos);
+  EXPECT_NE(error_of({"--port-range", "30000-20000"}, {}).find("--port-range high"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--port-range", "20000"}, {}).find("LOW-HIGH"), std::string::npos);
+  EXPECT_NE(error_of({"--standalone", "--port-range", "5-2"}, {}).find("--port-range"),
+            std::string::npos);
+  EXPECT_NE(error_of({}, {{"PET_PORT_RANGE", "1-2"}}).find("PET_PORT_RANGE"), std::string::npos);
+  EXPECT_EQ(error_of({"--port-range", "21000-21010"}, {}), "no error");
+}
+
+TEST(LaunchConfig, MasterPortIsCheckedWithStandaloneToo) {
+  EXPECT_NE(error_of({"--standalone", "--master-port", "70000"}, {}).find("--master-port"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--standalone", "--master-port", "x"}, {}).find("--master-port"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--master-port", "70000"}, {}).find("--master-port"), std::string::npos);
+  auto standalone = resolve({"--standalone", "--master-port", "29400"}, {});
+  EXPECT_FALSE(standalone.topology.master_port.has_value());  // still a free port, as torchrun
+}
+
 }  // namespace
 }  // namespace dlaunch
