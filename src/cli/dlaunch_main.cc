@@ -11,6 +11,8 @@
 #include "cli/run_command.h"
 #include "cli/ssh_command.h"
 #include "cli/submit_command.h"
+#include "launch/console_report.h"
+#include "util/console.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -60,19 +62,34 @@ const Command& find_command(std::string_view name) {
 
 }  // namespace
 
-int run_guarded(const std::function<int()>& body) {
+namespace {
+
+// The error line goes through the non-blocking console like everything
+// else dlaunch run prints, so it waits in line behind what is already there.
+int report(const char* kind, const std::exception& error, int code) {
+  console_err().write_message(fmt::format("dlaunch: {}: {}", kind, error.what()));
+  return code;
+}
+
+int run_catching(const std::function<int()>& body) {
   try {
     return body();
   } catch (const InputError& error) {
-    fmt::print(stderr, "dlaunch: error: {}\n", error.what());
-    return kExitInputError;
+    return report("error", error, kExitInputError);
   } catch (const SystemError& error) {
-    fmt::print(stderr, "dlaunch: error: {}\n", error.what());
-    return kExitSystemError;
+    return report("error", error, kExitSystemError);
   } catch (const std::exception& error) {
-    fmt::print(stderr, "dlaunch: internal error: {}\n", error.what());
-    return kExitSystemError;
+    return report("internal error", error, kExitSystemError);
   }
+}
+
+}  // namespace
+
+int run_guarded(const std::function<int()>& body) {
+  int code = run_catching(body);
+  // Bounded: a stalled console gets kConsoleExitWait, then we exit anyway.
+  finish_console_output();
+  return code;
 }
 
 int dlaunch_main(int argc, char** argv) {

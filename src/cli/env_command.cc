@@ -63,6 +63,15 @@ std::vector<Row> reliability_rows(const LaunchConfig& config) {
   return rows;
 }
 
+// How the workers are supervised beyond the topology.
+std::vector<Row> supervision_rows(const LaunchConfig& config) {
+  std::vector<Row> rows;
+  if (config.log_dir_required)
+    rows.push_back({"log_dir_required", "log files required", true,
+                    "a worker log file that cannot be written stops the job"});
+  return rows;
+}
+
 std::string text_value(const nlohmann::json& value) {
   if (value.is_null()) return "-";
   if (value.is_string()) return value.get<std::string>();
@@ -111,6 +120,7 @@ int env_command(const CommandArgs& args) {
   LaunchConfig config = resolve_launch_config(*options, environment);
   auto rows = topology_rows(config.topology);
   for (auto& row : reliability_rows(config)) rows.push_back(std::move(row));
+  for (auto& row : supervision_rows(config)) rows.push_back(std::move(row));
   if (json) print_json(rows, config);
   else print_text(rows, config);
   return 0;

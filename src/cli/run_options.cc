@@ -92,6 +92,9 @@ constexpr FlagOption kFlagOptions[] = {
      "Let nodes run different numbers of workers (otherwise the rendezvous refuses a mismatch)"},
     {"stop-on-stdin-close", "", &RunOptions::stop_on_stdin_close,
      "Stop the job when standard input closes (dlaunch ssh keeps it open for the job's life)"},
+    {"log-dir-required", "", &RunOptions::log_dir_required,
+     "Stop the job when a worker's log file cannot be written (default: say so, show the output "
+     "on the console and go on)"},
 };
 
 std::string underscored(std::string_view name) {

@@ -261,6 +261,7 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
     throw InputError("--requeue needs a Slurm batch job (SLURM_JOB_ID is unset)");
   config.allow_uneven = options.allow_uneven;
   config.stop_on_stdin_close = options.stop_on_stdin_close;
+  config.log_dir_required = options.log_dir_required;
 }
 
 }  // namespace

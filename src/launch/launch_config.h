@@ -63,6 +63,7 @@ struct LaunchConfig {
   bool requeue = false;    // node 0 requeues the Slurm job after a preemption
   bool allow_uneven = false;
   bool stop_on_stdin_close = false;
+  bool log_dir_required = false;  // a log file that cannot be written stops the job
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "launch/console_report.h"
 #include "launch/failure_report.h"
 #include "launch/local_coordinator.h"
 #include "launch/log_root.h"
@@ -16,10 +17,15 @@
 #include "util/error.h"
 #include "rendezvous/rendezvous_coordinator.h"
 #include "slurm/requeue.h"
+#include "util/console.h"
 #include "util/ports.h"
 
 namespace dlaunch {
 namespace {
+
+// Everything the launcher says goes through the non-blocking console, so a
+// stalled stderr never stops it (util/console.h).
+void say(const std::string& text) { console_err().write_message(text); }
 
 std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, const std::string& host,
                                               SignalChannel& signals) {
@@ -64,8 +70,8 @@ std::optional<std::string> program_problem(const LaunchConfig& config, const Env
 [[noreturn]] void fail_preflight(const std::string& problem, const LaunchConfig& config,
                                  Coordinator& coordinator) {
   if (config.topology.nnodes.value > 1) {
-    fmt::print(stderr, "dlaunch: node {} cannot start: {}\ndlaunch: telling the other nodes\n",
-               config.topology.node_rank.value, problem);
+    say(fmt::format("dlaunch: node {} cannot start: {}\ndlaunch: telling the other nodes",
+                    config.topology.node_rank.value, problem));
     coordinator.report_preflight_failure(problem);
   }
   throw InputError(problem);
@@ -76,14 +82,49 @@ std::optional<std::string> program_problem(const LaunchConfig& config, const Env
 // stops the other nodes' launchers and runs the batch script again.
 int requeue(const Environment& environment) {
   std::string job_id = environment.get("SLURM_JOB_ID").value_or("");
-  fmt::print(stderr, "dlaunch: the workers exited after the preemption signal; requeueing job {}\n",
-             job_id);
+  say(fmt::format("dlaunch: the workers exited after the preemption signal; requeueing job {}",
+                  job_id));
   requeue_job(job_id);
   return 0;
 }
 
 void print_notices(const std::vector<std::string>& notices) {
-  for (const auto& notice : notices) fmt::print(stderr, "dlaunch: {}\n", notice);
+  for (const auto& notice : notices) say("dlaunch: " + notice);
+}
+
+// Rounds of workers until the job succeeds, fails or runs out of restarts;
+// returns the job's exit code.
+int run_rounds(const LaunchConfig& config, const Environment& environment, Coordinator& coordinator,
+               const SupervisorSettings& settings, SignalChannel& signals, Watchdog& watchdog,
+               const LogRoot& log_root, const std::string& host) {
+  for (int round = 0;; ++round) {
+    World world;
+    try {
+      world = coordinator.join(round);
+    } catch (const Interrupted& interrupted) {
+      say(fmt::format("dlaunch: stopped by {} while waiting for the other nodes",
+                      signal_name(interrupted.signal)));
+      return 128 + interrupted.signal;
+    }
+    WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
+    if (round == 0) print_notices(plan.notices);
+    NodeOutcome outcome = supervise(plan, settings, coordinator, signals, watchdog);
+    Verdict verdict = coordinator.finish(outcome);
+    // After a preemption warning the job goes back to the queue whatever its
+    // workers' codes (they may exit non-zero on the signal); never restarted here.
+    if (outcome.preempted && config.requeue && settings.node_rank == 0) return requeue(environment);
+    if (verdict.kind == Verdict::Kind::kRestart) {
+      say(fmt::format("dlaunch: {}; restarting every worker (restart {} of {})",
+                      verdict.failure ? describe_failure(*verdict.failure) : "a node failed",
+                      round + 1, config.max_restarts));
+      continue;
+    }
+    if (verdict.kind == Verdict::Kind::kFailed)
+      say(format_failure_summary(verdict, settings.node_rank));
+    if (log_root.temporary() && log_root.kept())
+      say(fmt::format("dlaunch: worker logs are in {}", log_root.path()));
+    return verdict.exit_code;
+  }
 }
 
 }  // namespace
@@ -103,47 +144,27 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   const std::string host = local_host_name();
   print_notices(config.topology.notices);
   if (config.topology.nnodes.value > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
-    fmt::print(stderr,
-               "dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's "
-               "port may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN\n");
+    say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
+        "may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");
   auto coordinator = make_coordinator(config, host, signals);
   if (preflight) fail_preflight(*preflight, config, *coordinator);
   LogRoot log_root(config);
+  describe_console_drops(log_root.path(), !log_root.temporary());
 
+  std::vector<IncompleteLog> incomplete_logs;
   SupervisorSettings settings;
   settings.shutdown_timeout = config.shutdown_timeout;
   settings.node_rank = config.topology.node_rank.value;
   settings.host = host;
   settings.preempt_signal = config.preempt_signal;
+  settings.log_dir_required = config.log_dir_required;
+  settings.incomplete_logs = &incomplete_logs;
 
-  for (int round = 0;; ++round) {
-    World world;
-    try {
-      world = coordinator->join(round);
-    } catch (const Interrupted& interrupted) {
-      fmt::print(stderr, "dlaunch: stopped by {} while waiting for the other nodes\n",
-                 signal_name(interrupted.signal));
-      return 128 + interrupted.signal;
-    }
-    WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
-    if (round == 0) print_notices(plan.notices);
-    NodeOutcome outcome = supervise(plan, settings, *coordinator, signals, watchdog);
-    Verdict verdict = coordinator->finish(outcome);
-    // After a preemption warning the job goes back to the queue whatever its
-    // workers' codes (they may exit non-zero on the signal); never restarted here.
-    if (outcome.preempted && config.requeue && settings.node_rank == 0) return requeue(environment);
-    if (verdict.kind == Verdict::Kind::kRestart) {
-      fmt::print(stderr, "dlaunch: {}; restarting every worker (restart {} of {})\n",
-                 verdict.failure ? describe_failure(*verdict.failure) : "a node failed",
-                 round + 1, config.max_restarts);
-      continue;
-    }
-    if (verdict.kind == Verdict::Kind::kFailed)
-      fmt::print(stderr, "{}", format_failure_summary(verdict, settings.node_rank));
-    if (log_root.temporary() && log_root.kept())
-      fmt::print(stderr, "dlaunch: worker logs are in {}\n", log_root.path());
-    return verdict.exit_code;
-  }
+  int exit_code = run_rounds(config, environment, *coordinator, settings, signals, watchdog,
+                             log_root, host);
+  // Once more at the end, whatever the outcome: which logs miss what.
+  if (!incomplete_logs.empty()) say(incomplete_logs_summary(incomplete_logs));
+  return exit_code;
 }
 
 }  // namespace dlaunch

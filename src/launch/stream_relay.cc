@@ -30,40 +30,81 @@ std::vector<std::string> OutputTail::last_lines(std::size_t count) const {
   return lines;
 }
 
-StreamRelay::StreamRelay(std::string prefix, int console_fd, Fd file, OutputTail* tail)
-    : prefix_(std::move(prefix)), console_fd_(console_fd), file_(std::move(file)), tail_(tail) {}
+StreamRelay::StreamRelay(std::string prefix, Outputs outputs)
+    : prefix_(std::move(prefix)),
+      console_(outputs.console),
+      shown_(outputs.shown && outputs.console != nullptr),
+      file_(std::move(outputs.file)),
+      tail_(outputs.tail),
+      on_file_fault_(std::move(outputs.on_file_fault)) {
+  if (outputs.file_error != 0) fail_file(LogFileFault{outputs.file_error, false, 0, 0});
+}
 
 void StreamRelay::feed(std::string_view chunk) {
-  if (file_) write_all(file_.get(), chunk);
+  std::string_view for_console = chunk;
+  if (file_) for_console = write_file(chunk);
+  else if (fault_) fault_->lost_bytes += chunk.size();
   if (tail_ != nullptr) tail_->append(chunk);
-  if (console_fd_ < 0) return;
+  // A hidden stream with a file still follows its lines, so that it can
+  // start on a line's first byte should the file fail.
+  if (shown_ || (file_ && console_ != nullptr)) cut_lines(for_console);
+}
 
+// Files CHUNK; returns what of it the console is to see (all of it, unless
+// the file failed just now in a stream the console did not show so far).
+std::string_view StreamRelay::write_file(std::string_view chunk) {
+  WriteResult result = write_now(file_.get(), chunk);
+  filed_bytes_ += result.written;
+  if (result.error == 0) return chunk;
+  bool was_shown = shown_;
+  fail_file(LogFileFault{result.error, true, filed_bytes_, chunk.size() - result.written});
+  if (was_shown) return chunk;
+  // From the start of the line holding the first byte the file missed; when
+  // that line began in an earlier chunk, its start is in partial_.
+  std::size_t newline = chunk.substr(0, result.written).rfind('\n');
+  if (newline == std::string_view::npos) return chunk;
+  partial_.clear();
+  return chunk.substr(newline + 1);
+}
+
+// No hole in the middle of a log: after the first failure the file gets
+// nothing more, and the console gets everything.
+void StreamRelay::fail_file(LogFileFault fault) {
+  fault_ = fault;
+  file_.reset();
+  if (console_ != nullptr) shown_ = true;
+  if (on_file_fault_) on_file_fault_(*fault_);
+}
+
+void StreamRelay::cut_lines(std::string_view chunk) {
   std::size_t last_newline = chunk.rfind('\n');
   if (last_newline == std::string_view::npos) {
     partial_.append(chunk);
     if (partial_.size() >= kMaxHeldLine) {
-      partial_.push_back('\n');
-      show(partial_);
+      if (shown_) {
+        partial_.push_back('\n');
+        show(partial_);
+      }
       partial_.clear();
     }
     return;
   }
-  if (partial_.empty()) {
-    show(chunk.substr(0, last_newline + 1));
-  } else {
-    partial_.append(chunk.substr(0, last_newline + 1));
+  std::string_view lines = chunk.substr(0, last_newline + 1);
+  if (shown_ && partial_.empty()) {
+    show(lines);
+  } else if (shown_) {
+    partial_.append(lines);
     show(partial_);
-    partial_.clear();
   }
-  partial_.append(chunk.substr(last_newline + 1));
+  partial_.assign(chunk.substr(last_newline + 1));
 }
 
 void StreamRelay::finish() {
-  if (console_fd_ >= 0 && !partial_.empty()) {
+  if (shown_ && !partial_.empty()) {
     partial_.push_back('\n');
     show(partial_);
-    partial_.clear();
   }
+  partial_.clear();
 }
 
 // Writes WHOLE_LINES (each ending in '\n') with the prefix before each line.
@@ -83,7 +124,9 @@ void StreamRelay::show(std::string_view whole_lines) {
     batch.append(cursor, static_cast<std::size_t>(newline - cursor) + 1);
     cursor = newline + 1;
   }
-  write_all(console_fd_, batch);
+  // One write per batch when the console takes it; whole lines dropped and
+  // counted when it is stalled.
+  console_->write_lines(batch, file_.valid());
 }
 
 }  // namespace dlaunch

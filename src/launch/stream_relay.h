@@ -1,15 +1,24 @@
 // Relays one worker stream to the console and to its log file.
 //
 // Console output is cut into whole lines, each prefixed ("[rank3]:"), and
-// written with one write() per batch from the launcher's single thread, so
-// lines of different workers never interleave mid-line. The file gets the
-// worker's bytes unchanged.
+// handed to the console sink as one batch per chunk read, so lines of
+// different workers never interleave mid-line, and a console nobody reads
+// never stops the launcher (util/console.h: it drops whole lines and
+// counts them). The file gets the worker's bytes unchanged. When the file
+// cannot be written (a full disk), the relay stops writing to it, and the
+// stream goes to the console from then on, even when it was meant for the
+// file only, so no output is lost silently (launch/log_file_fault.h).
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "launch/log_file_fault.h"
+#include "util/console.h"
 #include "util/fd.h"
 
 namespace dlaunch {
@@ -26,24 +35,43 @@ class OutputTail {
 
 class StreamRelay {
  public:
-  // CONSOLE_FD < 0: not shown. FILE invalid: not filed. TAIL may be null.
-  StreamRelay(std::string prefix, int console_fd, Fd file, OutputTail* tail);
+  struct Outputs {
+    ConsoleSink* console = nullptr;  // null: never shown
+    bool shown = true;               // false: shown only once the file fails (-r, a filtered rank)
+    Fd file;                         // invalid: not filed (or could not be created: file_error)
+    int file_error = 0;              // errno: the file could not be created
+    OutputTail* tail = nullptr;
+    // Called once, when the file fails (or at construction, for file_error).
+    std::function<void(const LogFileFault&)> on_file_fault;
+  };
+
+  StreamRelay(std::string prefix, Outputs outputs);
 
   // Takes a chunk just read from the worker's pipe.
   void feed(std::string_view chunk);
   // The worker closed the stream: an unterminated last line is shown with a newline.
   void finish();
 
+  // Set once the file failed; lost_bytes keeps counting what it misses.
+  const std::optional<LogFileFault>& file_fault() const { return fault_; }
+
   // A line longer than this is shown in pieces rather than held without bound.
   static constexpr std::size_t kMaxHeldLine = 1 << 20;
 
  private:
+  std::string_view write_file(std::string_view chunk);
+  void fail_file(LogFileFault fault);
+  void cut_lines(std::string_view chunk);
   void show(std::string_view whole_lines);
 
   std::string prefix_;
-  int console_fd_;
+  ConsoleSink* console_;
+  bool shown_;
   Fd file_;
   OutputTail* tail_;
+  std::function<void(const LogFileFault&)> on_file_fault_;
+  std::uint64_t filed_bytes_ = 0;
+  std::optional<LogFileFault> fault_;
   std::string partial_;  // the start of a line whose end has not arrived
 };
 

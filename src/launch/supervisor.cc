@@ -14,6 +14,7 @@
 #include "launch/error_file.h"
 #include "launch/stream_relay.h"
 #include "launch/worker_process.h"
+#include "util/console_watch.h"
 #include "util/error.h"
 #include "util/event_fds.h"
 #include "util/socket.h"
@@ -21,7 +22,11 @@
 namespace dlaunch {
 namespace {
 
-enum class Source : std::uint32_t { kSignal = 1, kTimer, kCoordinator, kStdout, kStderr };
+enum class Source : std::uint32_t { kSignal = 1, kTimer, kCoordinator, kStdout, kStderr, kConsole };
+
+// After every worker exited: how long their pipes may still deliver output.
+constexpr std::chrono::seconds kDrain(2);
+constexpr const char* kStreamNames[2] = {"stdout", "stderr"};
 
 std::uint64_t tag(Source source, std::size_t index = 0) {
   return (static_cast<std::uint64_t>(source) << 32) | index;
@@ -31,11 +36,11 @@ std::string now_iso8601() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)));
 }
 
-Fd open_log_file(const std::optional<std::string>& path) {
-  if (!path) return Fd();
-  Fd fd(::open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd) throw system_error(fmt::format("cannot create log file {}", *path), errno);
-  return fd;
+// O_NONBLOCK: a FIFO planted where a log file belongs must not stop the
+// launcher, neither at the open (no reader) nor at a write (a stalled one);
+// regular files ignore it.
+Fd open_log_file(const std::string& path) {
+  return Fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644));
 }
 
 struct WorkerState {
@@ -57,16 +62,15 @@ class RoundSupervisor {
   RoundSupervisor(const WorkerPlan& plan, const SupervisorSettings& settings,
                   Coordinator& coordinator, SignalChannel& signals, Watchdog& watchdog)
       : plan_(plan), settings_(settings), coordinator_(coordinator), signals_(signals),
-        watchdog_(watchdog) {}
+        watchdog_(watchdog),
+        console_out_(settings.console_stdout ? settings.console_stdout : &console_out()),
+        console_err_(settings.console_stderr ? settings.console_stderr : &console_err()) {}
 
   NodeOutcome run() {
     open_event_sources();
     start_all_workers();
-    while (running_ > 0 || open_pipes_ > 0) {
-      if (running_ == 0 && !drain_deadline_) clean_up_groups();
-      if (!wait_and_dispatch()) break;  // the drain deadline passed
-    }
-    clean_up_groups();
+    run_until_drained();
+    record_incomplete_logs();
     return outcome();
   }
 
@@ -78,6 +82,19 @@ class RoundSupervisor {
     add(signals_.fd(), tag(Source::kSignal));
     add(timer_.get(), tag(Source::kTimer));
     if (coordinator_.event_fd() >= 0) add(coordinator_.event_fd(), tag(Source::kCoordinator));
+    console_watch_.emplace(epoll_.get(), std::vector<ConsoleSink*>{console_out_, console_err_},
+                           tag(Source::kConsole));
+  }
+
+  // Until every worker has exited, its output is relayed and what it left
+  // behind is reaped, or the drain deadline passes.
+  void run_until_drained() {
+    for (;;) {
+      if (running_ == 0 && !drain_deadline_) clean_up_groups();
+      if (running_ == 0 && open_pipes_ == 0) break;
+      if (!wait_and_dispatch()) break;  // the drain deadline passed
+    }
+    clean_up_groups();
   }
 
   void add(int fd, std::uint64_t data) { watch_fd(epoll_.get(), fd, EPOLLIN, {.u64 = data}); }
@@ -91,39 +108,60 @@ class RoundSupervisor {
     } catch (...) {
       // Leave nothing behind: stop what did start, then report why.
       begin_stop(SIGKILL);
-      while (running_ > 0 || open_pipes_ > 0) {
-        if (running_ == 0 && !drain_deadline_) clean_up_groups();
-        if (!wait_and_dispatch()) break;
-      }
-      clean_up_groups();
+      run_until_drained();
       throw;
     }
   }
 
   void start_worker_for(const WorkerSpec& spec) {
-    std::filesystem::create_directories(spec.log_folder);
+    const std::size_t index = workers_.size();
     auto state = std::make_unique<WorkerState>();
     state->spec = &spec;
-    Fd files[2] = {open_log_file(spec.stdout_file), open_log_file(spec.stderr_file)};
-    int consoles[2] = {spec.stdout_to_console ? settings_.console_stdout : -1,
-                       spec.stderr_to_console ? settings_.console_stderr : -1};
-    for (int stream = 0; stream < 2; ++stream)
-      state->relays[stream] = std::make_unique<StreamRelay>(spec.prefix, consoles[stream],
-                                                            std::move(files[stream]), &state->tail);
+    make_relays(*state, index);
     StartedWorker started = start_worker(spec.argv, spec.environment);
     state->pid = started.pid;
     state->running = true;
     watchdog_.watch(started.pid);
+    // A stop decided while the workers start (--log-dir-required and a log
+    // file that cannot be created) reaches the later ones too.
+    if (stopping_) ::kill(-started.pid, SIGTERM);
     state->pipes[0] = std::move(started.stdout_pipe);
     state->pipes[1] = std::move(started.stderr_pipe);
     state->exec_status = std::move(started.exec_status);
     state->program = std::move(started.path);
-    std::size_t index = workers_.size();
     add(state->pipes[0].get(), tag(Source::kStdout, index));
     add(state->pipes[1].get(), tag(Source::kStderr, index));
     open_pipes_ += 2;
     ++running_;
     workers_.push_back(std::move(state));
+  }
+
+  // The worker's two relays, with their log files. A file (or folder) that
+  // cannot be created is the relay's fault from the start, not an error:
+  // logs must not stop the training (the worker's error file is then
+  // missing too, which only costs its message in the summary).
+  void make_relays(WorkerState& state, std::size_t index) {
+    const WorkerSpec& spec = *state.spec;
+    std::error_code folder_error;
+    std::filesystem::create_directories(spec.log_folder, folder_error);
+    const std::optional<std::string>* files[2] = {&spec.stdout_file, &spec.stderr_file};
+    bool shown[2] = {spec.stdout_to_console, spec.stderr_to_console};
+    ConsoleSink* consoles[2] = {console_out_, console_err_};
+    for (int stream = 0; stream < 2; ++stream) {
+      StreamRelay::Outputs outputs;
+      outputs.console = consoles[stream];
+      outputs.shown = shown[stream];
+      outputs.tail = &state.tail;
+      if (const auto& path = *files[stream]) {
+        outputs.file = open_log_file(*path);
+        // The folder's error says more than the file's ENOENT.
+        if (!outputs.file) outputs.file_error = folder_error ? folder_error.value() : errno;
+      }
+      outputs.on_file_fault = [this, index, stream](const LogFileFault& fault) {
+        on_log_fault(index, stream, fault);
+      };
+      state.relays[stream] = std::make_unique<StreamRelay>(spec.prefix, std::move(outputs));
+    }
   }
 
   // Throws SystemError when WORKER's program could not be executed; that
@@ -142,6 +180,44 @@ class RoundSupervisor {
     throw system_error(fmt::format("cannot execute worker program '{}'", worker.program), error);
   }
 
+  // A worker's log file failed (or could not be created): said at once;
+  // with --log-dir-required the round stops as a failure.
+  void on_log_fault(std::size_t index, int stream, const LogFileFault& fault) {
+    // plan_.workers[index] is that worker's spec, also while its relays are
+    // being made (a file that cannot be created fails then).
+    IncompleteLog log = incomplete_log(plan_.workers[index], stream, fault);
+    console_err_->write_message(log_fault_notice(log, settings_.log_dir_required));
+    if (!settings_.log_dir_required || stopping_) return;
+    Failure failure;
+    failure.node_rank = settings_.node_rank;
+    failure.host = settings_.host;
+    failure.time = now_iso8601();
+    failure.description = log_fault_failure(log, settings_.host, settings_.node_rank);
+    stop_failure_ = failure;
+    log_failed_ = true;
+    coordinator_.announce_failure(failure);
+    begin_stop(SIGTERM);
+  }
+
+  static IncompleteLog incomplete_log(const WorkerSpec& spec, int stream, const LogFileFault& fault) {
+    IncompleteLog log;
+    log.path = (stream == 0 ? spec.stdout_file : spec.stderr_file).value_or("");
+    log.global_rank = spec.global_rank;
+    log.stream = kStreamNames[stream];
+    log.fault = fault;
+    return log;
+  }
+
+  void record_incomplete_logs() const {
+    if (settings_.incomplete_logs == nullptr) return;
+    for (const auto& worker : workers_) {
+      for (int stream = 0; stream < 2; ++stream) {
+        if (const auto& fault = worker->relays[stream]->file_fault())
+          settings_.incomplete_logs->push_back(incomplete_log(*worker->spec, stream, *fault));
+      }
+    }
+  }
+
   // Waits for events and handles them. False when the drain deadline passed.
   // The coordinator's deadlines (heartbeats) wake the loop too.
   bool wait_and_dispatch() {
@@ -154,12 +230,16 @@ class RoundSupervisor {
       if (errno == EINTR) return true;
       throw system_error("the supervisor's event loop failed", errno);
     }
-    if (count == 0 && drain_deadline_ && Clock::now() >= *drain_deadline_) {
+    for (int i = 0; i < count; ++i) dispatch(events[i].data.u64);
+    if (coordinator_due && Clock::now() >= *coordinator_due) on_coordinator();
+    // Worker output (or node 0's rendezvous thread) may have left a backlog.
+    console_watch_->update();
+    // Checked even while events keep coming (an escaped writer that never
+    // stops, a console that takes a little at a time): the drain is bounded.
+    if (drain_deadline_ && Clock::now() >= *drain_deadline_) {
       close_remaining_pipes();
       return false;
     }
-    for (int i = 0; i < count; ++i) dispatch(events[i].data.u64);
-    if (coordinator_due && Clock::now() >= *coordinator_due) on_coordinator();
     return true;
   }
 
@@ -172,6 +252,7 @@ class RoundSupervisor {
       case Source::kCoordinator: on_coordinator(); break;
       case Source::kStdout: on_output(index, 0); break;
       case Source::kStderr: on_output(index, 1); break;
+      case Source::kConsole: console_watch_->on_writable(index); break;
     }
   }
 
@@ -316,7 +397,7 @@ class RoundSupervisor {
       ::kill(-worker->pid, SIGKILL);
       watchdog_.release(worker->pid);
     }
-    drain_deadline_ = Clock::now() + std::chrono::seconds(2);
+    drain_deadline_ = Clock::now() + kDrain;
   }
 
   Failure describe(const WorkerState& worker) const {
@@ -329,8 +410,18 @@ class RoundSupervisor {
     failure.exit_code = worker.exit_code;
     failure.signal = worker.signal;
     failure.time = worker.exit_time;
-    failure.log_file = worker.spec->stderr_file.value_or(worker.spec->stdout_file.value_or(""));
+    failure.log_file = log_file_of(worker);
     return failure;
+  }
+
+  // The file the summary points at (stderr's, else stdout's), marked when
+  // it is incomplete.
+  static std::string log_file_of(const WorkerState& worker) {
+    int stream = worker.spec->stderr_file ? 1 : 0;
+    const auto& path = stream == 1 ? worker.spec->stderr_file : worker.spec->stdout_file;
+    if (!path) return "";
+    const auto& fault = worker.relays[stream]->file_fault();
+    return fault ? mark_incomplete(*path, *fault) : *path;
   }
 
   NodeOutcome outcome() const {
@@ -345,7 +436,7 @@ class RoundSupervisor {
     } else if (stop_failure_) {
       result.failure = stop_failure_;
     }
-    result.succeeded = first_failure_ == nullptr && stop_signal_ == 0 && !remote_stop_;
+    result.succeeded = first_failure_ == nullptr && stop_signal_ == 0 && !remote_stop_ && !log_failed_;
     for (const auto& worker : workers_) result.succeeded &= worker->exit_code == 0;
     return result;
   }
@@ -355,8 +446,11 @@ class RoundSupervisor {
   Coordinator& coordinator_;
   SignalChannel& signals_;
   Watchdog& watchdog_;
+  ConsoleSink* console_out_;
+  ConsoleSink* console_err_;
   Fd epoll_;
   Fd timer_;
+  std::optional<ConsoleWatch> console_watch_;  // after epoll_: unwatches before it closes
   std::vector<std::unique_ptr<WorkerState>> workers_;
   int running_ = 0;
   int open_pipes_ = 0;
@@ -365,6 +459,7 @@ class RoundSupervisor {
   bool coordinator_unwatched_ = false;
   int stop_signal_ = 0;
   bool preempted_ = false;
+  bool log_failed_ = false;  // --log-dir-required and a log file failed
   std::optional<Failure> stop_failure_;
   std::optional<std::string> remote_stop_;
   const WorkerState* first_failure_ = nullptr;

@@ -2,8 +2,10 @@
 //
 // A single-threaded event loop over epoll: worker output pipes, a signalfd
 // (worker exits and signals to the launcher), a timerfd (the SIGTERM to
-// SIGKILL grace period) and the coordinator's descriptor. There is no
-// polling interval: every reaction is to an event.
+// SIGKILL grace period), the coordinator's descriptor, and a stalled
+// console while it has a backlog to write. There is no polling interval:
+// every reaction is to an event. Nothing in it waits for a console or a
+// log file's reader, so heartbeats and signals are always handled.
 #pragma once
 
 #include <chrono>
@@ -12,10 +14,12 @@
 #include <vector>
 
 #include "launch/coordinator.h"
+#include "launch/log_file_fault.h"
 #include "launch/signal_channel.h"
 #include "launch/watchdog.h"
 #include "launch/worker_plan.h"
 #include "launch/world.h"
+#include "util/console.h"
 
 namespace dlaunch {
 
@@ -23,10 +27,15 @@ struct SupervisorSettings {
   std::chrono::milliseconds shutdown_timeout{30'000};
   int node_rank = 0;
   std::string host;
-  int console_stdout = 1;  // where prefixed worker lines go
-  int console_stderr = 2;
+  // Where prefixed worker lines (and the launcher's notices) go; null: the
+  // process's console_out() / console_err().
+  ConsoleSink* console_stdout = nullptr;
+  ConsoleSink* console_stderr = nullptr;
   std::size_t summary_lines = 10;  // lines of a failed worker's output in its Failure
   int preempt_signal = 0;          // forwarded like any other, and remembered in the outcome
+  bool log_dir_required = false;   // a log file that cannot be written stops the round as a failure
+  // Every log file that could not be written in full is added here; null: not kept.
+  std::vector<IncompleteLog>* incomplete_logs = nullptr;
 };
 
 // Starts every worker of PLAN, relays their output, forwards signals, and

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 
 #include "launch/stream_relay.h"
 #include "launch/worker_process.h"
+#include "util/console_watch.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/event_fds.h"
@@ -27,7 +29,7 @@ constexpr std::chrono::seconds kKillGrace(5);
 // After every ssh ended: how long their pipes may still deliver output.
 constexpr std::chrono::seconds kDrain(2);
 
-enum class Source : std::uint32_t { kSignal = 1, kTimer, kStdout, kStderr };
+enum class Source : std::uint32_t { kSignal = 1, kTimer, kStdout, kStderr, kConsole };
 
 std::uint64_t tag(Source source, std::size_t index = 0) {
   return (static_cast<std::uint64_t>(source) << 32) | index;
@@ -49,7 +51,9 @@ class SessionLoop {
  public:
   SessionLoop(const std::vector<Session>& sessions, const SessionSettings& settings,
               SignalChannel& signals)
-      : specs_(sessions), settings_(settings), signals_(signals) {}
+      : specs_(sessions), settings_(settings), signals_(signals),
+        out_(settings.console_stdout ? settings.console_stdout : &console_out()),
+        err_(settings.console_stderr ? settings.console_stderr : &console_err()) {}
 
   int run() {
     open_event_sources();
@@ -68,6 +72,7 @@ class SessionLoop {
     if (!epoll_ || !timer_) throw system_error("cannot create dlaunch ssh's event loop", errno);
     add(signals_.fd(), tag(Source::kSignal));
     add(timer_.get(), tag(Source::kTimer));
+    console_watch_.emplace(epoll_.get(), std::vector<ConsoleSink*>{out_, err_}, tag(Source::kConsole));
   }
 
   void add(int fd, std::uint64_t data) { watch_fd(epoll_.get(), fd, EPOLLIN, {.u64 = data}); }
@@ -91,14 +96,22 @@ class SessionLoop {
       file.reset(::open(session->log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
       if (!file) throw system_error(fmt::format("cannot create {}", session->log_file), errno);
     }
-    int consoles[2] = {settings_.host_log_dir ? -1 : settings_.console_stdout,
-                       settings_.host_log_dir ? -1 : settings_.console_stderr};
+    ConsoleSink* consoles[2] = {out_, err_};
     for (int stream = 0; stream < 2; ++stream) {
-      Fd copy;
-      if (file) copy.reset(::dup(file.get()));
+      StreamRelay::Outputs outputs;
+      outputs.console = consoles[stream];
+      // With --host-log-dir the console gets a host's output only when its file fails.
+      outputs.shown = !settings_.host_log_dir;
+      if (file) outputs.file.reset(::dup(file.get()));
+      outputs.tail = &session->tail;
+      outputs.on_file_fault = [this, path = session->log_file](const LogFileFault& fault) {
+        err_->write_message(fmt::format(
+            "dlaunch ssh: {} could not be written ({}); that host's output goes to the console "
+            "instead",
+            path, std::strerror(fault.error)));
+      };
       // Worker lines arrive prefixed [host:rankN]: by that host's dlaunch run.
-      session->relays[stream] = std::make_unique<StreamRelay>("", consoles[stream], std::move(copy),
-                                                              &session->tail);
+      session->relays[stream] = std::make_unique<StreamRelay>("", std::move(outputs));
     }
     std::size_t index = sessions_.size();
     add(session->pipes[0].get(), tag(Source::kStdout, index));
@@ -118,6 +131,7 @@ class SessionLoop {
     }
     if (count == 0 && drain_deadline_ && Clock::now() >= *drain_deadline_) return false;
     for (int i = 0; i < count; ++i) dispatch(events[i].data.u64);
+    console_watch_->update();
     return true;
   }
 
@@ -129,6 +143,7 @@ class SessionLoop {
       case Source::kTimer: on_timer(); break;
       case Source::kStdout: on_output(index, 0); break;
       case Source::kStderr: on_output(index, 1); break;
+      case Source::kConsole: console_watch_->on_writable(index); break;
     }
   }
 
@@ -224,21 +239,25 @@ class SessionLoop {
       if (session->exit_code == 0) continue;
       const std::string& host = session->spec->host;
       if (session->exit_code == kSshFailed)
-        fmt::print(stderr, "dlaunch ssh: lost the ssh connection to {} (node {})\n", host,
-                   session->spec->node_rank);
+        err_->write_message(fmt::format("dlaunch ssh: lost the ssh connection to {} (node {})",
+                                        host, session->spec->node_rank));
       if (!settings_.host_log_dir) continue;
-      fmt::print(stderr, "dlaunch ssh: {} (node {}) ended with exit code {}; its output is in {}\n",
-                 host, session->spec->node_rank, session->exit_code, session->log_file);
-      for (const auto& line : session->tail.last_lines(10)) fmt::print(stderr, "  | {}\n", line);
+      err_->write_message(
+          fmt::format("dlaunch ssh: {} (node {}) ended with exit code {}; its output is in {}", host,
+                      session->spec->node_rank, session->exit_code, session->log_file));
+      for (const auto& line : session->tail.last_lines(10)) err_->write_message("  | " + line);
     }
-    if (hung_up_) fmt::print(stderr, "dlaunch ssh: stopped every host: {}\n", reason_);
+    if (hung_up_) err_->write_message(fmt::format("dlaunch ssh: stopped every host: {}", reason_));
   }
 
   const std::vector<Session>& specs_;
   const SessionSettings& settings_;
   SignalChannel& signals_;
+  ConsoleSink* out_;
+  ConsoleSink* err_;
   Fd epoll_;
   Fd timer_;
+  std::optional<ConsoleWatch> console_watch_;
   std::vector<std::unique_ptr<HostSession>> sessions_;
   int running_ = 0;
   int open_pipes_ = 0;

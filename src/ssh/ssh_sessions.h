@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "launch/signal_channel.h"
+#include "util/console.h"
 
 namespace dlaunch::ssh {
 
@@ -28,8 +29,10 @@ struct SessionSettings {
   std::string first_line;                    // written to every session's stdin first
   std::optional<std::string> host_log_dir;   // DIR/HOST.log instead of the console
   std::chrono::milliseconds grace{45'000};   // from hang-up to SIGTERM of the ssh processes
-  int console_stdout = 1;
-  int console_stderr = 2;
+  // Where output and messages go; null: the process's console_out() /
+  // console_err(), which never block on a stalled reader (util/console.h).
+  ConsoleSink* console_stdout = nullptr;
+  ConsoleSink* console_stderr = nullptr;
 };
 
 // Runs SESSIONS to the end and returns the job's exit code: node 0's, as

@@ -260,5 +260,11 @@ TEST(LaunchConfig, MasterPortIsCheckedWithStandaloneToo) {
   EXPECT_FALSE(standalone.topology.master_port.has_value());  // still a free port, as torchrun
 }
 
+TEST(LaunchConfig, LogDirRequiredFromTheFlagOrItsVariable) {
+  EXPECT_FALSE(resolve({}, {}).log_dir_required);
+  EXPECT_TRUE(resolve({"--log-dir-required"}, {}).log_dir_required);
+  EXPECT_TRUE(resolve({}, {{"PET_LOG_DIR_REQUIRED", "1"}}).log_dir_required);
+}
+
 }  // namespace
 }  // namespace dlaunch

@@ -58,6 +58,13 @@ TEST(RunOptions, PetVariablesFillWhatTheCommandLineLeftOut) {
   EXPECT_TRUE(options.standalone);
 }
 
+TEST(RunOptions, LogDirRequiredHasItsPetFallback) {
+  EXPECT_TRUE(parse({"--log-dir-required", "x"}).log_dir_required);
+  EXPECT_TRUE(parse({"x"}, {{"PET_LOG_DIR_REQUIRED", "true"}}).log_dir_required);
+  EXPECT_FALSE(parse({"x"}).log_dir_required);
+  EXPECT_EQ(run_option_kind("--log-dir-required"), RunOptionKind::kFlag);
+}
+
 TEST(RunOptions, BadPetFlagValueIsAnError) {
   EXPECT_THROW(parse({"x"}, {{"PET_STANDALONE", "maybe"}}), InputError);
 }

@@ -1,11 +1,16 @@
-// Output relaying: whole prefixed lines, files unchanged, tails for the summary.
+// Output relaying: whole prefixed lines, files unchanged, tails for the
+// summary, and a log file that fails.
 #include "launch/stream_relay.h"
 
 #include <gtest/gtest.h>
+#include <csignal>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace dlaunch {
 namespace {
@@ -18,10 +23,28 @@ std::string drain(int fd) {
   return all;
 }
 
+// A console in memory: a memfd (a regular file, so the sink writes plainly).
+struct MemoryConsole {
+  Fd fd{::memfd_create("console", MFD_CLOEXEC)};
+  ConsoleSink sink{fd.get()};
+  std::string text() {
+    ::lseek(fd.get(), 0, SEEK_SET);
+    return drain(fd.get());
+  }
+};
+
+StreamRelay::Outputs to_console(ConsoleSink* console, bool shown = true) {
+  StreamRelay::Outputs outputs;
+  outputs.console = console;
+  outputs.shown = shown;
+  return outputs;
+}
+
 TEST(StreamRelay, PrefixesWholeLinesAcrossChunks) {
   Pipe console = make_pipe();
   {
-    StreamRelay relay("[rank1]:", console.write_end.get(), Fd(), nullptr);
+    ConsoleSink sink(console.write_end.get());
+    StreamRelay relay("[rank1]:", to_console(&sink));
     relay.feed("hel");
     relay.feed("lo\nwor");
     relay.feed("ld\n\nlast");
@@ -32,21 +55,25 @@ TEST(StreamRelay, PrefixesWholeLinesAcrossChunks) {
 }
 
 TEST(StreamRelay, FileGetsTheBytesUnchanged) {
-  Pipe console = make_pipe();
+  MemoryConsole console;
   Pipe file = make_pipe();
   {
-    StreamRelay relay("[r]:", console.write_end.get(), std::move(file.write_end), nullptr);
+    StreamRelay::Outputs outputs = to_console(&console.sink);
+    outputs.file = std::move(file.write_end);
+    StreamRelay relay("[r]:", std::move(outputs));
     relay.feed("a\nb");
     relay.finish();
+    EXPECT_FALSE(relay.file_fault());
   }
-  console.write_end.reset();
   EXPECT_EQ(drain(file.read_end.get()), "a\nb");
-  EXPECT_EQ(drain(console.read_end.get()), "[r]:a\n[r]:b\n");
+  EXPECT_EQ(console.text(), "[r]:a\n[r]:b\n");
 }
 
 TEST(StreamRelay, HiddenStreamStillFeedsTheTail) {
   OutputTail tail;
-  StreamRelay relay("[r]:", -1, Fd(), &tail);
+  StreamRelay::Outputs outputs;
+  outputs.tail = &tail;
+  StreamRelay relay("[r]:", std::move(outputs));
   relay.feed("one\ntwo\nthree\n");
   EXPECT_EQ(tail.last_lines(2), (std::vector<std::string>{"two", "three"}));
   EXPECT_EQ(tail.last_lines(10).size(), 3u);
@@ -62,19 +89,162 @@ TEST(OutputTail, KeepsOnlyRecentBytes) {
 
 TEST(StreamRelay, OverlongLineIsShownInPieces) {
   // A memory file, not a pipe: the relay writes more than a pipe holds.
-  Fd console(::memfd_create("console", MFD_CLOEXEC));
+  MemoryConsole console;
   std::string huge(StreamRelay::kMaxHeldLine + 10, 'x');
   {
-    StreamRelay relay("[r]:", console.get(), Fd(), nullptr);
+    StreamRelay relay("[r]:", to_console(&console.sink));
     relay.feed(huge);  // held no longer than kMaxHeldLine: shown as its own piece
     relay.feed("end\n");
     relay.finish();
   }
-  ::lseek(console.get(), 0, SEEK_SET);
-  std::string shown = drain(console.get());
+  std::string shown = console.text();
   EXPECT_EQ(std::count(shown.begin(), shown.end(), '\n'), 2);
   EXPECT_TRUE(shown.ends_with("[r]:end\n"));
   EXPECT_EQ(std::count(shown.begin(), shown.end(), 'x'), static_cast<long>(huge.size()));
+}
+
+// A relay whose file is /dev/full: every write fails with ENOSPC.
+TEST(StreamRelay, AFullDiskIsReportedOnceAndTheConsoleStillGetsEverything) {
+  MemoryConsole console;
+  std::vector<LogFileFault> reported;
+  StreamRelay::Outputs outputs = to_console(&console.sink);
+  outputs.file = Fd(::open("/dev/full", O_WRONLY | O_CLOEXEC));
+  ASSERT_TRUE(outputs.file.valid());
+  outputs.on_file_fault = [&](const LogFileFault& fault) { reported.push_back(fault); };
+  StreamRelay relay("[r]:", std::move(outputs));
+  relay.feed("one\ntwo\n");
+  relay.feed("three\n");
+  relay.finish();
+  ASSERT_EQ(reported.size(), 1u);
+  EXPECT_EQ(reported[0].error, ENOSPC);
+  EXPECT_TRUE(reported[0].created);
+  EXPECT_EQ(reported[0].filed_bytes, 0u);
+  EXPECT_EQ(reported[0].lost_bytes, 8u);  // the chunk that failed
+  ASSERT_TRUE(relay.file_fault());
+  EXPECT_EQ(relay.file_fault()->lost_bytes, 14u);  // and everything since
+  EXPECT_EQ(console.text(), "[r]:one\n[r]:two\n[r]:three\n");
+}
+
+// Lets a test's writes to regular files fail with EFBIG beyond LIMIT bytes,
+// as a full disk would, without a full disk; restored on destruction.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t limit) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    previous_ = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = limit;
+    ::setrlimit(RLIMIT_FSIZE, &lowered);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    ::signal(SIGXFSZ, previous_);
+  }
+
+ private:
+  rlimit saved_{};
+  sighandler_t previous_;
+};
+
+class StreamRelayFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/dlaunch_relay_test_XXXXXX";
+    folder_ = ::mkdtemp(pattern);
+  }
+  void TearDown() override { std::filesystem::remove_all(folder_); }
+
+  Fd create(const std::string& name) {
+    path_ = folder_ + "/" + name;
+    return Fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  }
+  std::string file_text() {
+    Fd file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    return drain(file.get());
+  }
+
+  std::string folder_;
+  std::string path_;
+};
+
+// A console in a pipe, for tests that limit the size of regular files.
+struct PipeConsole {
+  Pipe pipe = make_pipe();
+  ConsoleSink sink{pipe.write_end.get()};
+  std::string text() {
+    ::fcntl(pipe.read_end.get(), F_SETFL, O_NONBLOCK);
+    return drain(pipe.read_end.get());
+  }
+};
+
+// -r: the file only, until it fails in the middle of a line; the console
+// then starts at that line's first byte, so it shows no half line, and
+// nothing is lost.
+TEST_F(StreamRelayFile, AFileOnlyStreamMovesToTheConsoleFromTheLineTheFileMissed) {
+  PipeConsole console;
+  StreamRelay::Outputs outputs = to_console(&console.sink, /*shown=*/false);
+  outputs.file = create("stdout.log");
+  StreamRelay relay("[r]:", std::move(outputs));
+  {
+    FileSizeLimit limit(10);
+    relay.feed("aaa\nbbb\ncc");  // 10 bytes: all filed
+    relay.feed("c\nddd\n");      // the file is full: "ccc" began in the previous chunk
+    relay.feed("eee\n");
+  }
+  relay.finish();
+  EXPECT_EQ(file_text(), "aaa\nbbb\ncc");
+  ASSERT_TRUE(relay.file_fault());
+  EXPECT_EQ(relay.file_fault()->error, EFBIG);
+  EXPECT_EQ(relay.file_fault()->filed_bytes, 10u);
+  EXPECT_EQ(relay.file_fault()->lost_bytes, 10u);
+  EXPECT_EQ(console.text(), "[r]:ccc\n[r]:ddd\n[r]:eee\n");
+}
+
+TEST_F(StreamRelayFile, ACutInsideTheChunkShowsFromThatLinesStart) {
+  PipeConsole console;
+  StreamRelay::Outputs outputs = to_console(&console.sink, /*shown=*/false);
+  outputs.file = create("stdout.log");
+  StreamRelay relay("[r]:", std::move(outputs));
+  {
+    FileSizeLimit limit(6);
+    relay.feed("aaa\nbbbb\ncc\n");  // the file takes "aaa\nbb"
+  }
+  relay.finish();
+  EXPECT_EQ(file_text(), "aaa\nbb");
+  EXPECT_EQ(console.text(), "[r]:bbbb\n[r]:cc\n");
+  ASSERT_TRUE(relay.file_fault());
+  EXPECT_EQ(relay.file_fault()->filed_bytes, 6u);
+  EXPECT_EQ(relay.file_fault()->lost_bytes, 6u);
+}
+
+TEST(StreamRelay, AFileThatCouldNotBeCreatedSendsTheStreamToTheConsole) {
+  MemoryConsole console;
+  std::vector<LogFileFault> reported;
+  StreamRelay::Outputs outputs = to_console(&console.sink, /*shown=*/false);
+  outputs.file_error = EACCES;
+  outputs.on_file_fault = [&](const LogFileFault& fault) { reported.push_back(fault); };
+  StreamRelay relay("[r]:", std::move(outputs));
+  ASSERT_EQ(reported.size(), 1u);  // at once, before any output
+  EXPECT_FALSE(reported[0].created);
+  EXPECT_EQ(reported[0].error, EACCES);
+  relay.feed("x\n");
+  EXPECT_EQ(relay.file_fault()->lost_bytes, 2u);
+  EXPECT_EQ(console.text(), "[r]:x\n");
+}
+
+TEST(StreamRelay, LinesOfAStalledConsoleAreCountedAsFiledWhileTheFileHoldsThem) {
+  Pipe console = make_pipe();
+  ::fcntl(console.write_end.get(), F_SETPIPE_SZ, 4096);
+  ConsoleSink sink(console.write_end.get(), /*capacity=*/0);
+  Pipe file = make_pipe();
+  StreamRelay::Outputs outputs = to_console(&sink);
+  outputs.file = std::move(file.write_end);
+  StreamRelay relay("[r]:", std::move(outputs));
+  std::string line(1000, 'x');
+  line.push_back('\n');
+  for (int i = 0; i < 8; ++i) relay.feed(line);  // the console pipe holds 4 of them
+  EXPECT_GT(sink.dropped().filed, 0u);
+  EXPECT_EQ(sink.dropped().unfiled, 0u);
 }
 
 }  // namespace

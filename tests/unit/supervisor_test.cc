@@ -8,14 +8,27 @@
 
 #include "launch/local_coordinator.h"
 
+#include <csignal>
+#include <fcntl.h>
+#include <functional>
+
 namespace dlaunch {
 namespace {
 
 class SupervisorTest : public ::testing::Test {
  protected:
+  using Adjust = std::function<void(LaunchConfig&, SupervisorSettings&)>;
+
   // Runs one round of workers, each running the shell SCRIPT.
   NodeOutcome run(int nproc, const std::string& script, std::chrono::milliseconds grace =
                                                             std::chrono::seconds(30)) {
+    return run_with(nproc, script, [&](LaunchConfig&, SupervisorSettings& settings) {
+      settings.shutdown_timeout = grace;
+    });
+  }
+
+  // The same, with ADJUST changing the configuration and the settings.
+  NodeOutcome run_with(int nproc, const std::string& script, const Adjust& adjust) {
     LaunchConfig config;
     config.topology.nnodes = {1, "test"};
     config.topology.node_rank = {0, "test"};
@@ -27,12 +40,13 @@ class SupervisorTest : public ::testing::Test {
     world.worker_master_port = 1;
     world.run_id = std::string("t");  // GCC 12 -Wrestrict false positive on = "t"
     Environment environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}});
-    WorkerPlan plan = plan_workers(config, world, environment, log_root_, "testhost");
     SupervisorSettings settings;
     settings.host = "testhost";
-    settings.shutdown_timeout = grace;
-    settings.console_stdout = console_.get();
-    settings.console_stderr = console_.get();
+    settings.console_stdout = &console_sink_;
+    settings.console_stderr = &console_sink_;
+    settings.incomplete_logs = &incomplete_logs_;
+    adjust(config, settings);
+    WorkerPlan plan = plan_workers(config, world, environment, log_root_, "testhost");
     LocalCoordinator coordinator("127.0.0.1", std::nullopt, nproc, "t", 0);
     Watchdog watchdog;
     SignalChannel signals;
@@ -56,6 +70,8 @@ class SupervisorTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(log_root_); }
 
   Fd console_{::memfd_create("console", MFD_CLOEXEC)};
+  ConsoleSink console_sink_{console_.get()};
+  std::vector<IncompleteLog> incomplete_logs_;
   std::string log_root_;
 };
 
@@ -113,6 +129,61 @@ TEST_F(SupervisorTest, ErrorFileMessageReachesTheFailure) {
 TEST_F(SupervisorTest, UnterminatedLastLineIsShown) {
   run(1, "printf 'no newline at the end'");
   EXPECT_NE(console().find("[rank0]:no newline at the end\n"), std::string::npos);
+}
+
+// The console is a pipe nobody reads: the round must still end, and the
+// lines it could not take are counted, not waited for.
+TEST_F(SupervisorTest, AStalledConsoleDoesNotStopTheRound) {
+  Pipe stalled = make_pipe();
+  ::fcntl(stalled.write_end.get(), F_SETPIPE_SZ, 4096);
+  ConsoleSink sink(stalled.write_end.get(), /*capacity=*/4096);
+  NodeOutcome outcome = run_with(2, "i=0; while [ $i -lt 5000 ]; do echo line $i of $RANK; i=$((i+1)); done",
+                                 [&](LaunchConfig&, SupervisorSettings& settings) {
+                                   settings.console_stdout = &sink;
+                                   settings.console_stderr = &sink;
+                                 });
+  EXPECT_TRUE(outcome.succeeded);
+  EXPECT_GT(sink.dropped().unfiled, 0u);
+  EXPECT_EQ(sink.dropped().filed, 0u);
+}
+
+// Logs must not kill training: a log file that cannot be created (here a
+// folder sits where it belongs) is reported, and the output meant for it
+// (-r 3: files only) reaches the console instead.
+TEST_F(SupervisorTest, ALogFileThatCannotBeCreatedSendsItsOutputToTheConsole) {
+  std::filesystem::create_directories(log_root_ + "/attempt_0/rank0/stdout.log");
+  NodeOutcome outcome = run_with(1, "echo hello", [&](LaunchConfig& config, SupervisorSettings&) {
+    config.log_dir = log_root_;
+    config.redirects.default_mask = kBothStreams;
+  });
+  EXPECT_TRUE(outcome.succeeded);
+  std::string text = console();
+  EXPECT_NE(text.find("[rank0]:hello\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("stdout.log could not be created: Is a directory"), std::string::npos) << text;
+  ASSERT_EQ(incomplete_logs_.size(), 1u);
+  EXPECT_EQ(incomplete_logs_[0].global_rank, 0);
+  EXPECT_EQ(incomplete_logs_[0].stream, "stdout");
+  EXPECT_FALSE(incomplete_logs_[0].fault.created);
+  EXPECT_EQ(incomplete_logs_[0].fault.error, EISDIR);
+  EXPECT_EQ(incomplete_logs_[0].fault.lost_bytes, 6u);
+}
+
+TEST_F(SupervisorTest, LogDirRequiredMakesAFailedLogFileStopTheRound) {
+  std::filesystem::create_directories(log_root_ + "/attempt_0/rank1/stderr.log");
+  NodeOutcome outcome =
+      run_with(2, "echo started; exec sleep 300", [&](LaunchConfig& config, SupervisorSettings& settings) {
+        config.log_dir = log_root_;
+        settings.log_dir_required = true;
+      });
+  EXPECT_FALSE(outcome.succeeded);
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->global_rank, -1);
+  EXPECT_NE(outcome.failure->description.find("rank 1 on testhost (node 0): its stderr log " +
+                                              log_root_ + "/attempt_0/rank1/stderr.log could not be "
+                                              "created (Is a directory)"),
+            std::string::npos)
+      << outcome.failure->description;
+  EXPECT_NE(outcome.failure->description.find("--log-dir-required"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,82 @@
+#include "launch/console_report.h"
+
+#include <cstring>
+#include <fmt/format.h>
+
+namespace dlaunch {
+namespace {
+
+// Set by describe_console_drops() on the main thread; read at exit.
+struct DropPlace {
+  std::string log_root;
+  bool from_log_dir = false;
+};
+DropPlace& drop_place() {
+  static DropPlace place;
+  return place;
+}
+
+std::string where_they_are(const ConsoleDrops& drops, const std::string& log_root,
+                           bool from_log_dir) {
+  std::string files = from_log_dir ? "the --log-dir files" : fmt::format("the log files in {}", log_root);
+  if (drops.unfiled == 0) return files + " have them";
+  if (drops.filed == 0)
+    return from_log_dir ? "no log file has them" : "they were not filed: pass --log-dir to keep every line";
+  return fmt::format("{} of them are in {}, {} were not filed{}", drops.filed, files, drops.unfiled,
+                     from_log_dir ? "" : ": pass --log-dir to keep every line");
+}
+
+// "stdout" (and stderr when one sink serves both).
+std::string account(const ConsoleSink& sink, const std::string& name) {
+  const DropPlace& place = drop_place();
+  std::string text;
+  ConsoleDrops drops = sink.dropped();
+  if (drops.total() > 0 && sink.error() != 0)
+    text += fmt::format("dlaunch: {} could not be written ({}): {} lines dropped in all; {}\n", name,
+                        std::strerror(sink.error()), drops.total(),
+                        where_they_are(drops, place.log_root, place.from_log_dir));
+  else if (drops.total() > 0)
+    text += fmt::format("dlaunch: console stalled, {} lines dropped in all ({}); {}\n", drops.total(),
+                        name, where_they_are(drops, place.log_root, place.from_log_dir));
+  if (sink.unwritten_lines() > 0)
+    text += fmt::format(
+        "dlaunch: {} more lines could not be written to {}: it did not drain within {} s before exit\n",
+        sink.unwritten_lines(), name, kConsoleExitWait.count());
+  return text;
+}
+
+}  // namespace
+
+std::string console_drop_notice(const ConsoleDrops& drops, const std::string& log_root,
+                                bool from_log_dir) {
+  return fmt::format("dlaunch: console stalled, {} lines dropped; {}\n", drops.total(),
+                     where_they_are(drops, log_root, from_log_dir));
+}
+
+void describe_console_drops(const std::string& log_root, bool from_log_dir) {
+  drop_place() = DropPlace{log_root, from_log_dir};
+  auto notice = [log_root, from_log_dir](const ConsoleDrops& drops) {
+    return console_drop_notice(drops, log_root, from_log_dir);
+  };
+  console_out().set_drop_notice(notice);
+  console_err().set_drop_notice(notice);
+}
+
+void finish_console_output() {
+  ConsoleSink& out = console_out();
+  ConsoleSink& err = console_err();
+  const bool shared = &out == &err;
+  auto deadline = std::chrono::steady_clock::now() + kConsoleExitWait;
+  out.drain(deadline);
+  if (!shared) err.drain(deadline);
+  out.abandon();
+  err.abandon();
+  std::string report = account(out, shared ? "stdout and stderr" : "stdout");
+  if (!shared) report += account(err, "stderr");
+  if (report.empty()) return;
+  // The account itself gets a short while more, then the process exits.
+  err.write_message(report);
+  err.drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(250));
+}
+
+}  // namespace dlaunch

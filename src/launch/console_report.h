@@ -1,0 +1,32 @@
+// What dlaunch says about its own console: the line that takes the place of
+// the lines a stalled console dropped, and the account at exit.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "util/console.h"
+
+namespace dlaunch {
+
+// How long dlaunch waits at exit for a stalled console to take what it
+// still holds, before it exits anyway.
+inline constexpr std::chrono::seconds kConsoleExitWait{2};
+
+// Where dropped worker lines can still be read: LOG_ROOT, the folder of the
+// workers' files, which is the user's --log-dir when FROM_LOG_DIR (else a
+// temporary folder that holds only what -r/-t filed). Sets the notice of
+// the process's consoles; call once the folder is known.
+void describe_console_drops(const std::string& log_root, bool from_log_dir);
+
+// "dlaunch: console stalled, 1234 lines dropped; the --log-dir files have
+// them", or its variant when some or all were filed nowhere.
+std::string console_drop_notice(const ConsoleDrops& drops, const std::string& log_root,
+                                bool from_log_dir);
+
+// At exit: writes what the consoles still hold, waiting at most
+// kConsoleExitWait for a stalled one, then repeats on stderr how many
+// lines were dropped in all and how many could not be written at all.
+void finish_console_output();
+
+}  // namespace dlaunch

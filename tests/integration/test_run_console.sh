@@ -1,0 +1,141 @@
+#!/bin/bash
+# dlaunch run with a console nobody reads. Node 1's launcher writes its
+# stdout into a FIFO that this shell holds open and never reads (a stalled
+# srun or ssh I/O path, a stopped terminal), while the workers of both
+# nodes print without end. The launcher must not block on its console: it
+# goes on sending heartbeats (node 0 does not take it for lost), obeys
+# SIGTERM within --shutdown-timeout, files every line under --log-dir and
+# reports how many lines the console dropped. Also the single-node case:
+# the console drops whole lines only, and a notice takes their place once
+# it drains.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require_command mkfifo
+HEARTBEAT=3
+SHUTDOWN=5
+
+# Prints numbered lines until stopped; every 2000 lines it records how
+# many it has written, which is what the test waits on.
+CHATTY=$(write_worker chatty.sh <<'EOF'
+n=0
+while :; do
+  echo "rank $RANK line $n"
+  n=$((n + 1))
+  [ $((n % 2000)) -eq 0 ] && echo "$n" >"$DIR/progress.$RANK"
+done
+EOF
+)
+
+# progress RANK: the lines rank RANK has written so far (0 before any).
+progress() { cat "$TEST_DIR/progress.$1" 2>/dev/null || echo 0; }
+
+# check_log FILE RANK: FILE holds rank RANK's lines 0, 1, ... without a
+# gap, each whole, and at least as many as the worker said it wrote.
+check_log() {
+  local verdict
+  verdict=$(awk -v r="$2" '
+    $0 != "rank " r " line " NR - 1 { print "line " NR ": " substr($0, 1, 60); bad = 1; exit }
+    END { if (!bad) print "lines " NR }' "$1")
+  if [[ $verdict == lines* ]] && [ "${verdict#lines }" -ge "$(progress "$2")" ]; then
+    pass "rank $2: every line it wrote is in its log, whole and in order (${verdict#lines })"
+  else
+    fail "rank $2: every line it wrote is in its log" "$verdict (the worker wrote $(progress "$2"))"
+  fi
+}
+
+section "2 nodes: node 1's stdout is a FIFO nobody reads"
+FIFO=$TEST_DIR/console.fifo
+mkfifo "$FIFO"
+exec 3<>"$FIFO" # holds the FIFO open so it has a reader, which never reads
+port=$(free_port)
+common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port"
+  --heartbeat-timeout "$HEARTBEAT" --shutdown-timeout "$SHUTDOWN")
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 --log-dir "$TEST_DIR/logs0" \
+  -- "$CHATTY" >/dev/null 2>"$TEST_DIR/node0.err" 3>&- &
+node0=$!
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 1 --log-dir "$TEST_DIR/logs1" \
+  -- "$CHATTY" >"$FIFO" 2>"$TEST_DIR/node1.err" 3>&- &
+node1=$!
+wait_for_files 30 "$TEST_DIR/progress.0" "$TEST_DIR/progress.1" || fail "the workers of both nodes print"
+
+# Both launchers must live through several heartbeat timeouts while the
+# workers go on printing (a blocked launcher would be lost after one).
+STALL_START=$(now_ns)
+stalled_long_enough() {
+  # A launcher that exits ends the wait; the checks below then fail.
+  kill -0 "$node0" 2>/dev/null && kill -0 "$node1" 2>/dev/null || return 0
+  [ $(($(now_ns) - STALL_START)) -ge $((HEARTBEAT * 4 * 1000000000)) ] &&
+    [ "$(progress 1)" -gt "$PROGRESS_AT_START" ]
+}
+PROGRESS_AT_START=$(progress 1)
+wait_until $((HEARTBEAT * 10)) stalled_long_enough
+expect_true "node 0's launcher still runs after $((HEARTBEAT * 4)) s" kill -0 "$node0"
+expect_true "node 1's launcher (stalled console) still runs" kill -0 "$node1"
+expect_true "node 1's worker went on printing" [ "$(progress 1)" -gt "$PROGRESS_AT_START" ]
+expect_not_contains "node 0 never took node 1 for lost" "$(cat "$TEST_DIR/node0.err")" "sent nothing for"
+
+# SIGTERM still reaches the blocked launcher (the dlaunch process under timeout).
+launcher1=$(pgrep -P "$node1" -x dlaunch)
+start_clock
+kill -TERM "$launcher1"
+wait_pid $((SHUTDOWN * 4)) "$node1"
+stop_clock
+expect_eq "node 1's launcher exits with the signal's code" 143 "$STATUS"
+expect_within "it exits within --shutdown-timeout (+ 3 s)" $((SHUTDOWN + 3))
+wait_pid 30 "$node0"
+expect_eq "node 0 ends the job alike" 143 "$STATUS"
+node1_err=$(cat "$TEST_DIR/node1.err")
+expect_true "node 1 reports how many lines its console dropped" \
+  grep -Eq '^dlaunch: console stalled, [1-9][0-9]* lines dropped in all \(stdout\); the --log-dir files have them$' \
+  <<<"$node1_err"
+expect_contains "node 1's summary names the stop" "$node1_err" "received SIGTERM"
+check_log "$TEST_DIR/logs0/attempt_0/rank0/stdout.log" 0
+check_log "$TEST_DIR/logs1/attempt_0/rank1/stdout.log" 1
+exec 3<&-
+no_leftovers
+
+section "1 node: a console that drains again gets whole lines, then the count of those dropped"
+# The worker writes 200000 lines (about 5 MB, far more than a FIFO and the
+# launcher's backlog hold) while nobody reads; only then does a reader
+# start (cat), and the launcher must deliver whole lines and the notice.
+BURST=$(write_worker burst.sh <<'EOF'
+seq -f "burst line %g" 0 199999
+touch "$DIR/burst.done"
+wait_files "$DIR/reader.started"
+echo "after the reader came: the last line"
+EOF
+)
+FIFO=$TEST_DIR/burst.fifo
+mkfifo "$FIFO"
+exec 3<>"$FIFO"
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nproc-per-node 1 -- "$BURST" \
+  >"$FIFO" 2>"$TEST_DIR/burst.err" 3>&- &
+launcher=$!
+wait_for_files 60 "$TEST_DIR/burst.done" || fail "the worker wrote its burst"
+# A reader of its own (read-only), which sees the end once every writer,
+# the launcher and this shell's fd 3, is gone.
+cat "$FIFO" >"$TEST_DIR/burst.out" 3<&- &
+reader=$!
+touch "$TEST_DIR/reader.started"
+wait_pid 60 "$launcher"
+expect_eq "the launcher exits 0" 0 "$STATUS"
+exec 3<&-
+wait_pid 10 "$reader"
+out=$(cat "$TEST_DIR/burst.out")
+expect_eq "every console line is whole" "" \
+  "$(grep -Ev '^(\[rank0\]:burst line [0-9]+|\[rank0\]:after the reader came: the last line|dlaunch: console stalled, [0-9]+ lines dropped; .*)$' <<<"$out" | head -n 3)"
+expect_eq "the lines that came are in order" "" \
+  "$(grep -o '^\[rank0\]:burst line [0-9]*' <<<"$out" | awk '{ n = $3 + 0; if (NR > 1 && n <= last) print "out of order at " n; last = n }' | head -n 3)"
+shown=$(grep -c '^\[rank0\]:burst line' <<<"$out")
+dropped=$(sed -n 's/^dlaunch: console stalled, \([0-9]*\) lines dropped; .*/\1/p' <<<"$out" | awk '{ s += $1 } END { print s + 0 }')
+expect_true "some lines were dropped, and said so" [ "$dropped" -gt 0 ]
+expect_eq "shown + dropped = the 200000 lines written" 200000 $((shown + dropped))
+expect_contains "the notice says they were not filed" "$out" \
+  "lines dropped; they were not filed: pass --log-dir to keep every line"
+expect_contains "lines after the stall still arrive" "$out" "[rank0]:after the reader came: the last line"
+expect_true "the total is repeated on stderr at the end" \
+  grep -q "^dlaunch: console stalled, $dropped lines dropped in all (stdout); they were not filed" "$TEST_DIR/burst.err"
+no_leftovers
+
+finish
