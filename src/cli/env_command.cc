@@ -65,7 +65,14 @@ std::vector<Row> reliability_rows(const LaunchConfig& config) {
 
 // How the workers are supervised beyond the topology.
 std::vector<Row> supervision_rows(const LaunchConfig& config) {
-  std::vector<Row> rows;
+  static const char* const kCatches[] = {
+      "processes that leave a worker's group are not caught",
+      "the workers' orphans (setsid daemons) are killed after each round",
+      "every worker process is tracked in a cgroup v2 and killed after each round",
+  };
+  const Sourced<KillEscaped>& mode = config.kill_escaped;
+  std::string source = mode.source + ": " + kCatches[static_cast<int>(mode.value)];
+  std::vector<Row> rows{{"kill_escaped", "escaped processes", kill_escaped_name(mode.value), source}};
   if (config.log_dir_required)
     rows.push_back({"log_dir_required", "log files required", true,
                     "a worker log file that cannot be written stops the job"});

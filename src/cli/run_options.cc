@@ -75,6 +75,10 @@ constexpr ValueOption kValueOptions[] = {
      "Seconds of silence after which a node counts as lost and the job stops (default 30)"},
     {"preempt-signal", "", &RunOptions::preempt_signal,
      "Signal that warns of preemption or the time limit (e.g. USR1); forwarded to the workers"},
+    {"kill-escaped", "", &RunOptions::kill_escaped,
+     "How processes that leave their worker's process group (setsid daemons) are caught: "
+     "subreaper (default: the launcher adopts and kills them after each round), cgroup (a cgroup "
+     "v2 of the workers) or off"},
 };
 
 constexpr FlagOption kFlagOptions[] = {

@@ -56,6 +56,7 @@ struct RunOptions {
   bool requeue = false;                    // requeue the Slurm job after a preemption signal
   bool allow_uneven = false;               // nodes may run different numbers of workers
   bool stop_on_stdin_close = false;        // dlaunch ssh: a closed session stops this node
+  std::optional<Setting> kill_escaped;     // subreaper, cgroup or off
   bool log_dir_required = false;           // a log file that cannot be written stops the job
 
   // PROGRAM [ARGS...], untouched.

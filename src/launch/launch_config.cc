@@ -244,6 +244,17 @@ int parse_preempt_signal(const Setting& setting) {
   return *signal;
 }
 
+Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
+  for (auto mode : {KillEscaped::kSubreaper, KillEscaped::kCgroup, KillEscaped::kOff}) {
+    if (setting.value == kill_escaped_name(mode)) return sourced(mode, setting.source);
+  }
+  throw InputError(fmt::format(
+      "{} must be subreaper (the default: kill the workers' orphans, such as setsid daemons, at "
+      "the end of each round), cgroup (track every worker process in a cgroup v2) or off, got "
+      "'{}'",
+      setting.source, setting.value));
+}
+
 void resolve_reliability(LaunchConfig& config, const RunOptions& options,
                          const Environment& environment) {
   config.rdzv_token = resolve_rdzv_token(options, environment, config.topology);
@@ -261,6 +272,7 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
     throw InputError("--requeue needs a Slurm batch job (SLURM_JOB_ID is unset)");
   config.allow_uneven = options.allow_uneven;
   config.stop_on_stdin_close = options.stop_on_stdin_close;
+  if (options.kill_escaped) config.kill_escaped = parse_kill_escaped(*options.kill_escaped);
   config.log_dir_required = options.log_dir_required;
 }
 
@@ -284,6 +296,15 @@ std::vector<std::string> worker_command(const RunOptions& options, const Environ
   if (options.module) command.push_back("-m");
   command.insert(command.end(), options.command.begin(), options.command.end());
   return command;
+}
+
+const char* kill_escaped_name(KillEscaped mode) {
+  switch (mode) {
+    case KillEscaped::kOff: return "off";
+    case KillEscaped::kSubreaper: return "subreaper";
+    case KillEscaped::kCgroup: return "cgroup";
+  }
+  return "off";
 }
 
 unsigned StreamRouting::mask_for(int local_rank) const {

@@ -40,6 +40,13 @@ struct StreamRouting {
   unsigned mask_for(int local_rank) const;
 };
 
+// How the launcher catches processes that escape their worker's process
+// group (--kill-escaped; launch/escaped_processes.h).
+enum class KillEscaped { kOff, kSubreaper, kCgroup };
+
+// "off", "subreaper", "cgroup".
+const char* kill_escaped_name(KillEscaped mode);
+
 // dlaunch run's --shutdown-timeout when none is given.
 inline constexpr std::chrono::seconds kDefaultShutdownTimeout{30};
 
@@ -63,6 +70,9 @@ struct LaunchConfig {
   bool requeue = false;    // node 0 requeues the Slurm job after a preemption
   bool allow_uneven = false;
   bool stop_on_stdin_close = false;
+  // subreaper everywhere by default, Slurm steps included: Slurm tracks a
+  // step's processes with a cgroup of its own.
+  Sourced<KillEscaped> kill_escaped{KillEscaped::kSubreaper, "default"};
   bool log_dir_required = false;  // a log file that cannot be written stops the job
 };
 

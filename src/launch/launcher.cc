@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "launch/console_report.h"
+#include "launch/escaped_processes.h"
 #include "launch/failure_report.h"
 #include "launch/local_coordinator.h"
 #include "launch/log_root.h"
@@ -134,8 +135,11 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   if (preflight && config.topology.nnodes.value == 1) throw InputError(*preflight);
   // A closed console must not kill the launcher while it still owns workers.
   ::signal(SIGPIPE, SIG_IGN);
+  // Before the watchdog, which kills and removes the workers' cgroup if this
+  // launcher is killed.
+  EscapedProcesses escapes(config.kill_escaped.value);
   // The watchdog is forked first, while this process has one thread.
-  Watchdog watchdog;
+  Watchdog watchdog(escapes.cgroup_dir());
   // Signals are blocked before node 0's rendezvous thread exists, so that
   // thread inherits the mask and every signal arrives at the signalfd.
   SignalChannel signals;
@@ -158,6 +162,7 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   settings.host = host;
   settings.preempt_signal = config.preempt_signal;
   settings.log_dir_required = config.log_dir_required;
+  settings.escapes = &escapes;
   settings.incomplete_logs = &incomplete_logs;
 
   int exit_code = run_rounds(config, environment, *coordinator, settings, signals, watchdog,

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <set>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -24,8 +25,11 @@ namespace {
 
 enum class Source : std::uint32_t { kSignal = 1, kTimer, kCoordinator, kStdout, kStderr, kConsole };
 
-// After every worker exited: how long their pipes may still deliver output.
+// After every worker exited: how long their pipes may still deliver output,
+// and the escaped processes killed then may take to be reaped.
 constexpr std::chrono::seconds kDrain(2);
+// Passes of --kill-escaped subreaper per round: each kill may orphan more.
+constexpr int kMaxEscapeSweeps = 16;
 constexpr const char* kStreamNames[2] = {"stdout", "stderr"};
 
 std::uint64_t tag(Source source, std::size_t index = 0) {
@@ -90,8 +94,9 @@ class RoundSupervisor {
   // behind is reaped, or the drain deadline passes.
   void run_until_drained() {
     for (;;) {
+      // Before the end is judged: the clean-up may find escaped processes to reap.
       if (running_ == 0 && !drain_deadline_) clean_up_groups();
-      if (running_ == 0 && open_pipes_ == 0) break;
+      if (running_ == 0 && open_pipes_ == 0 && escaped_.empty()) break;
       if (!wait_and_dispatch()) break;  // the drain deadline passed
     }
     clean_up_groups();
@@ -118,7 +123,8 @@ class RoundSupervisor {
     auto state = std::make_unique<WorkerState>();
     state->spec = &spec;
     make_relays(*state, index);
-    StartedWorker started = start_worker(spec.argv, spec.environment);
+    int cgroup_procs = settings_.escapes ? settings_.escapes->cgroup_procs_fd() : -1;
+    StartedWorker started = start_worker(spec.argv, spec.environment, -1, cgroup_procs);
     state->pid = started.pid;
     state->running = true;
     watchdog_.watch(started.pid);
@@ -170,14 +176,19 @@ class RoundSupervisor {
   void confirm_started(WorkerState& worker) {
     StartedWorker started;
     started.exec_status = std::move(worker.exec_status);
-    int error = confirm_exec(started);
-    if (error == 0) return;
+    ExecResult result = confirm_exec(started);
+    if (result.error == 0) return;
     int status = 0;
     while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
     }
     worker.running = false;
     --running_;
-    throw system_error(fmt::format("cannot execute worker program '{}'", worker.program), error);
+    if (result.joining_cgroup)
+      throw system_error(fmt::format("--kill-escaped cgroup: cannot move worker '{}' into {}",
+                                     worker.program, settings_.escapes->cgroup_dir()),
+                         result.error);
+    throw system_error(fmt::format("cannot execute worker program '{}'", worker.program),
+                       result.error);
   }
 
   // A worker's log file failed (or could not be created): said at once;
@@ -296,14 +307,20 @@ class RoundSupervisor {
     }
   }
 
+  // Reaps every child that exited: workers, and with --kill-escaped
+  // subreaper the orphans that became ours. A reaped leftover may have
+  // orphaned more processes onto the launcher, so they are looked for again.
   void reap_workers() {
     int status = 0;
     pid_t pid;
+    bool leftover_reaped = false;
     while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
       for (auto& worker : workers_) {
         if (worker->pid == pid && worker->running) record_exit(*worker, status);
       }
+      leftover_reaped |= escaped_.erase(pid) > 0;
     }
+    if (leftover_reaped) kill_escaped();
   }
 
   void record_exit(WorkerState& worker, int status) {
@@ -389,7 +406,8 @@ class RoundSupervisor {
   }
 
   // Every worker has exited: kill what is left in their groups (children
-  // they started) and give their pipes a short while to drain.
+  // they started) and what escaped the groups, and give their pipes a short
+  // while to drain.
   void clean_up_groups() {
     if (groups_cleaned_) return;
     groups_cleaned_ = true;
@@ -398,6 +416,14 @@ class RoundSupervisor {
       watchdog_.release(worker->pid);
     }
     drain_deadline_ = Clock::now() + kDrain;
+    kill_escaped();
+  }
+
+  // Bounded: at most kMaxEscapeSweeps passes, reaped until the drain deadline.
+  void kill_escaped() {
+    if (settings_.escapes == nullptr || escape_sweeps_ >= kMaxEscapeSweeps) return;
+    ++escape_sweeps_;
+    for (pid_t pid : settings_.escapes->kill_leftovers({watchdog_.pid()})) escaped_.insert(pid);
   }
 
   Failure describe(const WorkerState& worker) const {
@@ -460,6 +486,8 @@ class RoundSupervisor {
   int stop_signal_ = 0;
   bool preempted_ = false;
   bool log_failed_ = false;  // --log-dir-required and a log file failed
+  int escape_sweeps_ = 0;
+  std::set<pid_t> escaped_;  // killed leftovers not reaped yet
   std::optional<Failure> stop_failure_;
   std::optional<std::string> remote_stop_;
   const WorkerState* first_failure_ = nullptr;

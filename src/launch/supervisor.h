@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "launch/coordinator.h"
+#include "launch/escaped_processes.h"
 #include "launch/log_file_fault.h"
 #include "launch/signal_channel.h"
 #include "launch/watchdog.h"
@@ -34,6 +35,9 @@ struct SupervisorSettings {
   std::size_t summary_lines = 10;  // lines of a failed worker's output in its Failure
   int preempt_signal = 0;          // forwarded like any other, and remembered in the outcome
   bool log_dir_required = false;   // a log file that cannot be written stops the round as a failure
+  // Kills what the workers left outside their groups at the end of the
+  // round; null: nothing beyond the groups.
+  EscapedProcesses* escapes = nullptr;
   // Every log file that could not be written in full is added here; null: not kept.
   std::vector<IncompleteLog>* incomplete_logs = nullptr;
 };

@@ -8,12 +8,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/cgroup.h"
 #include "util/error.h"
 
 namespace dlaunch {
 namespace {
 
-[[noreturn]] void watchdog_main(int pipe_fd) {
+// Keeps only the standard descriptors and KEEP: an inherited end of the
+// caller's pipe (a console the launcher reopened, say) would keep a shell's
+// $(...) waiting for the watchdog.
+void close_other_descriptors(int keep) {
+  if (keep > 3) ::close_range(3, static_cast<unsigned>(keep) - 1, 0);
+  ::close_range(static_cast<unsigned>(keep) + 1, ~0U, 0);
+}
+
+[[noreturn]] void watchdog_main(int pipe_fd, const std::string& cgroup_dir) {
   // A group of its own: `kill -9 -PGID` of the launcher's group (a shell's
   // job control, a wrapper that kills its child's group) must not take the
   // watchdog with it, or the workers' children would outlive them all.
@@ -28,6 +37,7 @@ namespace {
   // Keep no end of the caller's pipes open (a shell's $(...) would wait for it).
   int null_fd = ::open("/dev/null", O_RDWR);
   for (int standard = 0; standard <= 2; ++standard) ::dup2(null_fd, standard);
+  close_other_descriptors(pipe_fd);
   std::set<pid_t> groups;
   std::int32_t record = 0;
   while (read_retrying(pipe_fd, &record, sizeof(record)) == static_cast<ssize_t>(sizeof(record))) {
@@ -35,18 +45,22 @@ namespace {
     else groups.erase(-record);
   }
   for (pid_t group : groups) ::kill(-group, SIGKILL);
+  if (!cgroup_dir.empty()) {
+    kill_cgroup(cgroup_dir);
+    remove_cgroup(cgroup_dir, std::chrono::seconds(1));
+  }
   ::_exit(0);
 }
 
 }  // namespace
 
-Watchdog::Watchdog() {
+Watchdog::Watchdog(const std::string& cgroup_dir) {
   Pipe channel = make_pipe();
   pid_ = ::fork();
   if (pid_ < 0) throw system_error("cannot fork the watchdog", errno);
   if (pid_ == 0) {
     channel.write_end.reset();
-    watchdog_main(channel.read_end.get());
+    watchdog_main(channel.read_end.get(), cgroup_dir);
   }
   pipe_ = std::move(channel.write_end);
 }

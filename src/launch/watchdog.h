@@ -4,9 +4,11 @@
 // children (data loaders, compilers, shells) would survive a SIGKILL of the
 // launcher. The watchdog is a tiny forked process that knows every worker's
 // process group and, when its pipe from the launcher closes for any reason,
-// sends SIGKILL to each group still registered.
+// sends SIGKILL to each group still registered, and to everything in the
+// workers' cgroup (--kill-escaped cgroup), which it then removes.
 #pragma once
 
+#include <string>
 #include <sys/types.h>
 
 #include "util/fd.h"
@@ -16,8 +18,9 @@ namespace dlaunch {
 class Watchdog {
  public:
   // Forks the watchdog. Call while the process has a single thread.
-  // Throws SystemError when fork fails.
-  Watchdog();
+  // CGROUP_DIR: the workers' cgroup, killed and removed when the launcher
+  // dies; empty when none. Throws SystemError when fork fails.
+  explicit Watchdog(const std::string& cgroup_dir = "");
   // Closes the pipe (the watchdog then exits) and reaps it.
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;

@@ -46,21 +46,38 @@ ExecArrays make_exec_arrays(const std::vector<std::string>& argv, const Environm
 // launcher; failure only costs speed, so it is ignored.
 void enlarge_pipe(int fd) { ::fcntl(fd, F_SETPIPE_SZ, 1 << 20); }
 
+// What the child writes on its status pipe when it cannot become the worker.
+struct ChildFailure {
+  int stage;  // kExecStage or kCgroupStage
+  int error;
+};
+constexpr int kExecStage = 0;
+constexpr int kCgroupStage = 1;
+
+[[noreturn]] void fail_in_child(int error_fd, int stage, int error) {
+  ChildFailure failure{stage, error};
+  ssize_t ignored = ::write(error_fd, &failure, sizeof(failure));
+  (void)ignored;
+  ::_exit(127);
+}
+
+// Async-signal-safe from here on: no allocation after the fork.
 [[noreturn]] void exec_in_child(const std::string& path, ExecArrays& arrays, pid_t parent,
-                                int stdin_fd, int stdout_fd, int stderr_fd, int error_fd) {
+                                int stdin_fd, int stdout_fd, int stderr_fd, int error_fd,
+                                int cgroup_procs_fd) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+  // "0" moves the writer itself; before the exec, so its children are born inside.
+  if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1)
+    fail_in_child(error_fd, kCgroupStage, errno);
   SignalChannel::reset_in_child();
   int input = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
   if (input >= 0) ::dup2(input, STDIN_FILENO);
   ::dup2(stdout_fd, STDOUT_FILENO);
   ::dup2(stderr_fd, STDERR_FILENO);
   ::execve(path.c_str(), arrays.argv.data(), arrays.envp.data());
-  int error = errno;
-  ssize_t ignored = ::write(error_fd, &error, sizeof(error));
-  (void)ignored;
-  ::_exit(127);
+  fail_in_child(error_fd, kExecStage, errno);
 }
 
 }  // namespace
@@ -78,7 +95,7 @@ std::optional<std::string> find_executable(const std::string& program,
 }
 
 StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment,
-                           int stdin_fd) {
+                           int stdin_fd, int cgroup_procs_fd) {
   DLAUNCH_ASSERT(!argv.empty());
   auto path = find_executable(argv[0], environment);
   if (!path)
@@ -96,7 +113,7 @@ StartedWorker start_worker(const std::vector<std::string>& argv, const Environme
   if (pid < 0) throw system_error("cannot fork a worker", errno);
   if (pid == 0)
     exec_in_child(*path, arrays, parent, stdin_fd, out.write_end.get(), err.write_end.get(),
-                  exec_status.write_end.get());
+                  exec_status.write_end.get(), cgroup_procs_fd);
 
   ::setpgid(pid, pid);  // also here, so the group exists before we may signal it
   exec_status.write_end.reset();
@@ -104,12 +121,13 @@ StartedWorker start_worker(const std::vector<std::string>& argv, const Environme
                        std::move(exec_status.read_end), *path};
 }
 
-int confirm_exec(StartedWorker& worker) {
-  int exec_errno = 0;
-  bool failed = read_retrying(worker.exec_status.get(), &exec_errno, sizeof(exec_errno)) ==
-                static_cast<ssize_t>(sizeof(exec_errno));
+ExecResult confirm_exec(StartedWorker& worker) {
+  ChildFailure failure{};
+  bool failed = read_retrying(worker.exec_status.get(), &failure, sizeof(failure)) ==
+                static_cast<ssize_t>(sizeof(failure));
   worker.exec_status.reset();
-  return failed ? exec_errno : 0;
+  if (!failed) return ExecResult{};
+  return ExecResult{failure.error, failure.stage == kCgroupStage};
 }
 
 }  // namespace dlaunch

@@ -28,14 +28,21 @@ std::optional<std::string> find_executable(const std::string& program,
 
 // Forks and execs ARGV with ENVIRONMENT. The child gets a new process
 // group, SIGKILL when the launcher dies, STDIN_FD (default /dev/null) as
-// stdin and pipes as stdout/stderr. It does not wait for the exec, so
-// several workers start side by side; confirm_exec() tells how it went.
-// Throws SystemError when the program is not found or fork fails.
+// stdin and pipes as stdout/stderr. With CGROUP_PROCS_FD (an open
+// cgroup.procs) it joins that cgroup before the exec, so nothing it starts
+// is ever outside it. It does not wait for the exec, so several workers
+// start side by side; confirm_exec() tells how it went. Throws SystemError
+// when the program is not found or fork fails.
 StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment,
-                           int stdin_fd = -1);
+                           int stdin_fd = -1, int cgroup_procs_fd = -1);
 
-// Waits until WORKER's exec has happened. Returns 0 when it succeeded, else
-// the errno of the failed exec (the child has then exited with 127).
-int confirm_exec(StartedWorker& worker);
+// How a worker's start went.
+struct ExecResult {
+  int error = 0;                // 0: the program runs; else an errno (the child exited with 127)
+  bool joining_cgroup = false;  // the error is the cgroup's, not the exec's
+};
+
+// Waits until WORKER's exec has happened or failed.
+ExecResult confirm_exec(StartedWorker& worker);
 
 }  // namespace dlaunch

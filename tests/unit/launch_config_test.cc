@@ -260,6 +260,23 @@ TEST(LaunchConfig, MasterPortIsCheckedWithStandaloneToo) {
   EXPECT_FALSE(standalone.topology.master_port.has_value());  // still a free port, as torchrun
 }
 
+TEST(LaunchConfig, KillEscapedDefaultsToTheSubreaperEvenInSlurm) {
+  auto plain = resolve({}, {});
+  EXPECT_EQ(plain.kill_escaped.value, KillEscaped::kSubreaper);
+  EXPECT_EQ(plain.kill_escaped.source, "default");
+  EXPECT_EQ(resolve({}, slurm_step()).kill_escaped.value, KillEscaped::kSubreaper);
+  auto cgroup = resolve({"--kill-escaped", "cgroup"}, {});
+  EXPECT_EQ(cgroup.kill_escaped.value, KillEscaped::kCgroup);
+  EXPECT_EQ(cgroup.kill_escaped.source, "--kill-escaped");
+  auto off = resolve({}, {{"PET_KILL_ESCAPED", "off"}});
+  EXPECT_EQ(off.kill_escaped.value, KillEscaped::kOff);
+  EXPECT_EQ(off.kill_escaped.source, "PET_KILL_ESCAPED");
+  std::string bad = error_of({"--kill-escaped", "all"}, {});
+  EXPECT_NE(bad.find("--kill-escaped"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("'all'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("subreaper"), std::string::npos) << bad;
+}
+
 TEST(LaunchConfig, LogDirRequiredFromTheFlagOrItsVariable) {
   EXPECT_FALSE(resolve({}, {}).log_dir_required);
   EXPECT_TRUE(resolve({"--log-dir-required"}, {}).log_dir_required);

@@ -58,10 +58,15 @@ TEST(RunOptions, PetVariablesFillWhatTheCommandLineLeftOut) {
   EXPECT_TRUE(options.standalone);
 }
 
-TEST(RunOptions, LogDirRequiredHasItsPetFallback) {
-  EXPECT_TRUE(parse({"--log-dir-required", "x"}).log_dir_required);
-  EXPECT_TRUE(parse({"x"}, {{"PET_LOG_DIR_REQUIRED", "true"}}).log_dir_required);
-  EXPECT_FALSE(parse({"x"}).log_dir_required);
+TEST(RunOptions, OutputAndOrphanOptionsHaveTheirPetFallbacks) {
+  auto given = parse({"--kill-escaped", "cgroup", "--log-dir-required", "x"});
+  EXPECT_EQ(given.kill_escaped->value, "cgroup");
+  EXPECT_TRUE(given.log_dir_required);
+  auto from_environment =
+      parse({"x"}, {{"PET_KILL_ESCAPED", "off"}, {"PET_LOG_DIR_REQUIRED", "true"}});
+  EXPECT_EQ(from_environment.kill_escaped->source, "PET_KILL_ESCAPED");
+  EXPECT_TRUE(from_environment.log_dir_required);
+  EXPECT_EQ(run_option_kind("--kill_escaped=off"), RunOptionKind::kValued);
   EXPECT_EQ(run_option_kind("--log-dir-required"), RunOptionKind::kFlag);
 }
 

@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <fcntl.h>
+#include <fstream>
 #include <functional>
 
 namespace dlaunch {
@@ -184,6 +185,38 @@ TEST_F(SupervisorTest, LogDirRequiredMakesAFailedLogFileStopTheRound) {
             std::string::npos)
       << outcome.failure->description;
   EXPECT_NE(outcome.failure->description.find("--log-dir-required"), std::string::npos);
+}
+
+// A worker starts a daemon in a session of its own and exits: only a
+// subreaper catches it.
+class EscapedDaemon : public SupervisorTest {
+ protected:
+  pid_t run_daemon_worker(EscapedProcesses* escapes) {
+    std::string pid_file = log_root_ + "/daemon.pid";
+    run_with(1, "setsid -f /bin/sh -c 'echo $$ > " + pid_file + ".tmp; mv " + pid_file + ".tmp " +
+                    pid_file + "; exec sleep 300' </dev/null >/dev/null 2>&1; "
+                    "until [ -e " + pid_file + " ]; do :; done",
+             [&](LaunchConfig&, SupervisorSettings& settings) { settings.escapes = escapes; });
+    pid_t pid = 0;
+    std::ifstream(pid_file) >> pid;
+    return pid;
+  }
+};
+
+TEST_F(EscapedDaemon, TheSubreaperKillsAndReapsIt) {
+  pid_t daemon;
+  {
+    EscapedProcesses escapes(KillEscaped::kSubreaper);
+    daemon = run_daemon_worker(&escapes);
+  }
+  ASSERT_GT(daemon, 0);
+  EXPECT_NE(::kill(daemon, 0), 0) << "the daemon " << daemon << " is still there";
+}
+
+TEST_F(EscapedDaemon, WithoutItTheDaemonSurvives) {
+  pid_t daemon = run_daemon_worker(nullptr);
+  ASSERT_GT(daemon, 0);
+  EXPECT_EQ(::kill(daemon, SIGKILL), 0) << "the daemon was gone: this test proves nothing";
 }
 
 }  // namespace
