@@ -11,6 +11,7 @@
 
 #include "launch/signal_channel.h"
 #include "util/error.h"
+#include "util/open_file_limit.h"
 #include "util/strings.h"
 
 namespace dlaunch {
@@ -72,6 +73,9 @@ constexpr int kCgroupStage = 1;
   if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1)
     fail_in_child(error_fd, kCgroupStage, errno);
   SignalChannel::reset_in_child();
+  // Node 0's rendezvous raised the launcher's own open-file limit; the
+  // worker gets the limit the launcher was started with, as under torchrun.
+  restore_open_file_limit_in_child();
   int input = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
   if (input >= 0) ::dup2(input, STDIN_FILENO);
   ::dup2(stdout_fd, STDOUT_FILENO);

@@ -19,6 +19,7 @@
 #include "rendezvous/protocol.h"
 #include "rendezvous/session.h"
 #include "rendezvous/token.h"
+#include "util/console.h"
 #include "util/error.h"
 #include "util/event_fds.h"
 #include "util/open_file_limit.h"
@@ -117,7 +118,9 @@ class RendezvousServer::Loop {
 
   void log(const std::string& message) {
     if (settings_.log) settings_.log(message);
-    else fmt::print(stderr, "dlaunch: rendezvous: {}\n", message);
+    // Through the launcher's console sink: a stalled stderr must not stall
+    // this thread (and with it every node's heartbeat).
+    else console_err().write_message(fmt::format("dlaunch: rendezvous: {}", message));
   }
 
   void log_refusal(const std::string& message) {

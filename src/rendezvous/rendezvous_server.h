@@ -48,7 +48,8 @@ struct ServerSettings {
   // 0: derived from the open-file limit (raised to its hard limit).
   std::size_t max_unproven = 0;
   std::string dlaunch_version = DLAUNCH_VERSION;
-  // Where the service logs refused peers and lost nodes (default: stderr).
+  // Where the service logs refused peers and lost nodes (default: the
+  // launcher's stderr console sink, util/console.h, which never blocks).
   std::function<void(const std::string&)> log;
 };
 

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "rendezvous/token.h"
+#include "util/console.h"
 #include "util/error.h"
 
 namespace dlaunch::rendezvous {
@@ -86,7 +87,7 @@ void ServiceDialer::saw(const std::string& what) {
   std::string line = fmt::format("node {}: {}; trying again until --rdzv-timeout ({} s)",
                                  settings_.node_rank, what, seconds_of(settings_.rendezvous_timeout));
   if (settings_.notice) settings_.notice(line);
-  else fmt::print(stderr, "dlaunch: {}\n", line);
+  else console_err().write_message("dlaunch: " + line);
 }
 
 void ServiceDialer::give_up() const {

@@ -145,4 +145,29 @@ expect_eq "node 1: three workers, ranks 1..3" \
   "$(sort "$OUT")"
 no_leftovers
 
+section "node 0 raises its own open-file limit for the rendezvous; its workers keep the one they were given"
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ] || [ "$hard" -le 256 ]; then
+  say "  (skipped: the hard open-file limit is $hard)"
+else
+  SHOW_LIMIT=$(write_worker show_limit.sh <<'EOF'
+echo "workers see $(ulimit -Sn); launcher $(awk '/Max open files/ {print $4}' /proc/$PPID/limits)"
+EOF
+)
+  port=$(free_port)
+  common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+  # Both launchers start with a soft limit of 256, far under the hard limit.
+  (ulimit -Sn 256 && exec timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 -- "$SHOW_LIMIT") \
+    >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err" &
+  node0=$!
+  expect_exit 0 bash -c 'ulimit -Sn 256 && exec "$@"' _ "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$SHOW_LIMIT"
+  wait_pid 60 "$node0"
+  expect_eq "node 0 exits 0" 0 "$STATUS"
+  limit0=$(cat "$TEST_DIR/node0.out")
+  expect_contains "node 0's workers get the limit node 0 was started with" "$limit0" "workers see 256;"
+  expect_not_contains "node 0's own limit was raised for the rendezvous" "$limit0" "launcher 256"
+  expect_contains "node 1 (no service) raises nothing" "$(cat "$OUT")" "workers see 256; launcher 256"
+  no_leftovers
+fi
+
 finish
