@@ -26,6 +26,14 @@
 #   8  1000 idle connections from the submit host flood node 0's rendezvous
 #      port, reopened when closed, while the other nodes join (their
 #      launchers start only once the flood is in place); COMPLETED, exit 0
+#   9  every launcher's console stalls: `dlaunch submit --srun` with srun's
+#      stdout a FIFO nobody reads, workers printing constantly, a 5 s
+#      heartbeat timeout; the job still runs after 4 heartbeat timeouts, and
+#      scancel stops every launcher within the shutdown timeout
+#  10  one node's log folder is a full file system (a 1 MiB tmpfs mounted over
+#      the submission's logs/ in node 2's mount namespace while the job is
+#      held); its workers write 1 MiB each: COMPLETED, exit 0, the log names
+#      the incomplete files and ENOSPC, and every line reached the Slurm log
 # Every run also checks that the job ended within its case's stated bound and
 # that no process of the job is left on any node. The suite ends with a
 # table: case, runs, passes, worst time (from the fault to the job's end).
@@ -33,7 +41,7 @@
 # Environment:
 #   DLAUNCH_CLUSTER_DIR       the cluster (the ctest fixture sets it)
 #   DLAUNCH_FAULT_REPEATS     runs per case (default 3)
-#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6 7 8")
+#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6 7 8 9 10")
 #   DLAUNCH_FAULT_KEEP_DIR    where the submission folders of failed runs are
 #                             copied (with their logs) before the test folder goes
 #   DLAUNCH_FAULT_TABLE       a file to write the final table to, as well
@@ -52,7 +60,7 @@ require_command nsenter
 
 REPEATS=${DLAUNCH_FAULT_REPEATS:-3}
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || { say "DLAUNCH_FAULT_REPEATS must be a positive number"; exit 1; }
-CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6 7 8}
+CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6 7 8 9 10}
 KEEP_DIR=${DLAUNCH_FAULT_KEEP_DIR:-}
 
 JOB_NODES=3
@@ -90,6 +98,14 @@ GONE_LIMIT=20
 #   case 8: from the flood's start: the start of every worker (START_LIMIT)
 #   + the heartbeat timeout + 30 s
 BOUND_FLOOD=$((START_LIMIT + HEARTBEAT + 30))
+#   case 9: from scancel: every launcher gone within KillWait (5 s) + the
+#   shutdown timeout + 30 s, while every console is stalled
+CONSOLE_HEARTBEAT=5
+BOUND_CONSOLE=$((5 + SHUTDOWN + 30))
+#   case 10: from the release of the held job: the start of every worker
+#   (START_LIMIT) + the heartbeat timeout + 30 s
+BOUND_FULL=$((START_LIMIT + HEARTBEAT + 30))
+FULL_LINES=8000  # lines of 128 bytes per worker: 1 MiB
 
 OUTPUTS=$TEST_DIR/outputs
 DLAUNCH_REAL=$(readlink -f "$DLAUNCH")
@@ -102,6 +118,8 @@ NET_OCTET=${NET##*.}
 # $1 = preempt: on the first run, wait for SIGUSR1, save a checkpoint, exit 0;
 # on a later run, exit 0 if and only if the checkpoint is there.
 # $1 = quick: report, then exit 0.
+# $1 = chatty: report, then print lines until stopped (SIGTERM: exit 143).
+# $1 = flood: report, then print FULL_LINES lines of 128 bytes, exit 0.
 # Its files go to the submission folder ($OUTPUT_DIR, set by the job script):
 # started.RANK.runN ("PID PPID GROUP_RANK LOCAL_RANK HOST", written once its
 # traps are set, so the test knows whom to kill without sleeping), term.RANK
@@ -123,6 +141,20 @@ trap on_term TERM
 if [ "$mode" = quick ]; then
   started
   echo "rank $RANK (local $LOCAL_RANK, node $GROUP_RANK) on $(hostname): done"
+  exit 0
+fi
+if [ "$mode" = chatty ]; then
+  started
+  n=0
+  while :; do  # batches of 100 lines, then a breath: a trap runs between commands
+    for _ in {1..100}; do echo "rank $RANK line $((n++)) ................................................"; done
+    sleep 0.02
+  done
+fi
+if [ "$mode" = flood ]; then
+  started
+  filler=$(printf '%0100d' 0)
+  for ((n = 0; n < ${2:?}; n++)); do printf 'rank %d line %05d %s\n' "$RANK" "$n" "$filler"; done
   exit 0
 fi
 if [ "$mode" = preempt ]; then
@@ -205,6 +237,15 @@ unmount_stuck() {
   done
   MOUNTED_NODES=()
 }
+# The 1 MiB tmpfs of case 10, in a node's mount namespace.
+TMPFS_NODE="" TMPFS_PATH=""
+unmount_tmpfs() {
+  [ -n "$TMPFS_NODE" ] || return 0
+  local pid
+  pid=$(slurmd_pid "$TMPFS_NODE")
+  [ -n "$pid" ] && nsenter --target "$pid" --mount -- umount "$TMPFS_PATH" 2>/dev/null
+  TMPFS_NODE="" TMPFS_PATH=""
+}
 # The hostile peer of cases 7 and 8 (its command line carries the marker).
 HOSTILE_PID=""
 stop_hostile() {
@@ -215,6 +256,8 @@ stop_hostile() {
 }
 _faults_cleanup() {
   unmount_stuck
+  unmount_tmpfs
+  exec 7>&- 2>/dev/null
   stop_hostile
   [ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
   _lib_cleanup
@@ -228,7 +271,7 @@ job_processes() {
   local k pid args
   for ((k = 1; k <= NODES; k++)); do
     for pid in $(ip netns pids "$(node_ns "$k")" 2>/dev/null); do
-      args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+      args=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || continue
       case $args in *"[$JOB_ID."* | *"$MARK"*) printf 'node%s: %s %.160s\n' "$k" "$pid" "$args" ;; esac
     done
   done
@@ -238,7 +281,7 @@ other_processes() {
   local pid
   for pid in $(pgrep -f "$MARK"); do
     [ "$pid" = "${SUBMITTER:-}" ] && continue
-    printf 'host: %s %.160s\n' "$pid" "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+    printf 'host: %s %.160s\n' "$pid" "$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")"
   done
 }
 nothing_left() { [ -z "$(job_processes)$(other_processes)" ]; }
@@ -348,8 +391,11 @@ CASE_TITLE=(""
   "preemption: USR1, checkpoint, requeue"
   "a node's launcher never starts"
   "a stranger holds node 0's rendezvous port"
-  "1000 idle connections to node 0's port")
-CASE_BOUND=("" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_CANCEL" "$BOUND_REQUEUE" "" "" "$BOUND_FLOOD")
+  "1000 idle connections to node 0's port"
+  "every launcher's console stalls (srun)"
+  "a node's log folder is full (1 MiB)")
+CASE_BOUND=("" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_CANCEL" "$BOUND_REQUEUE" "" "" "$BOUND_FLOOD"
+  "$BOUND_CONSOLE" "$BOUND_FULL")
 
 begin_run() {
   CURRENT_CASE=$1
@@ -398,7 +444,7 @@ case_worker() {
   submit 1 "$run" -- "$WORKER" wait || return
   expect_workers_started || return
   pid=$(field_of "$rank" 1) node=$(field_of "$rank" 3) local_rank=$(field_of "$rank" 4) host=$(field_of "$rank" 5)
-  if ! tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$MARK/fault_worker.sh"; then
+  if ! tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -qF "$MARK/fault_worker.sh"; then
     fail "rank $rank's pid $pid is its worker" "$(ps -o pid=,args= -p "$pid")"
     return
   fi
@@ -443,7 +489,7 @@ case_launcher() {
 # network namespace of HOST, and the parent of node NODE's workers.
 expect_launcher() {
   local pid=$1 args
-  args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
+  args=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")
   local in_ns
   in_ns=$( [ "$(stat -L -c %i "/proc/$pid/ns/net" 2>/dev/null)" = \
     "$(stat -L -c %i "/run/netns/$(node_ns "${3#node}")" 2>/dev/null)" ] && echo yes)
@@ -670,13 +716,110 @@ case_flood() {
   expect_nothing_left
 }
 
+# 9: every launcher's console stalls, as when srun's own output stalls.
+case_console() {
+  local run=$1 fifo=$TEST_DIR/console.fifo name
+  name=case9.$MARK.$run
+  section "case 9, run $run/$REPEATS: every launcher's console stalls (dlaunch submit --srun, its stdout a FIFO nobody reads)"
+  RUN_DIR=$TEST_DIR/case9.run$run
+  mkdir -p "$RUN_DIR"
+  rm -f "$fifo"
+  mkfifo "$fifo"
+  exec 7<>"$fifo"  # held open, never read: srun's writes stall once it is full
+  timeout -k 10 $((START_LIMIT + 300)) "$DLAUNCH" submit --srun --nodes "$JOB_NODES" --gpus-per-node "$PER_NODE" \
+    --shutdown-timeout "$SHUTDOWN" --output-dir "$OUTPUTS" --job-name "$name" \
+    --run-arg=--heartbeat-timeout="$CONSOLE_HEARTBEAT" -- "$WORKER" chatty >"$fifo" 2>"$RUN_DIR/submit.err" &
+  SUBMITTER=$!
+  if ! wait_until 60 grep -q "output folder" "$RUN_DIR/submit.err"; then
+    fail "the job runs with srun" "$(cat "$RUN_DIR/submit.err")"
+    exec 7>&-
+    return
+  fi
+  FOLDER=$(sed -n 's/.*output folder //p' "$RUN_DIR/submit.err" | tail -n 1)
+  wait_until 60 job_of_name "$name" >/dev/null || { fail "Slurm knows the job"; exec 7>&-; return; }
+  JOB_ID=$(job_of_name "$name")
+  say "  job $JOB_ID, folder $FOLDER"
+  expect_workers_started || { exec 7>&-; return; }
+  if wait_until 60 fifo_full 7; then pass "srun's stdout is stalled (the FIFO is full)"
+  else fail "srun's stdout is stalled (the FIFO is full)" "it holds $(fifo_bytes 7) bytes"; exec 7>&-; return; fi
+  # Four heartbeat timeouts with every console stalled: a launcher whose
+  # event loop waited for its console would have gone silent, and node 0
+  # would have stopped the job.
+  if wait_until $((4 * CONSOLE_HEARTBEAT)) job_not_running; then
+    fail "the job still runs after $((4 * CONSOLE_HEARTBEAT)) s of stalled consoles (heartbeat timeout ${CONSOLE_HEARTBEAT} s)" \
+      "$(scontrol show job -o "$JOB_ID" 2>&1 | grep -oE '(JobState|Reason|ExitCode)=[^ ]*' | tr '\n' ' ')"
+  else
+    pass "the job still runs after $((4 * CONSOLE_HEARTBEAT)) s of stalled consoles (heartbeat timeout ${CONSOLE_HEARTBEAT} s)"
+  fi
+  say "  scancel $JOB_ID"
+  FAULT_NS=$(now_ns)
+  scancel "$JOB_ID"
+  wait_until "$BOUND_CONSOLE" nothing_left_of_launchers
+  stop_clock_at_fault
+  expect_within "every launcher stopped within ${BOUND_CONSOLE} s of scancel, its console still stalled" "$BOUND_CONSOLE"
+  # Now let srun write what it holds, and end.
+  cat "$fifo" >/dev/null &
+  local drainer=$!
+  exec 7>&-
+  wait_pid 60 "$SUBMITTER"
+  SUBMITTER=""
+  kill "$drainer" 2>/dev/null
+  wait "$drainer" 2>/dev/null
+  expect_nothing_left
+}
+job_of_name() { squeue -h -n "$1" -o %i 2>/dev/null | head -n 1 | grep -E '^[0-9]+$'; }
+job_not_running() { ! scontrol show job -o "$JOB_ID" 2>/dev/null | grep -q 'JobState=RUNNING'; }
+# Bytes waiting in the FIFO open on descriptor $1 (FIONREAD).
+fifo_bytes() {
+  "$PY" -c 'import fcntl, struct, sys, termios
+print(struct.unpack("i", fcntl.ioctl(0, termios.FIONREAD, b"\0" * 4))[0])' <&"$1"
+}
+# Full: less room left than one of srun's writes needs (a few KiB of its 64 KiB).
+fifo_full() { [ "$(fifo_bytes "$1")" -ge $((65536 - 8192)) ]; }
+launcher_pids() { job_processes | grep -F "$DLAUNCH_REAL run" | awk '{print $2}'; }
+nothing_left_of_launchers() { [ -z "$(launcher_pids)" ]; }
+stop_clock_at_fault() { ELAPSED_MS=$((($(now_ns) - FAULT_NS) / 1000000)); ELAPSED_S=$(printf '%d.%d' $((ELAPSED_MS / 1000)) $((ELAPSED_MS % 1000 / 100))); }
+
+# 10: one node's log folder is a full file system.
+case_full_disk() {
+  local run=$1 node=2 host pid rank count
+  host=node$((node + 1))
+  section "case 10, run $run/$REPEATS: node $node's log folder is a full file system (1 MiB tmpfs on $host)"
+  submit 10 "$run" --sbatch-arg=--hold -- "$WORKER" flood "$FULL_LINES" || return
+  mkdir -p "$FOLDER/logs"
+  pid=$(slurmd_pid $((node + 1)))
+  if ! nsenter --target "$pid" --mount -- mount -t tmpfs -o size=1m tmpfs "$FOLDER/logs"; then
+    fail "mounted a 1 MiB tmpfs over the job's logs/ in $host's mount namespace"
+    return
+  fi
+  TMPFS_NODE=$((node + 1)) TMPFS_PATH=$FOLDER/logs
+  if mountpoint -q "$FOLDER/logs"; then fail "only $host sees the tmpfs"; else pass "only $host sees the tmpfs"; fi
+  scontrol release "$JOB_ID"
+  FAULT_NS=$(now_ns)
+  wait_for_end "$BOUND_FULL"
+  local ended=$?
+  unmount_tmpfs
+  [ "$ended" = 0 ] || { expect_nothing_left; return; }
+  expect_eq "the job ends COMPLETED (logs must not kill training)" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_within "it ends within ${BOUND_FULL} s of its release" "$BOUND_FULL"
+  expect_in_log "$host's launcher names a log file on the full disk and ENOSPC" "No space left on device"
+  expect_in_log "the end of its run lists the incomplete files" "incomplete:"
+  for ((rank = node * PER_NODE; rank < (node + 1) * PER_NODE; rank++)); do
+    count=$(grep -cE "^\[rank$rank\]:rank $rank line [0-9]{5} 0{100}\$" "$LOG")
+    expect_eq "rank $rank on $host: every one of its $FULL_LINES lines reached the Slurm log" "$FULL_LINES" "$count"
+  done
+  expect_nothing_left
+}
+
 # ------------------------------------------------------------------- main
 
-CASE_FUNCTION=("" case_worker case_launcher case_node0 case_cancel case_preempt case_stuck case_stranger case_flood)
+CASE_FUNCTION=("" case_worker case_launcher case_node0 case_cancel case_preempt case_stuck case_stranger case_flood
+  case_console case_full_disk)
 say "fault suite: $REPEATS run(s) of case(s) $CASES, jobs of $JOB_NODES nodes x $PER_NODE workers"
 say "cluster $DLAUNCH_CLUSTER_DIR, dlaunch $DLAUNCH_REAL"
 for case in $CASES; do
-  [[ $case =~ ^[1-8]$ ]] || { say "unknown case '$case' (1..8)"; exit 1; }
+  [[ $case =~ ^([1-9]|10)$ ]] || { say "unknown case '$case' (1..10)"; exit 1; }
   for ((run = 1; run <= REPEATS; run++)); do
     begin_run "$case"
     FOLDER="" LOG="" RUN_DIR=""
