@@ -40,7 +40,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "launch/world.h"
+#include "rendezvous/world.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
 #include "rendezvous/session.h"

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "launch/task_environment.h"
 #include "slurm/slurm_context.h"

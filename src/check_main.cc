@@ -3,5 +3,5 @@
 
 int main(int argc, char** argv) {
   return dlaunch::run_guarded(
-      [&] { return dlaunch::check::run_check(dlaunch::CommandArgs(argv + 1, argv + argc)); });
+      [&] { return dlaunch::check::run_check(std::vector<std::string>(argv + 1, argv + argc)); });
 }

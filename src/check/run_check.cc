@@ -9,7 +9,7 @@
 
 namespace dlaunch::check {
 
-int run_check(const CommandArgs& args) {
+int run_check(const std::vector<std::string>& args) {
   auto options = parse_check_options(args);
   if (!options) return 0;  // --help
   // Who this worker is, from the launcher's (or srun's) variables.

@@ -3,11 +3,12 @@
 // loaded only by the check and never slow down `dlaunch run`'s start.
 #pragma once
 
-#include "cli/command.h"
+#include <string>
+#include <vector>
 
 namespace dlaunch::check {
 
 // dlaunch check [--bench|--pairs] [options]: run as a worker under a launcher.
-int run_check(const CommandArgs& args);
+int run_check(const std::vector<std::string>& args);
 
 }  // namespace dlaunch::check

@@ -11,7 +11,7 @@
 #include "cli/run_command.h"
 #include "cli/ssh_command.h"
 #include "cli/submit_command.h"
-#include "launch/console_report.h"
+#include "process/console_report.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/strings.h"

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "launch/launch_config.h"
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 #include "util/strings.h"
 
 namespace dlaunch {

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "launch/task_environment.h"
-#include "launch/worker_process.h"
+#include "process/worker_process.h"
 #include "util/error.h"
 
 namespace dlaunch {

@@ -1,10 +1,41 @@
 #include "cli/run_command.h"
 
-#include "cli/run_options.h"
 #include "launch/launch_config.h"
 #include "launch/launcher.h"
+#include "launch/run_options.h"
+#include "rendezvous/local_coordinator.h"
+#include "rendezvous/rendezvous_coordinator.h"
 
 namespace dlaunch {
+namespace {
+
+// One node meets nobody; several meet at node 0's rendezvous.
+std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, SignalChannel& signals,
+                                              const std::string& host) {
+  const Topology& topology = config.topology;
+  std::optional<int> port;
+  if (topology.master_port) port = topology.master_port->value;
+  if (topology.nnodes.value == 1)
+    return std::make_unique<LocalCoordinator>(topology.master_addr.value, port,
+                                              topology.nproc_per_node.value, topology.run_id.value,
+                                              config.max_restarts);
+  RendezvousSettings settings;
+  settings.master_addr = topology.master_addr.value;
+  settings.port = port.value_or(0);
+  settings.node_rank = topology.node_rank.value;
+  settings.nnodes = topology.nnodes.value;
+  settings.nproc = topology.nproc_per_node.value;
+  settings.host = host;
+  settings.run_id = topology.run_id.value;
+  settings.max_restarts = config.max_restarts;
+  settings.timeout = config.rdzv_timeout;
+  if (config.rdzv_token) settings.token = config.rdzv_token->value;
+  settings.heartbeat_timeout = config.heartbeat_timeout;
+  settings.allow_uneven = config.allow_uneven;
+  return make_rendezvous_coordinator(settings, signals);
+}
+
+}  // namespace
 
 int run_command(const CommandArgs& args) {
   Environment environment = Environment::from_process();
@@ -13,8 +44,10 @@ int run_command(const CommandArgs& args) {
   if (!options) return 0;  // --help
   // Checked values: flags, then PET_*, then the Slurm step, then defaults.
   LaunchConfig config = resolve_launch_config(*options, environment);
-  // Rendezvous, supervision, report.
-  return run_launcher(config, environment);
+  // Rendezvous, supervision, report, with the coordinator this job needs.
+  return run_launcher(config, environment, [&](SignalChannel& signals, const std::string& host) {
+    return make_coordinator(config, signals, host);
+  });
 }
 
 }  // namespace dlaunch

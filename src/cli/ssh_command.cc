@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "launch/launch_config.h"
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 #include "rendezvous/token.h"
 #include "slurm/hostlist.h"
 #include "ssh/host_file.h"

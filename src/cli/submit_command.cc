@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "launch/token_setting.h"
-#include "launch/worker_process.h"
+#include "process/worker_process.h"
 #include "rendezvous/token.h"
 #include "submit/config_file.h"
 #include "submit/job_script.h"

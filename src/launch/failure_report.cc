@@ -2,19 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 
 namespace dlaunch {
-
-std::string describe_failure(const Failure& failure) {
-  if (failure.global_rank < 0) return failure.description;
-  std::string how = failure.signal != 0
-                        ? fmt::format("was killed by {} (exit code {})", signal_name(failure.signal),
-                                      failure.exit_code)
-                        : fmt::format("exited with code {}", failure.exit_code);
-  return fmt::format("rank {} (local rank {}) on {} (node {}) {}", failure.global_rank,
-                     failure.local_rank, failure.host, failure.node_rank, how);
-}
 
 std::string format_failure_summary(const Verdict& verdict, int this_node_rank) {
   std::string text = "dlaunch: ==================== job failed ====================\n";

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "launch/world.h"
+#include "rendezvous/world.h"
 
 namespace dlaunch {
 
@@ -11,8 +11,5 @@ namespace dlaunch {
 // (global and local rank, node, pid, exit code or signal name, time, log
 // file, its last lines), and what that means for this node.
 std::string format_failure_summary(const Verdict& verdict, int this_node_rank);
-
-// One line: "rank 3 (local rank 1) on node1 exited with code 3".
-std::string describe_failure(const Failure& failure);
 
 }  // namespace dlaunch

@@ -6,7 +6,7 @@
 #include <regex>
 #include <sched.h>
 
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 #include "launch/token_setting.h"
 #include "slurm/slurm_context.h"
 #include "util/error.h"

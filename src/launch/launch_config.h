@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "util/environment.h"
 #include "util/sourced.h"
 

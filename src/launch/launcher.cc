@@ -4,19 +4,17 @@
 #include <fmt/format.h>
 #include <memory>
 
-#include "launch/console_report.h"
+#include "process/console_report.h"
 #include "launch/escaped_processes.h"
 #include "launch/failure_report.h"
-#include "launch/local_coordinator.h"
 #include "launch/log_root.h"
-#include "launch/signal_channel.h"
-#include "launch/stdin_watch.h"
+#include "process/signal_channel.h"
+#include "process/stdin_watch.h"
 #include "launch/supervisor.h"
-#include "launch/watchdog.h"
+#include "process/watchdog.h"
 #include "launch/worker_plan.h"
-#include "launch/worker_process.h"
+#include "process/worker_process.h"
 #include "util/error.h"
-#include "rendezvous/rendezvous_coordinator.h"
 #include "slurm/requeue.h"
 #include "util/console.h"
 #include "util/ports.h"
@@ -27,31 +25,6 @@ namespace {
 // Everything the launcher says goes through the non-blocking console, so a
 // stalled stderr never stops it (util/console.h).
 void say(const std::string& text) { console_err().write_message(text); }
-
-std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, const std::string& host,
-                                              SignalChannel& signals) {
-  const Topology& topology = config.topology;
-  std::optional<int> port;
-  if (topology.master_port) port = topology.master_port->value;
-  if (topology.nnodes.value == 1)
-    return std::make_unique<LocalCoordinator>(topology.master_addr.value, port,
-                                              topology.nproc_per_node.value, topology.run_id.value,
-                                              config.max_restarts);
-  RendezvousSettings settings;
-  settings.master_addr = topology.master_addr.value;
-  settings.port = port.value_or(0);
-  settings.node_rank = topology.node_rank.value;
-  settings.nnodes = topology.nnodes.value;
-  settings.nproc = topology.nproc_per_node.value;
-  settings.host = host;
-  settings.run_id = topology.run_id.value;
-  settings.max_restarts = config.max_restarts;
-  settings.timeout = config.rdzv_timeout;
-  if (config.rdzv_token) settings.token = config.rdzv_token->value;
-  settings.heartbeat_timeout = config.heartbeat_timeout;
-  settings.allow_uneven = config.allow_uneven;
-  return make_rendezvous_coordinator(settings, signals);
-}
 
 // Every node checks its program before joining, so a typo fails in
 // seconds on the node that has it instead of after the rendezvous.
@@ -130,7 +103,8 @@ int run_rounds(const LaunchConfig& config, const Environment& environment, Coord
 
 }  // namespace
 
-int run_launcher(const LaunchConfig& config, const Environment& environment) {
+int run_launcher(const LaunchConfig& config, const Environment& environment,
+                 const CoordinatorFactory& make_coordinator) {
   auto preflight = program_problem(config, environment);
   if (preflight && config.topology.nnodes.value == 1) throw InputError(*preflight);
   // A closed console must not kill the launcher while it still owns workers.
@@ -150,7 +124,7 @@ int run_launcher(const LaunchConfig& config, const Environment& environment) {
   if (config.topology.nnodes.value > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
         "may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");
-  auto coordinator = make_coordinator(config, host, signals);
+  auto coordinator = make_coordinator(signals, host);
   if (preflight) fail_preflight(*preflight, config, *coordinator);
   LogRoot log_root(config);
   describe_console_drops(log_root.path(), !log_root.temporary());

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "launch/error_file.h"
-#include "launch/stream_relay.h"
-#include "launch/worker_process.h"
+#include "process/stream_relay.h"
+#include "process/worker_process.h"
 #include "util/console_watch.h"
 #include "util/error.h"
 #include "util/event_fds.h"

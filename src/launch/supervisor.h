@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "launch/coordinator.h"
+#include "rendezvous/coordinator.h"
 #include "launch/escaped_processes.h"
-#include "launch/log_file_fault.h"
-#include "launch/signal_channel.h"
-#include "launch/watchdog.h"
+#include "process/log_file_fault.h"
+#include "process/signal_channel.h"
+#include "process/watchdog.h"
 #include "launch/worker_plan.h"
-#include "launch/world.h"
+#include "rendezvous/world.h"
 #include "util/console.h"
 
 namespace dlaunch {

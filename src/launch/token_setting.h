@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "util/environment.h"
 

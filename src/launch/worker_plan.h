@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "launch/launch_config.h"
-#include "launch/world.h"
+#include "rendezvous/world.h"
 #include "util/environment.h"
 
 namespace dlaunch {

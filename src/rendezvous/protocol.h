@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "launch/world.h"
+#include "rendezvous/world.h"
 
 namespace dlaunch::rendezvous {
 

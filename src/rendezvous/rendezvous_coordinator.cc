@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 
-#include "launch/local_coordinator.h"
+#include "rendezvous/local_coordinator.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
 #include "rendezvous/service_dialer.h"

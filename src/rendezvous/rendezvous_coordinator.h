@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "launch/coordinator.h"
-#include "launch/signal_channel.h"
+#include "rendezvous/coordinator.h"
+#include "process/signal_channel.h"
 
 namespace dlaunch {
 

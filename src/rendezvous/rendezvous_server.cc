@@ -14,7 +14,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "launch/failure_report.h"
 #include "rendezvous/peer_connection.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/session.h"

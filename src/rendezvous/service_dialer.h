@@ -19,8 +19,8 @@
 #include <set>
 #include <string>
 
-#include "launch/coordinator.h"
-#include "launch/signal_channel.h"
+#include "rendezvous/coordinator.h"
+#include "process/signal_channel.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
 #include "rendezvous/service_link.h"

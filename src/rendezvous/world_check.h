@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "launch/world.h"
+#include "rendezvous/world.h"
 
 namespace dlaunch::rendezvous {
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <functional>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/strings.h"

@@ -6,7 +6,7 @@
 #include <poll.h>
 #include <sys/wait.h>
 
-#include "launch/worker_process.h"
+#include "process/worker_process.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/socket.h"

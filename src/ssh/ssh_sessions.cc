@@ -11,8 +11,8 @@
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
-#include "launch/stream_relay.h"
-#include "launch/worker_process.h"
+#include "process/stream_relay.h"
+#include "process/worker_process.h"
 #include "util/console_watch.h"
 #include "util/environment.h"
 #include "util/error.h"

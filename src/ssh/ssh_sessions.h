@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 #include "util/console.h"
 
 namespace dlaunch::ssh {

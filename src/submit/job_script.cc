@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <fmt/format.h>
 
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 #include "launch/launch_config.h"
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 #include "launch/token_setting.h"
 #include "submit/script_value.h"
 #include "util/error.h"

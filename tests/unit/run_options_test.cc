@@ -1,5 +1,5 @@
 // Option parsing: both spellings, PET_ fallbacks, PROGRAM and its arguments untouched.
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 
 #include <gtest/gtest.h>
 

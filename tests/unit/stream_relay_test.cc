@@ -1,6 +1,6 @@
 // Output relaying: whole prefixed lines, files unchanged, tails for the
 // summary, and a log file that fails.
-#include "launch/stream_relay.h"
+#include "process/stream_relay.h"
 
 #include <gtest/gtest.h>
 #include <csignal>

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "launch/local_coordinator.h"
+#include "rendezvous/local_coordinator.h"
 
 #include <csignal>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "launch/log_file_fault.h"
+#include "process/log_file_fault.h"
 
 #include <cstring>
 #include <fmt/format.h>

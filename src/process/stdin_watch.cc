@@ -1,4 +1,4 @@
-#include "launch/stdin_watch.h"
+#include "process/stdin_watch.h"
 
 #include <cerrno>
 #include <csignal>

@@ -1,4 +1,4 @@
-#include "launch/console_report.h"
+#include "process/console_report.h"
 
 #include <cstring>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "launch/worker_process.h"
+#include "process/worker_process.h"
 
 #include <cerrno>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 #include "util/error.h"
 #include "util/open_file_limit.h"
 #include "util/strings.h"

@@ -1,4 +1,4 @@
-#include "launch/watchdog.h"
+#include "process/watchdog.h"
 
 #include <cerrno>
 #include <csignal>

@@ -1,4 +1,4 @@
-#include "launch/signal_channel.h"
+#include "process/signal_channel.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "launch/stream_relay.h"
+#include "process/stream_relay.h"
 
 #include <cstring>
 

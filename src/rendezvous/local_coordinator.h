@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "launch/coordinator.h"
+#include "rendezvous/coordinator.h"
 
 namespace dlaunch {
 

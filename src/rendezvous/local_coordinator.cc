@@ -1,4 +1,4 @@
-#include "launch/local_coordinator.h"
+#include "rendezvous/local_coordinator.h"
 
 #include "util/ports.h"
 

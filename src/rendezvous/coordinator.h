@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "launch/world.h"
+#include "rendezvous/world.h"
 
 namespace dlaunch {
 

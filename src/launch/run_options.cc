@@ -1,4 +1,4 @@
-#include "cli/run_options.h"
+#include "launch/run_options.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "launch/log_file_fault.h"
+#include "process/log_file_fault.h"
 #include "util/console.h"
 #include "util/fd.h"
 

@@ -55,4 +55,8 @@ struct Verdict {
   std::optional<Failure> failure;  // the job's first failure
 };
 
+// One line: "rank 3 (local rank 1) on node1 exited with code 3", or the
+// description of a failure that is not a worker's.
+std::string describe_failure(const Failure& failure);
+
 }  // namespace dlaunch

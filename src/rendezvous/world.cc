@@ -1,0 +1,30 @@
+#include "rendezvous/world.h"
+
+#include <fmt/format.h>
+#include <numeric>
+
+#include "process/signal_channel.h"
+#include "util/error.h"
+
+namespace dlaunch {
+
+int World::world_size() const {
+  return std::accumulate(nproc_per_node.begin(), nproc_per_node.end(), 0);
+}
+
+int World::rank_offset(int node_rank) const {
+  DLAUNCH_ASSERT(node_rank >= 0 && node_rank < nnodes());
+  return std::accumulate(nproc_per_node.begin(), nproc_per_node.begin() + node_rank, 0);
+}
+
+std::string describe_failure(const Failure& failure) {
+  if (failure.global_rank < 0) return failure.description;
+  std::string how = failure.signal != 0
+                        ? fmt::format("was killed by {} (exit code {})", signal_name(failure.signal),
+                                      failure.exit_code)
+                        : fmt::format("exited with code {}", failure.exit_code);
+  return fmt::format("rank {} (local rank {}) on {} (node {}) {}", failure.global_rank,
+                     failure.local_rank, failure.host, failure.node_rank, how);
+}
+
+}  // namespace dlaunch
