@@ -1,5 +1,6 @@
 #include "rendezvous/local_coordinator.h"
 
+#include "rendezvous/verdict.h"
 #include "util/ports.h"
 
 namespace dlaunch {
@@ -30,18 +31,6 @@ World LocalCoordinator::join(int round) {
 
 Verdict LocalCoordinator::finish(const NodeOutcome& outcome) {
   return decide_verdict(outcome, round_, max_restarts_);
-}
-
-Verdict decide_verdict(const NodeOutcome& outcome, int round, int max_restarts) {
-  Verdict verdict;
-  if (outcome.succeeded) return verdict;
-  verdict.failure = outcome.failure;
-  verdict.exit_code = outcome.failure ? outcome.failure->exit_code : 1;
-  // A launcher told to stop by a signal ends the job, and after a
-  // preemption warning the job is about to end; only worker failures restart it.
-  bool restartable = outcome.stop_signal == 0 && !outcome.preempted && round < max_restarts;
-  verdict.kind = restartable ? Verdict::Kind::kRestart : Verdict::Kind::kFailed;
-  return verdict;
 }
 
 }  // namespace dlaunch

@@ -29,8 +29,4 @@ class LocalCoordinator : public Coordinator {
   int round_ = 0;
 };
 
-// The verdict for OUTCOME of round ROUND when MAX_RESTARTS are allowed;
-// shared by every coordinator so all decide alike.
-Verdict decide_verdict(const NodeOutcome& outcome, int round, int max_restarts);
-
 }  // namespace dlaunch

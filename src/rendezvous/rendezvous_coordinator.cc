@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 
-#include "rendezvous/local_coordinator.h"
+#include "rendezvous/verdict.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
 #include "rendezvous/service_dialer.h"
@@ -141,7 +141,7 @@ class RendezvousCoordinator : public Coordinator {
     } catch (const SystemError& error) {
       return decide_alone(outcome, error.what());
     } catch (const Interrupted& interrupted) {
-      Verdict verdict = decide_verdict(outcome, round_, 0);
+      Verdict verdict = decide_verdict(RoundEnd{{outcome}, outcome.failure, true, round_, 0});
       verdict.kind = Verdict::Kind::kFailed;
       if (verdict.exit_code == 0) verdict.exit_code = 128 + interrupted.signal;
       return verdict;
@@ -325,18 +325,16 @@ class RendezvousCoordinator : public Coordinator {
     }
   }
 
-  // Node 0 is gone: this node decides alone, and never restarts.
+  // Node 0 is gone: this node decides alone, by the same rule, with node 0
+  // as a lost node (never a restart). The job's first failure is this
+  // node's own, if it had one, else the loss of node 0.
   Verdict decide_alone(const NodeOutcome& outcome, const std::string& why) const {
-    Verdict verdict = decide_verdict(outcome, round_, 0);
-    if (!verdict.failure) {
-      Failure lost;
-      lost.node_rank = 0;
-      lost.description = why;
-      verdict.failure = lost;
-      verdict.kind = Verdict::Kind::kFailed;
-      verdict.exit_code = 1;
-    }
-    return verdict;
+    Failure lost;
+    lost.node_rank = 0;
+    lost.description = why;
+    NodeOutcome node0;
+    node0.failure = lost;
+    return decide_verdict(RoundEnd{{outcome, node0}, outcome.failure ? outcome.failure : lost, true, round_, 0});
   }
 
   RendezvousSettings settings_;

@@ -18,6 +18,7 @@
 #include "rendezvous/protocol.h"
 #include "rendezvous/session.h"
 #include "rendezvous/token.h"
+#include "rendezvous/verdict.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/event_fds.h"
@@ -404,20 +405,9 @@ class RendezvousServer::Loop {
   }
 
   void decide() {
-    Verdict verdict;
-    bool all_succeeded = true;
-    bool stopped_by_signal = false;  // or warned of a preemption: the job is about to end
-    for (const auto& [rank, outcome] : outcomes_) {
-      all_succeeded &= outcome.succeeded;
-      stopped_by_signal |= outcome.stop_signal != 0 || outcome.preempted;
-    }
-    if (!all_succeeded) {
-      verdict.failure = first_failure_;
-      verdict.exit_code = first_failure_ ? first_failure_->exit_code : 1;
-      if (verdict.exit_code == 0) verdict.exit_code = 1;
-      bool restart = !stopped_by_signal && !lost_node_ && round_ < settings_.max_restarts;
-      verdict.kind = restart ? Verdict::Kind::kRestart : Verdict::Kind::kFailed;
-    }
+    RoundEnd end{{}, first_failure_, lost_node_, round_, settings_.max_restarts};
+    for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
+    Verdict verdict = decide_verdict(end);
     broadcast(MessageType::kVerdict,
               encode(VerdictMessage{static_cast<std::uint32_t>(round_), verdict}), nullptr);
     if (verdict.kind != Verdict::Kind::kRestart) {
