@@ -9,7 +9,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "../../fuzz/job_script_reader.h"
+#include "../../../fuzz/job_script_reader.h"
 #include "rendezvous/token.h"
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
