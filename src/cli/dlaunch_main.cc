@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <string_view>
+#include <system_error>
 
 #include "cli/check_command.h"
 #include "cli/command.h"
@@ -12,6 +13,7 @@
 #include "cli/ssh_command.h"
 #include "cli/submit_command.h"
 #include "process/console_report.h"
+#include "process/signal_channel.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -76,7 +78,14 @@ int run_catching(const std::function<int()>& body) {
     return body();
   } catch (const InputError& error) {
     return report("error", error, kExitInputError);
-  } catch (const SystemError& error) {
+  } catch (const SystemError& error) {  // and ProtocolError, a peer's fault
+    return report("error", error, kExitSystemError);
+  } catch (const Interrupted& interrupted) {
+    console_err().write_message(fmt::format("dlaunch: stopped by {}", signal_name(interrupted.signal)));
+    return 128 + interrupted.signal;
+  } catch (const std::system_error& error) {
+    // The operating system refused (a file system error, a thread that
+    // could not start): the outside world, not a bug.
     return report("error", error, kExitSystemError);
   } catch (const std::exception& error) {
     return report("internal error", error, kExitSystemError);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "rendezvous/world.h"
+#include "util/error.h"
 
 namespace dlaunch {
 
@@ -48,9 +49,5 @@ class Coordinator {
   virtual Verdict finish(const NodeOutcome& outcome) = 0;
 };
 
-// The launcher was told to stop (SIGINT, SIGTERM, ...) outside supervision.
-struct Interrupted {
-  int signal;
-};
 
 }  // namespace dlaunch

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "rendezvous/world.h"
+#include "util/error.h"
 
 namespace dlaunch::rendezvous {
 
@@ -59,11 +60,8 @@ inline std::chrono::milliseconds heartbeat_interval(std::chrono::milliseconds ti
   return std::max(std::chrono::milliseconds(50), timeout / 4);
 }
 
-// A malformed frame or payload. The service drops such a peer.
-class ProtocolError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// A malformed frame or payload (util/error.h). The service drops such a peer.
+using ProtocolError = ::dlaunch::ProtocolError;
 
 struct Frame {
   MessageType type;

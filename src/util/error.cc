@@ -6,6 +6,9 @@
 
 namespace dlaunch {
 
+Interrupted::Interrupted(int signal_number)
+    : std::runtime_error("stopped by signal " + std::to_string(signal_number)), signal(signal_number) {}
+
 SystemError system_error(const std::string& what, int errno_value) {
   return SystemError(what + ": " + std::strerror(errno_value));
 }
