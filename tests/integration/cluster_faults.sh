@@ -133,6 +133,10 @@ started() {
   mv "$out/.started.$RANK.run$run" "$out/started.$RANK.run$run"
 }
 on_term() {
+  # Slurm signals every process of the step and the launcher forwards the
+  # signal to the worker's group as well: a second SIGTERM could kill the
+  # `date` below before it opens its file. Ignored from here, it cannot.
+  trap '' TERM
   date +%s%N >"$out/term.$RANK"
   kill -KILL "$sleeper" 2>/dev/null
   exit 143
