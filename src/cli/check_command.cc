@@ -4,15 +4,13 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/own_executable.h"
 #include "util/subprocess.h"
 
 namespace dlaunch {
 
 int check_command(const CommandArgs& args) {
-  std::error_code error;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw SystemError("cannot find dlaunch's own path in /proc/self/exe");
-  auto check = self.parent_path() / "dlaunch-check";
+  auto check = std::filesystem::path(own_executable()).parent_path() / "dlaunch-check";
   if (!std::filesystem::exists(check))
     throw SystemError(fmt::format("{} is missing: it is built and installed beside dlaunch",
                                   check.string()));

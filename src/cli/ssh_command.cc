@@ -20,6 +20,7 @@
 #include "ssh/ssh_sessions.h"
 #include "util/environment.h"
 #include "util/error.h"
+#include "util/own_executable.h"
 #include "util/strings.h"
 
 namespace dlaunch {
@@ -40,13 +41,6 @@ std::vector<HostEntry> job_hosts(const SshOptions& options) {
                              : parse_host_file(read_text_file(*options.hostfile, "--hostfile"),
                                                *options.hostfile);
   return select_hosts(std::move(hosts), options.include, options.exclude);
-}
-
-std::string own_path() {
-  std::error_code error;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw SystemError("cannot find dlaunch's own path in /proc/self/exe");
-  return path.string();
 }
 
 // A port for node 0's rendezvous in the range dlaunch run derives Slurm
@@ -82,7 +76,7 @@ JobPlan make_plan(const SshOptions& options, const std::vector<HostEntry>& hosts
   if (options.env_file) env_file = read_text_file(*options.env_file, "--env-file");
   plan.env = carried_variables(options.env, env_file, options.env_file.value_or(""),
                                [&](const std::string& name) { return environment.get(name); });
-  plan.remote_dlaunch = options.remote_dlaunch.value_or(own_path());
+  plan.remote_dlaunch = options.remote_dlaunch.value_or(own_executable());
   plan.run_args = options.run_args;
   plan.command = options.command;
   plan.ssh_args = options.ssh_args;

@@ -16,6 +16,7 @@
 #include "submit/submission_folder.h"
 #include "submit/submit_options.h"
 #include "util/error.h"
+#include "util/own_executable.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -84,13 +85,6 @@ void check_program(const std::vector<std::string>& command) {
     throw InputError(fmt::format("cannot submit '{}': no such program here. The nodes run it from "
                                  "the shared file system, so give a path that exists on this machine",
                                  program));
-}
-
-std::string this_executable() {
-  std::error_code error;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw SystemError("cannot find dlaunch's own path in /proc/self/exe");
-  return path.string();
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -169,10 +163,10 @@ int submit_command(const CommandArgs& args) {
   // The settings are checked before the folder exists, so a refused
   // submission leaves none. A dry run writes nothing (no folder, no token
   // file): it shows the folder the job would get.
-  JobRequest request = make_job_request(settings, options->command, this_executable(),
+  JobRequest request = make_job_request(settings, options->command, own_executable(),
                                         next_submission_path(output_dir, timestamp), timestamp);
   if (options->dry_run) return dry_run(request, srun);
-  request = make_job_request(settings, options->command, this_executable(),
+  request = make_job_request(settings, options->command, own_executable(),
                              create_submission_folder(output_dir, timestamp), timestamp);
   write_file(request.submission_dir + "/config.json", settings_json(settings, request).dump(2) + "\n");
   if (srun) run_in_foreground(request);
