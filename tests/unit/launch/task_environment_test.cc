@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "launch/launch_config.h"
-#include "slurm/tasks_per_node.h"
 #include "util/error.h"
 
 namespace dlaunch {
@@ -21,30 +20,6 @@ Environment task(int procid, int localid, int nodeid) {
       {"SLURM_STEP_NUM_NODES", "3"},
       {"SLURM_STEP_TASKS_PER_NODE", "4(x2),2"},
       {"SLURM_STEP_NODELIST", "n[3-5]"}});
-}
-
-TEST(TasksPerNode, ParsesSlurmsCompressedLayout) {
-  EXPECT_EQ(slurm::parse_tasks_per_node("4(x2),2"), (std::vector<int>{4, 4, 2}));
-  EXPECT_EQ(slurm::parse_tasks_per_node("1"), (std::vector<int>{1}));
-  EXPECT_EQ(slurm::parse_tasks_per_node("2,3(x1)"), (std::vector<int>{2, 3}));
-  for (const char* bad : {"", "x", "4(2)", "4(x)", "4(x2", "-1", "4(x0)"})
-    EXPECT_THROW(slurm::parse_tasks_per_node(bad), InputError) << bad;
-}
-
-// Found by fuzz/slurm_env_fuzz: every repeat was capped, their sum was not,
-// so 4 KB of "1(x1000000)," asked for gigabytes.
-TEST(TasksPerNode, RefusesMoreThanAMillionNodesInAll) {
-  EXPECT_EQ(slurm::parse_tasks_per_node("1(x999999),2").size(), 1'000'000u);
-  EXPECT_THROW(slurm::parse_tasks_per_node("1(x999999),2,3"), InputError);
-  std::string huge = "1(x1000000)";
-  for (int i = 0; i < 300; ++i) huge += ",1(x1000000)";
-  try {
-    slurm::parse_tasks_per_node(huge);
-    ADD_FAILURE() << "no error";
-  } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("more than 1000000 nodes"), std::string::npos)
-        << error.what();
-  }
 }
 
 TEST(TaskEnvironment, MapsSlurmTaskVariables) {

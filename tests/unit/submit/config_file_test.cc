@@ -5,10 +5,15 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include "flag_settings.h"
+#include "submit/job_script.h"
 #include "util/error.h"
 
 namespace dlaunch::submit {
 namespace {
+
+using test_support::error_of;
+using test_support::request_for;
 
 class ConfigFileTest : public ::testing::Test {
  protected:
@@ -134,6 +139,66 @@ TEST_F(ConfigFileTest, ControlCharactersInScriptValuesAreRefusedWithFileAndLine)
 
   // Values that reach only the srun line are quoted there: any byte will do.
   EXPECT_EQ(error_of("[defaults]\nprefix = \"[{rank}]\\t\"\nrun-args = [\"--x=a\\nb\"]\n"), "no error");
+}
+
+// dlaunch submit's --signal and --requeue as dlaunch.toml keys.
+class SubmitConfigFileTest : public ::testing::Test {
+ protected:
+  SubmitSettings read(const std::string& text, std::optional<std::string> profile = std::nullopt) {
+    std::ofstream(path_) << text;
+    SubmitSettings settings = default_submit_settings();
+    apply_config_file(settings, path_, profile);
+    return settings;
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::string path_ = ::testing::TempDir() + "dlaunch_submit_options_test.toml";
+};
+
+TEST_F(SubmitConfigFileTest, SignalAndRequeueKeys) {
+  constexpr const char* kSignalConfig = R"([defaults]
+signal = "USR2@300"
+requeue = true
+
+[profiles.quick]
+signal = "USR1@30"
+requeue = false
+
+[profiles.wrong]
+signal = "B:USR1@60"
+)";
+  SubmitSettings defaults = read(kSignalConfig);
+  JobRequest request = request_for(defaults);
+  ASSERT_TRUE(request.signal);
+  EXPECT_EQ(request.signal->sbatch_value(), "USR2@300");
+  EXPECT_TRUE(request.requeue);
+  EXPECT_NE(defaults.find("signal")->source.find("[defaults]"), std::string::npos);
+
+  SubmitSettings quick = read(kSignalConfig, "quick");
+  request = request_for(quick);
+  EXPECT_EQ(request.signal->sbatch_value(), "USR1@30");
+  EXPECT_FALSE(request.requeue);
+
+  // The refusal names the file, line and table the value came from.
+  std::string message = error_of(read(kSignalConfig, "wrong"));
+  EXPECT_NE(message.find(path_ + ":10 [profiles.wrong]"), std::string::npos) << message;
+  EXPECT_NE(message.find("only the batch shell"), std::string::npos) << message;
+
+  // Underscores work as for every key; wrong types are named.
+  EXPECT_TRUE(read("[defaults]\nrequeue = true\nsignal = \"USR1\"\n").flag("requeue"));
+  try {
+    read("[defaults]\nrequeue = \"yes\"\n");
+    FAIL() << "a string for requeue was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("'requeue' must be true or false"), std::string::npos)
+        << error.what();
+  }
+  try {
+    read("[defaults]\nsignal = 10\n");
+    FAIL() << "an integer for signal was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("'signal' must be a string"), std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../../../fuzz/job_script_reader.h"
+#include "flag_settings.h"
 #include "rendezvous/token.h"
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
@@ -492,6 +493,85 @@ TEST(JobScriptQuoting, AProgramArgumentWithANewlineStaysInTheOneSrunCommand) {
   EXPECT_EQ(output.find("command not found"), std::string::npos) << output;
   std::filesystem::remove_all(folder);
 }
+
+// --signal and --requeue as flags give them: the forms sbatch takes, and the
+// refusals with what to do instead.
+namespace from_flags {
+
+using test_support::error_of;
+using test_support::request_for;
+using test_support::signal_error;
+using test_support::with;
+
+TEST(SubmitOptions, SignalFormsSbatchTakes) {
+  struct Case {
+    const char* text;
+    const char* sbatch;
+    const char* name;
+  };
+  for (const Case& form : {Case{"USR1", "USR1@60", "USR1"}, Case{"usr1@0", "USR1@0", "USR1"},
+                           Case{"SIGUSR1@120", "USR1@120", "USR1"}, Case{"10@5", "USR1@5", "USR1"},
+                           Case{"USR2@65535", "USR2@65535", "USR2"}, Case{"sigusr2", "USR2@60", "USR2"},
+                           Case{"12", "USR2@60", "USR2"}, Case{"R:USR1@300", "R:USR1@300", "USR1"},
+                           Case{"r:12@7", "R:USR2@7", "USR2"}}) {
+    PreemptSignal signal = parse_preempt_signal(form.text, "--signal");
+    EXPECT_EQ(signal.sbatch_value(), form.sbatch) << form.text;
+    EXPECT_EQ(signal.name, form.name) << form.text;
+  }
+}
+
+TEST(SubmitOptions, SignalRefusalsSayWhyAndWhatToDo) {
+  std::string batch = signal_error("B:USR1@60");
+  EXPECT_NE(batch.find("signal 'B:USR1@60' (from --signal)"), std::string::npos) << batch;
+  EXPECT_NE(batch.find("only the batch shell"), std::string::npos) << batch;
+  EXPECT_NE(batch.find("Drop the 'B:'"), std::string::npos) << batch;
+  EXPECT_NE(signal_error("RB:USR1").find("only the batch shell"), std::string::npos);
+  EXPECT_NE(signal_error("b:usr2@5").find("only the batch shell"), std::string::npos);
+
+  for (const char* stop : {"TERM@60", "SIGINT", "15", "HUP@10", "KILL"}) {
+    std::string message = signal_error(stop);
+    EXPECT_NE(message.find("cannot warn of a preemption"), std::string::npos) << message;
+    EXPECT_NE(message.find("SIGTERM and SIGINT already stop the job"), std::string::npos) << message;
+    EXPECT_NE(message.find("Use USR1 or USR2"), std::string::npos) << message;
+  }
+  for (const char* nonsense : {"FOO", "", "@60", "USR3", "99"}) {
+    std::string message = signal_error(nonsense);
+    EXPECT_NE(message.find("is not a signal"), std::string::npos) << nonsense << ": " << message;
+  }
+  for (const char* time : {"USR1@", "USR1@-1", "USR1@65536", "USR1@1m", "USR1@ 5"}) {
+    std::string message = signal_error(time);
+    EXPECT_NE(message.find("from 0 to 65535"), std::string::npos) << time << ": " << message;
+  }
+  EXPECT_NE(signal_error("X:USR1").find("not a prefix sbatch knows"), std::string::npos);
+  EXPECT_NE(signal_error(":USR1").find("not a prefix sbatch knows"), std::string::npos);
+}
+
+TEST(SubmitOptions, RequeueRefusals) {
+  std::string alone = error_of(with({{"requeue", true}}));
+  EXPECT_NE(alone.find("requeue (from --requeue) needs a signal"), std::string::npos) << alone;
+  EXPECT_NE(alone.find("Add --signal USR1@120"), std::string::npos) << alone;
+
+  std::string srun = error_of(with({{"requeue", true}, {"signal", std::string("USR1")}, {"srun", true}}));
+  EXPECT_NE(srun.find("cannot be used with --srun (from --srun)"), std::string::npos) << srun;
+  EXPECT_NE(srun.find("batch jobs only"), std::string::npos) << srun;
+
+  std::string task = error_of(with({{"requeue", true},
+                                    {"signal", std::string("USR1")},
+                                    {"launch", std::string("task")}}));
+  EXPECT_NE(task.find("cannot be used with --launch task (from --launch)"), std::string::npos) << task;
+  EXPECT_NE(task.find("no dlaunch run"), std::string::npos) << task;
+
+  // A refused --signal is named before --requeue's own checks.
+  EXPECT_NE(error_of(with({{"requeue", true}, {"signal", std::string("TERM")}})).find("SIGTERM"),
+            std::string::npos);
+  EXPECT_EQ(error_of(with({{"requeue", true}, {"signal", std::string("USR2@30")}})), "no error");
+  // --signal alone is fine in every mode.
+  EXPECT_EQ(error_of(with({{"signal", std::string("USR1")}, {"srun", true}})), "no error");
+  EXPECT_EQ(error_of(with({{"signal", std::string("USR1")}, {"launch", std::string("task")}})),
+            "no error");
+}
+
+}  // namespace from_flags
 
 }  // namespace
 }  // namespace dlaunch::submit

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <csignal>
 #include <fcntl.h>
-#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <thread>
@@ -15,35 +14,13 @@
 #include <map>
 #include <sstream>
 
-#include "util/console_watch.h"
+#include "console_pipe.h"
 
 namespace dlaunch {
 namespace {
 
-// A pipe that holds one page (4096 bytes), whose reader reads only when told.
-struct SmallPipe {
-  Pipe pipe = make_pipe();
-  SmallPipe() { ::fcntl(pipe.write_end.get(), F_SETPIPE_SZ, 4096); }
-  int writer() const { return pipe.write_end.get(); }
-  // Everything the pipe holds now (never waits).
-  std::string read_now() {
-    int flags = ::fcntl(pipe.read_end.get(), F_GETFL);
-    ::fcntl(pipe.read_end.get(), F_SETFL, flags | O_NONBLOCK);
-    std::string all;
-    char buffer[4096];
-    ssize_t got;
-    while ((got = ::read(pipe.read_end.get(), buffer, sizeof(buffer))) > 0)
-      all.append(buffer, static_cast<std::size_t>(got));
-    ::fcntl(pipe.read_end.get(), F_SETFL, flags);
-    return all;
-  }
-};
-
-std::string numbered_line(int n, std::size_t width = 60) {
-  std::string line = "line " + std::to_string(n) + " ";
-  line.resize(width - 1, 'x');
-  return line + "\n";
-}
+using test_support::numbered_line;
+using test_support::SmallPipe;
 
 // The numbers of the numbered lines in TEXT, checking that each is whole.
 std::vector<int> line_numbers(const std::string& text, std::vector<std::string>* others = nullptr) {
@@ -243,33 +220,6 @@ TEST(ConsoleSink, LinesOfSeveralThreadsNeverTear) {
   EXPECT_EQ(second.size(), 3000u);
   EXPECT_TRUE(std::is_sorted(first.begin(), first.end()));
   EXPECT_TRUE(std::is_sorted(second.begin(), second.end()));
-}
-
-// The event loop's side: a backlogged console is watched for EPOLLOUT, and
-// only while it has a backlog.
-TEST(ConsoleWatch, WatchesABackloggedConsoleUntilItDrains) {
-  SmallPipe console;
-  ConsoleSink sink(console.writer());
-  Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  ConsoleWatch watch(epoll.get(), {&sink, &sink}, std::uint64_t{7} << 32);
-  epoll_event event{};
-  watch.update();
-  EXPECT_EQ(::epoll_wait(epoll.get(), &event, 1, 0), 0);  // nothing to write: not watched
-  for (int n = 0; n < 200; ++n) sink.write_lines(numbered_line(n), false);
-  ASSERT_TRUE(sink.backlogged());
-  watch.update();
-  EXPECT_EQ(::epoll_wait(epoll.get(), &event, 1, 0), 0);  // the pipe is full
-  console.read_now();
-  ASSERT_EQ(::epoll_wait(epoll.get(), &event, 1, 1000), 1);
-  EXPECT_EQ(event.data.u64, std::uint64_t{7} << 32);
-  for (int i = 0; i < 100 && sink.backlogged(); ++i) {
-    watch.on_writable(event.data.u64 & 0xffffffffu);
-    console.read_now();
-  }
-  EXPECT_FALSE(sink.backlogged());
-  watch.update();
-  console.read_now();
-  EXPECT_EQ(::epoll_wait(epoll.get(), &event, 1, 0), 0);  // no backlog: unwatched
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// dlaunch ssh's command line: what goes to every host, and what it refuses.
+#include "ssh/ssh_options.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace dlaunch::ssh {
+namespace {
+
+SshOptions parse(std::vector<std::string> args) { return *parse_ssh_options(args); }
+
+std::string usage_error(std::vector<std::string> args) {
+  try {
+    parse_ssh_options(args);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+TEST(SshOptions, RunOptionsGoToEveryHost) {
+  auto options = parse({"--hosts", "a,b", "--nproc-per-node", "2", "--ssh-arg=-F", "--ssh-arg", "cfg",
+                        "-t", "3", "--max_restarts=1", "train.py", "--hosts", "not-ours"});
+  EXPECT_EQ(options.hosts, "a,b");
+  EXPECT_EQ(options.ssh_args, (std::vector<std::string>{"-F", "cfg"}));
+  EXPECT_EQ(options.run_args,
+            (std::vector<std::string>{"--nproc-per-node", "2", "-t", "3", "--max_restarts=1"}));
+  // Everything from PROGRAM on is the program's, even words that look like ours.
+  EXPECT_EQ(options.command, (std::vector<std::string>{"train.py", "--hosts", "not-ours"}));
+}
+
+TEST(SshOptions, RefusesWhatItSetsAndTyposWithAHint) {
+  EXPECT_NE(usage_error({"--hosts", "a", "--node-rank", "1", "x"}).find("--node-rank is set by dlaunch ssh"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--hosts", "a", "--rdzv-token", "s", "x"}).find("set by dlaunch ssh"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--hostfiel", "f", "x"}).find("Did you mean '--hostfile'?"), std::string::npos);
+  EXPECT_NE(usage_error({"--hosts", "a"}).find("no PROGRAM"), std::string::npos);
+  EXPECT_NE(usage_error({"x"}).find("--hosts H1,H2,... or --hostfile FILE"), std::string::npos);
+  EXPECT_NE(usage_error({"--hosts", "a", "--connect-timeout", "0", "x"}).find("--connect-timeout"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlaunch::ssh
