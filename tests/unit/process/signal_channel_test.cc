@@ -1,0 +1,67 @@
+// The launcher's signals: their names in messages, the names users type,
+// which of them stop a job, and their delivery as events.
+#include "process/signal_channel.h"
+
+#include <gtest/gtest.h>
+#include <csignal>
+#include <poll.h>
+
+#include <string>
+
+namespace dlaunch {
+namespace {
+
+TEST(SignalChannel, SignalsHaveTheirUsualNames) {
+  EXPECT_STREQ(signal_name(SIGTERM), "SIGTERM");
+  EXPECT_STREQ(signal_name(SIGKILL), "SIGKILL");
+  EXPECT_STREQ(signal_name(SIGSEGV), "SIGSEGV");
+  EXPECT_STREQ(signal_name(SIGUSR1), "SIGUSR1");
+  EXPECT_EQ(std::string(signal_name(99)).rfind("SIG", 0), std::string::npos);
+}
+
+TEST(SignalChannel, SignalsAreReadByNameWithOrWithoutSigOrByNumber) {
+  EXPECT_EQ(signal_number("USR1"), SIGUSR1);
+  EXPECT_EQ(signal_number("SIGUSR2"), SIGUSR2);
+  EXPECT_EQ(signal_number("usr1"), SIGUSR1);
+  EXPECT_EQ(signal_number("sigterm"), SIGTERM);
+  EXPECT_EQ(signal_number("10"), 10);
+  EXPECT_EQ(signal_number("15"), SIGTERM);
+  for (const char* nonsense : {"", "USR3", "SIG", "0", "99", "-1", "1x", "TERM "})
+    EXPECT_EQ(signal_number(nonsense), std::nullopt) << nonsense;
+  for (int signal = 1; signal < 32; ++signal) {
+    std::string name = signal_name(signal);
+    if (name.rfind("SIG", 0) == 0) {
+      EXPECT_EQ(signal_number(name), signal) << name;
+    }
+  }
+}
+
+TEST(SignalChannel, OnlyTheStopSignalsStopTheJob) {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) EXPECT_TRUE(SignalChannel::stops_job(signal)) << signal;
+  for (int signal : {SIGUSR1, SIGUSR2, SIGCHLD, SIGKILL}) EXPECT_FALSE(SignalChannel::stops_job(signal)) << signal;
+}
+
+TEST(SignalChannel, ABlockedSignalArrivesAsAnEventAndTheMaskIsRestored) {
+  sigset_t before;
+  ::sigprocmask(SIG_SETMASK, nullptr, &before);
+  {
+    SignalChannel channel;
+    EXPECT_EQ(channel.next(), std::nullopt);
+    ::raise(SIGUSR1);  // blocked: it would otherwise end this test
+    pollfd readable{channel.fd(), POLLIN, 0};
+    ASSERT_EQ(::poll(&readable, 1, 1000), 1);
+    EXPECT_EQ(channel.next(), SIGUSR1);
+    EXPECT_EQ(channel.next(), std::nullopt);
+    sigset_t during;
+    ::sigprocmask(SIG_SETMASK, nullptr, &during);
+    EXPECT_TRUE(sigismember(&during, SIGTERM));
+    EXPECT_TRUE(sigismember(&during, SIGCHLD));
+  }
+  sigset_t after;
+  ::sigprocmask(SIG_SETMASK, nullptr, &after);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD})
+    EXPECT_EQ(sigismember(&after, signal), sigismember(&before, signal)) << signal;
+}
+
+}  // namespace
+}  // namespace dlaunch
