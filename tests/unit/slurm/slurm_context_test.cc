@@ -1,0 +1,129 @@
+// What a Slurm step tells its processes through SLURM_* variables, read
+// without running any Slurm command.
+#include "slurm/slurm_context.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "util/error.h"
+
+namespace dlaunch::slurm {
+namespace {
+
+std::optional<SlurmContext> read(std::map<std::string, std::string> variables) {
+  return read_slurm_context(Environment(std::move(variables)));
+}
+
+std::string error_of(std::map<std::string, std::string> variables) {
+  try {
+    read(std::move(variables));
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+TEST(SlurmContext, OutsideAStepThereIsNone) {
+  EXPECT_EQ(read({}), std::nullopt);
+  EXPECT_EQ(read({{"SLURM_JOB_ID", "7"}}), std::nullopt);  // salloc's shell: no node id
+  EXPECT_EQ(read({{"SLURM_NODEID", "0"}}), std::nullopt);
+  EXPECT_EQ(read({{"SLURM_JOB_ID", ""}, {"SLURM_NODEID", "0"}}), std::nullopt);
+}
+
+TEST(SlurmContext, AStepGivesEveryValueWithTheVariableItCameFrom) {
+  auto context = read({{"SLURM_JOB_ID", "42"},
+                       {"SLURM_STEP_ID", "3"},
+                       {"SLURM_STEP_NUM_NODES", "2"},
+                       {"SLURM_JOB_NUM_NODES", "4"},
+                       {"SLURM_NODEID", "1"},
+                       {"SLURM_STEP_NODELIST", "gpu[07-08]"},
+                       {"SLURM_JOB_NODELIST", "gpu[01-04]"},
+                       {"SLURM_GPUS_ON_NODE", "8"},
+                       {"CUDA_VISIBLE_DEVICES", "0,1"},
+                       {"SLURM_STEP_RESV_PORTS", "12000-12004"}});
+  ASSERT_TRUE(context);
+  EXPECT_EQ(context->job_id, "42");
+  EXPECT_EQ(context->step_id, 3u);
+  EXPECT_EQ(context->num_nodes->value, 2);
+  EXPECT_EQ(context->num_nodes->source, "SLURM_STEP_NUM_NODES");
+  EXPECT_EQ(context->node_id->value, 1);
+  EXPECT_EQ(context->nodelist->value, "gpu[07-08]");
+  EXPECT_EQ(context->nodelist->source, "SLURM_STEP_NODELIST");
+  EXPECT_EQ(context->gpus_on_node->value, 8);
+  EXPECT_EQ(context->gpus_on_node->source, "SLURM_GPUS_ON_NODE");
+  EXPECT_EQ(context->reserved_port, 12000);
+  EXPECT_FALSE(context->in_batch_step_of_multinode_job());
+  auto first = first_node(*context);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->value, "gpu07");
+  EXPECT_EQ(first->source, "first host of SLURM_STEP_NODELIST");
+}
+
+TEST(SlurmContext, JobVariablesStandInForTheStepsAndGpusAreCountedFromDeviceLists) {
+  auto context = read({{"SLURM_JOB_ID", "42"},
+                       {"SLURM_NODEID", "0"},
+                       {"SLURM_NNODES", "3"},
+                       {"SLURM_NODELIST", "a,b,c"},
+                       {"SLURM_STEP_GPUS", "NoDevFiles"},
+                       {"SLURM_JOB_GPUS", "0,2,5"},
+                       {"SLURM_STEP_RESV_PORTS", "12003,12007"}});
+  ASSERT_TRUE(context);
+  EXPECT_EQ(context->step_id, std::nullopt);
+  EXPECT_EQ(context->num_nodes->source, "SLURM_NNODES");
+  EXPECT_EQ(context->nodelist->source, "SLURM_NODELIST");
+  EXPECT_EQ(context->gpus_on_node->value, 3);
+  EXPECT_EQ(context->gpus_on_node->source, "SLURM_JOB_GPUS");
+  EXPECT_EQ(context->reserved_port, 12003);
+  EXPECT_EQ(read({{"SLURM_JOB_ID", "1"}, {"SLURM_NODEID", "0"}})->gpus_on_node, std::nullopt);
+}
+
+TEST(SlurmContext, OnlyTheBatchStepOfAMultiNodeJobIsOne) {
+  auto batch = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "2"}});
+  EXPECT_TRUE(batch->in_batch_step_of_multinode_job());
+  auto single = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "1"}});
+  EXPECT_FALSE(single->in_batch_step_of_multinode_job());
+  auto step = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_ID", "0"},
+                    {"SLURM_JOB_NUM_NODES", "2"}});
+  EXPECT_FALSE(step->in_batch_step_of_multinode_job());
+}
+
+TEST(SlurmContext, AMalformedValueIsNamed) {
+  EXPECT_NE(error_of({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "x"}}).find("SLURM_NODEID must be an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_NUM_NODES", "0"}})
+                .find("SLURM_STEP_NUM_NODES must be an integer from 1 to"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_ID", "-1"}})
+                .find("SLURM_STEP_ID must be an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_RESV_PORTS", "70000"}})
+                .find("SLURM_STEP_RESV_PORTS must be an integer from 1 to 65535, got '70000'"),
+            std::string::npos);
+  auto context = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NODELIST", "n[1-"}});
+  try {
+    first_node(*context);
+    FAIL() << "a broken node list gave a first node";
+  } catch (const InputError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("SLURM_JOB_NODELIST is not a valid Slurm hostlist: ", 0), 0u)
+        << error.what();
+  }
+}
+
+TEST(SlurmContext, WithoutANodeListThereIsNoFirstNode) {
+  EXPECT_EQ(first_node(SlurmContext{}), std::nullopt);
+}
+
+TEST(DeviceList, CountsTheDevicesNamed) {
+  EXPECT_EQ(count_device_list("0,1,3"), 3);
+  EXPECT_EQ(count_device_list("GPU-8f2c,GPU-1a3b"), 2);
+  EXPECT_EQ(count_device_list(" 0 , 1 "), 2);
+  EXPECT_EQ(count_device_list("0,,1,"), 2);
+  EXPECT_EQ(count_device_list("NoDevFiles"), 0);
+  EXPECT_EQ(count_device_list(""), 0);
+  EXPECT_EQ(count_device_list("  "), 0);
+}
+
+}  // namespace
+}  // namespace dlaunch::slurm
