@@ -1,0 +1,115 @@
+// TCP sockets with deadlines: listening, resolving, connecting, sending.
+#include "util/socket.h"
+
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+
+#include "util/error.h"
+
+namespace dlaunch {
+namespace {
+
+using std::chrono::milliseconds;
+
+Fd accept_one(int listener) { return Fd(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC)); }
+
+TEST(Socket, ListensOnAPortTheKernelChoseAndTakesItBackAtOnce) {
+  int port = 0;
+  {
+    Fd listener = listen_tcp(0);
+    port = bound_port(listener.get());
+    EXPECT_GT(port, 0);
+    Fd client = try_connect_tcp("127.0.0.1", port, Clock::now() + milliseconds(2000));
+    ASSERT_TRUE(client.valid());
+    Fd served = accept_one(listener.get());
+    ASSERT_TRUE(served.valid());
+  }
+  // SO_REUSEADDR: a restarted job takes its port back despite TIME_WAIT.
+  EXPECT_NO_THROW(listen_tcp(port));
+}
+
+TEST(Socket, APortTakenIsNamed) {
+  Fd listener = listen_tcp(0);
+  int port = bound_port(listener.get());
+  try {
+    listen_tcp(port);
+    FAIL() << "port " << port << " was bound twice";
+  } catch (const SystemError& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot bind TCP port " + std::to_string(port)),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(Socket, ResolvesNumericAddressesAsTheyAre) {
+  auto addresses = resolve_tcp("127.0.0.1", 29500);
+  ASSERT_EQ(addresses.size(), 1u);
+  EXPECT_EQ(addresses[0].text, "127.0.0.1:29500");
+}
+
+TEST(Socket, AConnectionNobodyAcceptsIsRefusedAtOnce) {
+  int port = 0;
+  {
+    Fd listener = listen_tcp(0);
+    port = bound_port(listener.get());
+  }
+  auto start = Clock::now();
+  Fd client = try_connect_tcp("127.0.0.1", port, start + milliseconds(5000));
+  EXPECT_FALSE(client.valid());
+  EXPECT_LT(Clock::now() - start, milliseconds(2000));
+}
+
+TEST(Socket, ConnectionsAreNonBlockingWithoutNagle) {
+  Fd listener = listen_tcp(0);
+  Fd client = try_connect_tcp("127.0.0.1", bound_port(listener.get()), Clock::now() + milliseconds(2000));
+  ASSERT_TRUE(client.valid());
+  EXPECT_TRUE(::fcntl(client.get(), F_GETFL) & O_NONBLOCK);
+  int no_delay = 0;
+  socklen_t size = sizeof(no_delay);
+  ASSERT_EQ(::getsockopt(client.get(), IPPROTO_TCP, TCP_NODELAY, &no_delay, &size), 0);
+  EXPECT_NE(no_delay, 0);
+  Fd served = accept_one(listener.get());
+  sockaddr_in local{};
+  socklen_t local_size = sizeof(local);
+  ASSERT_EQ(::getsockname(client.get(), reinterpret_cast<sockaddr*>(&local), &local_size), 0);
+  EXPECT_EQ(peer_address(served.get()), "127.0.0.1:" + std::to_string(ntohs(local.sin_port)));
+  EXPECT_EQ(peer_address(listener.get()), "an unknown address");
+}
+
+TEST(Socket, SendAllDeliversEverythingOrGivesUpOnAPeerThatDoesNotRead) {
+  Fd listener = listen_tcp(0);
+  Fd client = try_connect_tcp("127.0.0.1", bound_port(listener.get()), Clock::now() + milliseconds(2000));
+  ASSERT_TRUE(client.valid());
+  Fd served = accept_one(listener.get());
+  ASSERT_TRUE(send_all(client.get(), "hello", milliseconds(1000)));
+  char buffer[8];
+  EXPECT_EQ(::recv(served.get(), buffer, sizeof(buffer), 0), 5);
+
+  // Nobody reads: send_all stops after the stall limit instead of blocking.
+  std::string lots(1 << 20, 'x');
+  auto start = Clock::now();
+  bool sent = true;
+  for (int i = 0; i < 64 && sent; ++i) sent = send_all(client.get(), lots, milliseconds(200));
+  EXPECT_FALSE(sent);
+  EXPECT_LT(Clock::now() - start, milliseconds(10000));
+
+  served.reset();  // gone: no SIGPIPE, just false
+  EXPECT_FALSE(send_all(client.get(), "x", milliseconds(200)));
+}
+
+TEST(Socket, MillisUntilIsNeverNegative) {
+  EXPECT_EQ(millis_until(Clock::now() - milliseconds(500)), 0);
+  int left = millis_until(Clock::now() + milliseconds(1000));
+  EXPECT_GT(left, 900);
+  EXPECT_LE(left, 1000);
+}
+
+}  // namespace
+}  // namespace dlaunch
