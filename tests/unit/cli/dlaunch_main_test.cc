@@ -1,0 +1,108 @@
+// The whole program behind main(): the command table, and the one
+// top-level catch that turns each kind of error into its line and exit code.
+#include "cli/dlaunch_main.h"
+
+#include <gtest/gtest.h>
+#include <csignal>
+
+#include <cerrno>
+#include <functional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "../test_support/text.h"
+#include "util/error.h"
+
+namespace dlaunch {
+namespace {
+
+using test_support::contains;
+
+struct Result {
+  int code;
+  std::string output;  // stdout and stderr: the console sinks may be one
+};
+
+Result guarded(const std::function<int()>& body) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = run_guarded(body);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  return {code, out + ::testing::internal::GetCapturedStderr()};
+}
+
+Result run(std::vector<std::string> args) {
+  args.insert(args.begin(), "dlaunch");
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  return guarded([&] { return dlaunch_main(static_cast<int>(args.size()), argv.data()); });
+}
+
+TEST(DlaunchMain, EachKindOfErrorHasItsLineAndExitCode) {
+  Result input = guarded([]() -> int { throw InputError("--nnodes must be positive"); });
+  EXPECT_EQ(input.code, 2);
+  EXPECT_TRUE(contains(input.output, "dlaunch: error: --nnodes must be positive\n"));
+  EXPECT_EQ(guarded([]() -> int { throw UsageError("bad flag"); }).code, 2);
+
+  Result system = guarded([]() -> int { throw SystemError("node 1 is gone"); });
+  EXPECT_EQ(system.code, 1);
+  EXPECT_TRUE(contains(system.output, "dlaunch: error: node 1 is gone\n"));
+  EXPECT_EQ(guarded([]() -> int { throw ProtocolError("garbage"); }).code, 1);
+
+  Result os = guarded([]() -> int { throw std::system_error(ENOSPC, std::generic_category(), "write"); });
+  EXPECT_EQ(os.code, 1);
+  EXPECT_TRUE(contains(os.output, "dlaunch: error: write"));
+
+  Result bug = guarded([]() -> int { throw std::logic_error("oops"); });
+  EXPECT_EQ(bug.code, 1);
+  EXPECT_TRUE(contains(bug.output, "dlaunch: internal error: oops\n"));
+}
+
+TEST(DlaunchMain, AStopSignalExitsWith128PlusItsNumber) {
+  Result stopped = guarded([]() -> int { throw Interrupted(SIGTERM); });
+  EXPECT_EQ(stopped.code, 128 + SIGTERM);
+  EXPECT_TRUE(contains(stopped.output, "dlaunch: stopped by SIGTERM\n"));
+}
+
+TEST(DlaunchMain, ABodysOwnCodeIsPassedOn) {
+  Result worker = guarded([] { return 7; });
+  EXPECT_EQ(worker.code, 7);
+  EXPECT_EQ(worker.output, "");
+}
+
+TEST(DlaunchMain, WithoutACommandOrWithHelpItListsTheCommands) {
+  for (const auto& args : {std::vector<std::string>{}, std::vector<std::string>{"--help"},
+                           std::vector<std::string>{"help"}}) {
+    Result help = run(args);
+    EXPECT_EQ(help.code, 0);
+    for (const char* command : {"run", "submit", "ssh", "exec", "check", "env", "hostlist", "version"})
+      EXPECT_TRUE(contains(help.output, std::string("\n  ") + command + " ")) << command;
+  }
+}
+
+TEST(DlaunchMain, VersionInBothSpellings) {
+  for (const char* spelling : {"--version", "version"}) {
+    Result version = run({spelling});
+    EXPECT_EQ(version.code, 0);
+    EXPECT_EQ(version.output, std::string("dlaunch ") + DLAUNCH_VERSION + "\n");
+  }
+}
+
+TEST(DlaunchMain, AnUnknownCommandIsAUsageErrorWithAGuess) {
+  Result typo = run({"sumbit", "train.py"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_TRUE(contains(typo.output, "dlaunch: error: unknown command 'sumbit'. Did you mean 'submit'? "
+                                    "Run 'dlaunch help' for the list."));
+  EXPECT_FALSE(contains(run({"zzzzzzzz"}).output, "Did you mean"));
+}
+
+TEST(DlaunchMain, TheCommandGetsTheArgumentsAfterItsName) {
+  Result count = run({"hostlist", "count", "n[1-4],m1"});
+  EXPECT_EQ(count.code, 0);
+  EXPECT_EQ(count.output, "5\n");
+}
+
+}  // namespace
+}  // namespace dlaunch
