@@ -7,23 +7,21 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <set>
-#include <sys/epoll.h>
-#include <sys/timerfd.h>
+#include <span>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "launch/error_file.h"
-#include "process/stream_relay.h"
+#include "process/child_output.h"
+#include "process/console_watch.h"
+#include "process/event_loop.h"
+#include "process/process_groups.h"
 #include "process/worker_process.h"
-#include "util/console_watch.h"
 #include "util/error.h"
-#include "util/event_fds.h"
 #include "util/socket.h"
 
 namespace dlaunch {
 namespace {
-
-enum class Source : std::uint32_t { kSignal = 1, kTimer, kCoordinator, kStdout, kStderr, kConsole };
 
 // After every worker exited: how long their pipes may still deliver output,
 // and the escaped processes killed then may take to be reaped.
@@ -31,10 +29,6 @@ constexpr std::chrono::seconds kDrain(2);
 // Passes of --kill-escaped subreaper per round: each kill may orphan more.
 constexpr int kMaxEscapeSweeps = 16;
 constexpr const char* kStreamNames[2] = {"stdout", "stderr"};
-
-std::uint64_t tag(Source source, std::size_t index = 0) {
-  return (static_cast<std::uint64_t>(source) << 32) | index;
-}
 
 std::string now_iso8601() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)));
@@ -50,13 +44,10 @@ Fd open_log_file(const std::string& path) {
 struct WorkerState {
   const WorkerSpec* spec = nullptr;
   pid_t pid = 0;
-  bool running = false;
   int exit_code = 0;
   int signal = 0;
   std::string exit_time;
-  OutputTail tail;
-  std::unique_ptr<StreamRelay> relays[2];  // stdout, stderr
-  Fd pipes[2];
+  std::unique_ptr<ChildOutput> output;
   Fd exec_status;
   std::string program;
 };
@@ -68,10 +59,12 @@ class RoundSupervisor {
       : plan_(plan), settings_(settings), coordinator_(coordinator), signals_(signals),
         watchdog_(watchdog),
         console_out_(settings.console_stdout ? settings.console_stdout : &console_out()),
-        console_err_(settings.console_stderr ? settings.console_stderr : &console_err()) {}
+        console_err_(settings.console_stderr ? settings.console_stderr : &console_err()),
+        console_watch_(loop_, {console_out_, console_err_}),
+        groups_(loop_) {}
 
   NodeOutcome run() {
-    open_event_sources();
+    watch_event_sources();
     start_all_workers();
     run_until_drained();
     record_incomplete_logs();
@@ -79,30 +72,42 @@ class RoundSupervisor {
   }
 
  private:
-  void open_event_sources() {
-    epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
-    timer_.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
-    if (!epoll_ || !timer_) throw system_error("cannot create the supervisor's event loop", errno);
-    add(signals_.fd(), tag(Source::kSignal));
-    add(timer_.get(), tag(Source::kTimer));
-    if (coordinator_.event_fd() >= 0) add(coordinator_.event_fd(), tag(Source::kCoordinator));
-    console_watch_.emplace(epoll_.get(), std::vector<ConsoleSink*>{console_out_, console_err_},
-                           tag(Source::kConsole));
+  void watch_event_sources() {
+    loop_.watch(signals_.fd(), EPOLLIN, [this](std::uint32_t) { on_signals(); });
+    if (coordinator_.event_fd() >= 0)
+      loop_.watch(coordinator_.event_fd(), EPOLLIN, [this](std::uint32_t) { on_coordinator(); });
   }
 
   // Until every worker has exited, its output is relayed and what it left
   // behind is reaped, or the drain deadline passes.
   void run_until_drained() {
-    for (;;) {
-      // Before the end is judged: the clean-up may find escaped processes to reap.
-      if (running_ == 0 && !drain_deadline_) clean_up_groups();
-      if (running_ == 0 && open_pipes_ == 0 && escaped_.empty()) break;
-      if (!wait_and_dispatch()) break;  // the drain deadline passed
-    }
+    loop_.run_until([this] { return finished(); });
     clean_up_groups();
   }
 
-  void add(int fd, std::uint64_t data) { watch_fd(epoll_.get(), fd, EPOLLIN, {.u64 = data}); }
+  // Asked by the loop before each wait.
+  bool finished() {
+    // Worker output (or node 0's rendezvous thread) may have left a backlog.
+    console_watch_.update();
+    follow_coordinator_deadline();
+    // Before the end is judged: the clean-up may find escaped processes to reap.
+    if (groups_.running() == 0 && !groups_cleaned_) clean_up_groups();
+    return drained_ || (groups_.running() == 0 && open_pipes_ == 0 && escaped_.empty());
+  }
+
+  // The coordinator's deadlines (heartbeats) wake the loop too; they move
+  // as it sends and hears, so the timer follows before every wait.
+  void follow_coordinator_deadline() {
+    auto due = coordinator_.next_deadline();
+    if (due == coordinator_due_) return;
+    loop_.cancel(coordinator_timer_);
+    coordinator_due_ = due;
+    if (!due) return;
+    coordinator_timer_ = loop_.at(*due, [this] {
+      coordinator_due_.reset();
+      on_coordinator();
+    });
+  }
 
   void start_all_workers() {
     workers_.reserve(plan_.workers.size());
@@ -122,43 +127,37 @@ class RoundSupervisor {
     const std::size_t index = workers_.size();
     auto state = std::make_unique<WorkerState>();
     state->spec = &spec;
-    make_relays(*state, index);
+    make_output(*state, index);
     int cgroup_procs = settings_.escapes ? settings_.escapes->cgroup_procs_fd() : -1;
     StartedWorker started = start_worker(spec.argv, spec.environment, -1, cgroup_procs);
     state->pid = started.pid;
-    state->running = true;
+    groups_.add(started.pid);
     watchdog_.watch(started.pid);
     // A stop decided while the workers start (--log-dir-required and a log
     // file that cannot be created) reaches the later ones too.
     if (stopping_) ::kill(-started.pid, SIGTERM);
-    state->pipes[0] = std::move(started.stdout_pipe);
-    state->pipes[1] = std::move(started.stderr_pipe);
     state->exec_status = std::move(started.exec_status);
     state->program = std::move(started.path);
-    add(state->pipes[0].get(), tag(Source::kStdout, index));
-    add(state->pipes[1].get(), tag(Source::kStderr, index));
+    state->output->relay(loop_, std::move(started.stdout_pipe), std::move(started.stderr_pipe),
+                         buffer_, [this] { --open_pipes_; });
     open_pipes_ += 2;
-    ++running_;
     workers_.push_back(std::move(state));
   }
 
-  // The worker's two relays, with their log files. A file (or folder) that
+  // The worker's output, with its log files. A file (or folder) that
   // cannot be created is the relay's fault from the start, not an error:
   // logs must not stop the training (the worker's error file is then
   // missing too, which only costs its message in the summary).
-  void make_relays(WorkerState& state, std::size_t index) {
+  void make_output(WorkerState& state, std::size_t index) {
     const WorkerSpec& spec = *state.spec;
     std::error_code folder_error;
     std::filesystem::create_directories(spec.log_folder, folder_error);
-    const std::optional<std::string>* files[2] = {&spec.stdout_file, &spec.stderr_file};
-    bool shown[2] = {spec.stdout_to_console, spec.stderr_to_console};
-    ConsoleSink* consoles[2] = {console_out_, console_err_};
-    for (int stream = 0; stream < 2; ++stream) {
+    auto stream_outputs = [&](int stream, const std::optional<std::string>& path,
+                              ConsoleSink* console, bool shown) {
       StreamRelay::Outputs outputs;
-      outputs.console = consoles[stream];
-      outputs.shown = shown[stream];
-      outputs.tail = &state.tail;
-      if (const auto& path = *files[stream]) {
+      outputs.console = console;
+      outputs.shown = shown;
+      if (path) {
         outputs.file = open_log_file(*path);
         // The folder's error says more than the file's ENOENT.
         if (!outputs.file) outputs.file_error = folder_error ? folder_error.value() : errno;
@@ -166,8 +165,11 @@ class RoundSupervisor {
       outputs.on_file_fault = [this, index, stream](const LogFileFault& fault) {
         on_log_fault(index, stream, fault);
       };
-      state.relays[stream] = std::make_unique<StreamRelay>(spec.prefix, std::move(outputs));
-    }
+      return outputs;
+    };
+    StreamRelay::Outputs out = stream_outputs(0, spec.stdout_file, console_out_, spec.stdout_to_console);
+    StreamRelay::Outputs err = stream_outputs(1, spec.stderr_file, console_err_, spec.stderr_to_console);
+    state.output = std::make_unique<ChildOutput>(spec.prefix, std::move(out), std::move(err));
   }
 
   // Throws SystemError when WORKER's program could not be executed; that
@@ -181,8 +183,7 @@ class RoundSupervisor {
     int status = 0;
     while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
     }
-    worker.running = false;
-    --running_;
+    groups_.forget(worker.pid);
     if (result.joining_cgroup)
       throw system_error(fmt::format("--kill-escaped cgroup: cannot move worker '{}' into {}",
                                      worker.program, settings_.escapes->cgroup_dir()),
@@ -223,81 +224,15 @@ class RoundSupervisor {
     if (settings_.incomplete_logs == nullptr) return;
     for (const auto& worker : workers_) {
       for (int stream = 0; stream < 2; ++stream) {
-        if (const auto& fault = worker->relays[stream]->file_fault())
+        if (const auto& fault = worker->output->stream(stream).file_fault())
           settings_.incomplete_logs->push_back(incomplete_log(*worker->spec, stream, *fault));
       }
     }
   }
 
-  // Waits for events and handles them. False when the drain deadline passed.
-  // The coordinator's deadlines (heartbeats) wake the loop too.
-  bool wait_and_dispatch() {
-    epoll_event events[64];
-    std::optional<Clock::time_point> wake = drain_deadline_;
-    auto coordinator_due = coordinator_.next_deadline();
-    if (coordinator_due) wake = wake ? std::min(*wake, *coordinator_due) : *coordinator_due;
-    int count = ::epoll_wait(epoll_.get(), events, 64, wake ? millis_until(*wake) : -1);
-    if (count < 0) {
-      if (errno == EINTR) return true;
-      throw system_error("the supervisor's event loop failed", errno);
-    }
-    for (int i = 0; i < count; ++i) dispatch(events[i].data.u64);
-    if (coordinator_due && Clock::now() >= *coordinator_due) on_coordinator();
-    // Worker output (or node 0's rendezvous thread) may have left a backlog.
-    console_watch_->update();
-    // Checked even while events keep coming (an escaped writer that never
-    // stops, a console that takes a little at a time): the drain is bounded.
-    if (drain_deadline_ && Clock::now() >= *drain_deadline_) {
-      close_remaining_pipes();
-      return false;
-    }
-    return true;
-  }
-
-  void dispatch(std::uint64_t data) {
-    auto source = static_cast<Source>(data >> 32);
-    auto index = static_cast<std::size_t>(data & 0xffffffffu);
-    switch (source) {
-      case Source::kSignal: on_signals(); break;
-      case Source::kTimer: on_grace_period_over(); break;
-      case Source::kCoordinator: on_coordinator(); break;
-      case Source::kStdout: on_output(index, 0); break;
-      case Source::kStderr: on_output(index, 1); break;
-      case Source::kConsole: console_watch_->on_writable(index); break;
-    }
-  }
-
-  void on_output(std::size_t index, int stream) {
-    WorkerState& worker = *workers_[index];
-    ssize_t got = read_retrying(worker.pipes[stream].get(), buffer_, sizeof(buffer_));
-    if (got > 0) {
-      worker.relays[stream]->feed(std::string_view(buffer_, static_cast<std::size_t>(got)));
-      return;
-    }
-    if (got < 0 && errno == EAGAIN) return;
-    close_pipe(worker, stream);
-  }
-
-  void close_pipe(WorkerState& worker, int stream) {
-    if (!worker.pipes[stream]) return;
-    worker.relays[stream]->finish();
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, worker.pipes[stream].get(), nullptr);
-    worker.pipes[stream].reset();
-    --open_pipes_;
-  }
-
+  // Reads what is already buffered, then gives up on writers that escaped the group.
   void close_remaining_pipes() {
-    for (auto& worker : workers_) {
-      // Read what is already buffered, then give up on writers that escaped the group.
-      for (int stream = 0; stream < 2; ++stream) {
-        if (!worker->pipes[stream]) continue;
-        set_nonblocking(worker->pipes[stream].get());
-        ssize_t got;
-        while ((got = read_retrying(worker->pipes[stream].get(), buffer_, sizeof(buffer_))) > 0)
-          worker->relays[stream]->feed(std::string_view(buffer_, static_cast<std::size_t>(got)));
-        close_pipe(*worker, stream);
-      }
-    }
+    for (auto& worker : workers_) worker->output->drain_and_close();
   }
 
   void on_signals() {
@@ -311,28 +246,20 @@ class RoundSupervisor {
   // subreaper the orphans that became ours. A reaped leftover may have
   // orphaned more processes onto the launcher, so they are looked for again.
   void reap_workers() {
-    int status = 0;
-    pid_t pid;
     bool leftover_reaped = false;
-    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    groups_.reap([&](const ChildExit& child) {
       for (auto& worker : workers_) {
-        if (worker->pid == pid && worker->running) record_exit(*worker, status);
+        if (worker->pid == child.pid && child.leader) record_exit(*worker, child);
       }
-      leftover_reaped |= escaped_.erase(pid) > 0;
-    }
+      leftover_reaped |= escaped_.erase(child.pid) > 0;
+    });
     if (leftover_reaped) kill_escaped();
   }
 
-  void record_exit(WorkerState& worker, int status) {
-    worker.running = false;
-    --running_;
+  void record_exit(WorkerState& worker, const ChildExit& child) {
     worker.exit_time = now_iso8601();
-    if (WIFSIGNALED(status)) {
-      worker.signal = WTERMSIG(status);
-      worker.exit_code = 128 + worker.signal;
-    } else {
-      worker.exit_code = WEXITSTATUS(status);
-    }
+    worker.signal = child.signal;
+    worker.exit_code = child.exit_code;
     if (worker.exit_code != 0 && !stopping_) {
       first_failure_ = &worker;
       coordinator_.announce_failure(describe(worker));
@@ -342,10 +269,10 @@ class RoundSupervisor {
 
   void on_launcher_signal(int signal) {
     if (SignalChannel::stops_job(signal) && stop_signal_ != 0 && signal == SIGINT) {
-      signal_running(SIGKILL);  // a second Ctrl-C: the user does not want to wait
+      groups_.signal(SIGKILL);  // a second Ctrl-C: the user does not want to wait
       return;
     }
-    signal_running(signal);
+    groups_.signal(signal);
     if (signal == settings_.preempt_signal) preempted_ = true;
     if (!SignalChannel::stops_job(signal) || stopping_) return;
     stop_signal_ = signal;
@@ -361,7 +288,7 @@ class RoundSupervisor {
     stop_failure_ = failure;
     coordinator_.announce_failure(failure);
     stopping_ = true;
-    arm_grace_period();
+    groups_.kill_after(settings_.shutdown_timeout);
   }
 
   void on_coordinator() {
@@ -369,10 +296,7 @@ class RoundSupervisor {
     if (!reason) return;
     // One stop request is all the round needs; a closed socket would keep
     // firing. Deadlines still call in, so heartbeats go on while workers stop.
-    if (!coordinator_unwatched_) {
-      ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, coordinator_.event_fd(), nullptr);
-      coordinator_unwatched_ = true;
-    }
+    loop_.unwatch(coordinator_.event_fd());
     if (stopping_) return;
     remote_stop_ = *reason;
     begin_stop(SIGTERM);
@@ -381,28 +305,8 @@ class RoundSupervisor {
   // SIGTERM (or SIGKILL) to every running worker's group, SIGKILL after the grace period.
   void begin_stop(int signal) {
     stopping_ = true;
-    signal_running(signal);
-    if (signal != SIGKILL) arm_grace_period();
-  }
-
-  void arm_grace_period() {
-    if (settings_.shutdown_timeout.count() == 0) {
-      signal_running(SIGKILL);
-      return;
-    }
-    arm_once(timer_.get(), settings_.shutdown_timeout);
-  }
-
-  void on_grace_period_over() {
-    std::uint64_t expirations = 0;
-    read_retrying(timer_.get(), &expirations, sizeof(expirations));
-    signal_running(SIGKILL);
-  }
-
-  void signal_running(int signal) {
-    for (auto& worker : workers_) {
-      if (worker->running) ::kill(-worker->pid, signal);
-    }
+    if (signal == SIGKILL) return groups_.signal(SIGKILL);
+    groups_.stop(settings_.shutdown_timeout);
   }
 
   // Every worker has exited: kill what is left in their groups (children
@@ -415,7 +319,12 @@ class RoundSupervisor {
       ::kill(-worker->pid, SIGKILL);
       watchdog_.release(worker->pid);
     }
-    drain_deadline_ = Clock::now() + kDrain;
+    loop_.at(Clock::now() + kDrain, [this] {
+      // Checked even while events keep coming (an escaped writer that never
+      // stops, a console that takes a little at a time): the drain is bounded.
+      close_remaining_pipes();
+      drained_ = true;
+    });
     kill_escaped();
   }
 
@@ -446,7 +355,7 @@ class RoundSupervisor {
     int stream = worker.spec->stderr_file ? 1 : 0;
     const auto& path = stream == 1 ? worker.spec->stderr_file : worker.spec->stdout_file;
     if (!path) return "";
-    const auto& fault = worker.relays[stream]->file_fault();
+    const auto& fault = worker.output->stream(stream).file_fault();
     return fault ? mark_incomplete(*path, *fault) : *path;
   }
 
@@ -456,7 +365,7 @@ class RoundSupervisor {
     result.preempted = preempted_;
     if (first_failure_ != nullptr) {
       Failure failure = describe(*first_failure_);
-      failure.last_lines = first_failure_->tail.last_lines(settings_.summary_lines);
+      failure.last_lines = first_failure_->output->tail().last_lines(settings_.summary_lines);
       failure.error_message = read_error_file_message(first_failure_->spec->error_file);
       result.failure = failure;
     } else if (stop_failure_) {
@@ -474,15 +383,14 @@ class RoundSupervisor {
   Watchdog& watchdog_;
   ConsoleSink* console_out_;
   ConsoleSink* console_err_;
-  Fd epoll_;
-  Fd timer_;
-  std::optional<ConsoleWatch> console_watch_;  // after epoll_: unwatches before it closes
+  EventLoop loop_;  // before what watches in it: they unwatch before it closes
+  ConsoleWatch console_watch_;
+  ProcessGroups groups_;  // the workers' groups
   std::vector<std::unique_ptr<WorkerState>> workers_;
-  int running_ = 0;
   int open_pipes_ = 0;
   bool stopping_ = false;
   bool groups_cleaned_ = false;
-  bool coordinator_unwatched_ = false;
+  bool drained_ = false;  // the drain deadline passed
   int stop_signal_ = 0;
   bool preempted_ = false;
   bool log_failed_ = false;  // --log-dir-required and a log file failed
@@ -491,8 +399,9 @@ class RoundSupervisor {
   std::optional<Failure> stop_failure_;
   std::optional<std::string> remote_stop_;
   const WorkerState* first_failure_ = nullptr;
-  std::optional<Clock::time_point> drain_deadline_;
-  char buffer_[256 * 1024];
+  std::optional<Clock::time_point> coordinator_due_;  // when coordinator_timer_ is armed for
+  EventLoop::Timer coordinator_timer_;
+  char buffer_[256 * 1024];  // every worker pipe is read through it
 };
 
 }  // namespace

@@ -1,11 +1,13 @@
 // Runs one round of a node's workers to the end.
 //
-// A single-threaded event loop over epoll: worker output pipes, a signalfd
-// (worker exits and signals to the launcher), a timerfd (the SIGTERM to
-// SIGKILL grace period), the coordinator's descriptor, and a stalled
+// A single-threaded event loop (process/event_loop.h): worker output
+// pipes, the signalfd (worker exits and signals to the launcher), the
+// coordinator's descriptor and deadlines (heartbeats), the SIGTERM to
+// SIGKILL grace period, the drain after the last exit, and a stalled
 // console while it has a backlog to write. There is no polling interval:
-// every reaction is to an event. Nothing in it waits for a console or a
-// log file's reader, so heartbeats and signals are always handled.
+// every reaction is to an event or a deadline. Nothing in it waits for a
+// console or a log file's reader, so heartbeats and signals are always
+// handled.
 #pragma once
 
 #include <chrono>

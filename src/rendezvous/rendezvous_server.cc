@@ -9,11 +9,11 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unordered_map>
 #include <vector>
 
+#include "process/event_loop.h"
 #include "rendezvous/peer_connection.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/session.h"
@@ -21,7 +21,6 @@
 #include "rendezvous/verdict.h"
 #include "util/console.h"
 #include "util/error.h"
-#include "util/event_fds.h"
 #include "util/open_file_limit.h"
 #include "util/ports.h"
 #include "util/socket.h"
@@ -52,6 +51,8 @@ constexpr std::size_t kMostUnproven = 16384;
 // Descriptors kept for everything else node 0's launcher opens (workers'
 // pipes, log files, the launchers that did prove themselves).
 constexpr std::size_t kReservedDescriptors = 256;
+// Connections handled per wake-up at the most, before the tick's deadlines.
+constexpr int kEventsPerBatch = 256;
 
 // How many unproven connections to hold with OPEN_FILES descriptors allowed.
 std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
@@ -65,43 +66,32 @@ std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
 class RendezvousServer::Loop {
  public:
   Loop(Fd listener, ServerSettings settings)
-      : listener_(std::move(listener)), settings_(std::move(settings)) {
+      : listener_(std::move(listener)), settings_(std::move(settings)), events_(kEventsPerBatch) {
     std::size_t open_files = raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
     max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
                                                : unproven_capacity(open_files, settings_.nnodes);
     spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     set_nonblocking(listener_.get());
     set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
-    epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
-    if (!epoll_) throw system_error("cannot create the rendezvous service's event loop", errno);
+    events_.watch(listener_.get(), EPOLLIN, [this](std::uint32_t) { accept_peers(); });
     auto now = Clock::now();
-    deadline_ = now + settings_.join_timeout;
+    arm_join_deadline();
     tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
-    next_tick_ = now + tick_;
+    arm_tick(now + tick_);
     last_heartbeat_ = now;
   }
 
-  void run(int wake_fd) {
-    watch(wake_fd, nullptr, EPOLLIN);
-    watch(listener_.get(), &listener_, EPOLLIN);
-    epoll_event events[256];
-    for (;;) {
-      auto next = next_tick_;
-      if (phase_ == Phase::kJoining) next = std::min(next, deadline_);
-      int count = ::epoll_wait(epoll_.get(), events, 256, millis_until(next));
-      if (count < 0 && errno != EINTR) return;
-      for (int i = 0; i < count; ++i) {
-        void* source = events[i].data.ptr;
-        if (source == nullptr) return;  // woken to stop
-        if (source == &listener_) accept_peers();
-        else on_event(*static_cast<Peer*>(source), events[i].events);
-      }
-      auto now = Clock::now();
-      if (phase_ == Phase::kJoining && now >= deadline_) abort_missing();
-      if (now >= next_tick_) on_tick(now);
+  // On the service's thread, until stop().
+  void run() {
+    // Closed peers are freed between batches, after the events that may still name them.
+    events_.run_until([this] {
       drop_closed_peers();
-    }
+      return false;
+    });
   }
+
+  // From any thread: run() returns.
+  void stop() { events_.stop(); }
 
   bool wait_until_all_told(Clock::time_point deadline) {
     std::unique_lock lock(told_mutex_);
@@ -112,8 +102,21 @@ class RendezvousServer::Loop {
  private:
   enum class Phase { kJoining, kRunning, kDone };
 
-  void watch(int fd, void* source, std::uint32_t events) {
-    watch_fd(epoll_.get(), fd, events, {.ptr = source});
+  // While the nodes join round round_: those missing then abort the job.
+  void arm_join_deadline() {
+    events_.cancel(join_deadline_);
+    join_deadline_ = events_.at(Clock::now() + settings_.join_timeout, [this] {
+      if (phase_ == Phase::kJoining) abort_missing();
+    });
+  }
+
+  // The fixed tick: heartbeats, and the handshake and heartbeat deadlines.
+  void arm_tick(Clock::time_point when) {
+    events_.at(when, [this] {
+      auto now = Clock::now();
+      on_tick(now);
+      arm_tick(now + tick_);
+    });
   }
 
   void log(const std::string& message) {
@@ -178,7 +181,14 @@ class RendezvousServer::Loop {
                                        random_bytes(kChallengeSize));
     Peer* raw = peer.get();
     raw->connection.set_max_payload(kMaxHandshakePayload);
-    watch(raw->connection.fd(), raw, EPOLLIN);
+    try {
+      events_.watch(raw->connection.fd(), EPOLLIN, [this, raw](std::uint32_t events) { on_event(*raw, events); });
+    } catch (const SystemError& error) {
+      // The kernel's limit on watched descriptors (a flood): this connection
+      // is closed, the service goes on for the launchers already held.
+      log_refusal(fmt::format("closed a new connection: {}", error.what()));
+      return;
+    }
     peers_.emplace(raw, std::move(peer));
     raw->unproven_entry = unproven_.insert(unproven_.end(), raw);
     ChallengeMessage challenge{raw->challenge, settings_.token.has_value(),
@@ -416,7 +426,7 @@ class RendezvousServer::Loop {
     }
     ++round_;
     phase_ = Phase::kJoining;
-    deadline_ = Clock::now() + settings_.join_timeout;
+    arm_join_deadline();
     for (auto& [rank, peer] : joined_) peer->node_rank = -1;
     joined_.clear();
     outcomes_.clear();
@@ -461,7 +471,6 @@ class RendezvousServer::Loop {
   }
 
   void on_tick(Clock::time_point now) {
-    next_tick_ = now + tick_;
     bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
     for (auto& [raw, peer] : peers_) {
@@ -538,10 +547,7 @@ class RendezvousServer::Loop {
   void update_watch(Peer& peer) {
     bool want = peer.connection.has_backlog();
     if (want == peer.watching_writable) return;
-    epoll_event event{};
-    event.events = EPOLLIN | (want ? EPOLLOUT : 0u);
-    event.data.ptr = &peer;
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, peer.connection.fd(), &event);
+    events_.set_events(peer.connection.fd(), EPOLLIN | (want ? EPOLLOUT : 0u));
     peer.watching_writable = want;
   }
 
@@ -549,13 +555,14 @@ class RendezvousServer::Loop {
     if (peer.closed) return;
     peer.closed = true;
     if (!peer.authenticated) unproven_.erase(peer.unproven_entry);
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, peer.connection.fd(), nullptr);
+    events_.unwatch(peer.connection.fd());
     auto joined = joined_.find(peer.node_rank);
     if (joined != joined_.end() && joined->second == &peer) joined_.erase(joined);
     closed_.push_back(&peer);
   }
 
-  // Closed peers are freed only here, after the events that may still name them.
+  // Closed peers are freed only here, between batches: the call stacks that
+  // closed them have returned.
   void drop_closed_peers() {
     for (Peer* peer : closed_) peers_.erase(peer);
     closed_.clear();
@@ -569,7 +576,7 @@ class RendezvousServer::Loop {
 
   Fd listener_;
   ServerSettings settings_;
-  Fd epoll_;
+  EventLoop events_;
   std::unordered_map<Peer*, std::unique_ptr<Peer>> peers_;
   std::vector<Peer*> closed_;
   std::list<Peer*> unproven_;  // oldest first
@@ -578,9 +585,8 @@ class RendezvousServer::Loop {
   int refusals_ = 0;
   Phase phase_ = Phase::kJoining;
   int round_ = 0;
-  Clock::time_point deadline_;
+  EventLoop::Timer join_deadline_;
   std::chrono::milliseconds tick_;
-  Clock::time_point next_tick_;
   Clock::time_point last_heartbeat_;
   std::map<int, Peer*> joined_;
   std::map<int, NodeInfo> nodes_;
@@ -596,11 +602,10 @@ class RendezvousServer::Loop {
 
 RendezvousServer::RendezvousServer(Fd listener, ServerSettings settings)
     : loop_(std::make_unique<Loop>(std::move(listener), std::move(settings))),
-      wake_(make_pipe()),
-      thread_([this, wake = wake_.read_end.get()] { loop_->run(wake); }) {}
+      thread_([this] { loop_->run(); }) {}
 
 RendezvousServer::~RendezvousServer() {
-  write_all(wake_.write_end.get(), "x");
+  loop_->stop();
   thread_.join();
 }
 

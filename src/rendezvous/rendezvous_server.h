@@ -69,7 +69,6 @@ class RendezvousServer {
  private:
   class Loop;
   std::unique_ptr<Loop> loop_;
-  Pipe wake_;
   std::thread thread_;
 };
 

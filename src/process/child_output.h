@@ -1,0 +1,57 @@
+// A child's stdout and stderr, relayed: each pipe read in an event loop and
+// fed to its StreamRelay (console lines, log file), with the last lines of
+// both kept for a failure summary. A worker's output under the supervisor
+// and a host's under dlaunch ssh are relayed so.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "process/event_loop.h"
+#include "process/stream_relay.h"
+#include "util/fd.h"
+
+namespace dlaunch {
+
+class ChildOutput {
+ public:
+  // The relays of stdout (OUT) and stderr (ERR), each console line led by
+  // PREFIX; their tail is this output's. Made before the child starts, a
+  // log file that could not be created is reported at once
+  // (Outputs::on_file_fault).
+  ChildOutput(const std::string& prefix, StreamRelay::Outputs out, StreamRelay::Outputs err);
+  // Stops watching the pipes still open.
+  ~ChildOutput();
+  ChildOutput(const ChildOutput&) = delete;
+  ChildOutput& operator=(const ChildOutput&) = delete;
+
+  // Reads the child's pipes (stdout, stderr) in LOOP, which must outlive
+  // this, through BUFFER (one serves every pipe of a loop: it reads one at
+  // a time). ON_CLOSED runs when a pipe ends (end of file, or a read error):
+  // its relay finished and the pipe closed.
+  void relay(EventLoop& loop, Fd stdout_pipe, Fd stderr_pipe, std::span<char> buffer,
+             std::function<void()> on_closed);
+  // Relays what the pipes hold now, without waiting, and closes them: a
+  // writer that escaped the child's group may hold them open for ever.
+  void drain_and_close();
+
+  // 0: stdout, 1: stderr.
+  const StreamRelay& stream(int index) const { return *relays_[index]; }
+  const OutputTail& tail() const { return tail_; }
+
+ private:
+  void on_readable(int stream);
+  void close(int stream);
+
+  OutputTail tail_;  // before the relays, which point at it
+  std::unique_ptr<StreamRelay> relays_[2];
+  Fd pipes_[2];
+  EventLoop* loop_ = nullptr;
+  std::span<char> buffer_;
+  std::function<void()> on_closed_;
+};
+
+}  // namespace dlaunch

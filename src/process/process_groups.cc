@@ -1,0 +1,44 @@
+#include "process/process_groups.h"
+
+#include <algorithm>
+#include <csignal>
+#include <sys/wait.h>
+
+namespace dlaunch {
+
+void ProcessGroups::forget(pid_t leader) {
+  running_.erase(std::remove(running_.begin(), running_.end(), leader), running_.end());
+}
+
+bool ProcessGroups::running(pid_t leader) const {
+  return std::find(running_.begin(), running_.end(), leader) != running_.end();
+}
+
+void ProcessGroups::signal(int signal) const {
+  for (pid_t leader : running_) ::kill(-leader, signal);
+}
+
+void ProcessGroups::kill_after(std::chrono::milliseconds grace) {
+  loop_.cancel(kill_timer_);
+  if (grace.count() == 0) return signal(SIGKILL);
+  kill_timer_ = loop_.at(EventLoop::Clock::now() + grace, [this] {
+    kill_timer_ = EventLoop::Timer();
+    signal(SIGKILL);
+  });
+}
+
+void ProcessGroups::reap(const std::function<void(const ChildExit&)>& exited) {
+  int status = 0;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+    ChildExit child;
+    child.pid = pid;
+    child.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    child.exit_code = child.signal != 0 ? 128 + child.signal : WEXITSTATUS(status);
+    child.leader = running(pid);
+    if (child.leader) forget(pid);
+    exited(child);
+  }
+}
+
+}  // namespace dlaunch
