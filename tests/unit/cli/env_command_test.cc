@@ -1,0 +1,127 @@
+// dlaunch env: the topology dlaunch run would use here, each value with its
+// source, read from this process's environment (set by each test).
+#include "cli/env_command.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../test_support/text.h"
+#include "util/environment.h"
+
+namespace dlaunch {
+namespace {
+
+using test_support::contains;
+
+// While it lives, no SLURM_*, PET_* or DLAUNCH_* variable of the test's own
+// environment is set, only VARIABLES; everything is put back after.
+class ProcessEnvironment {
+ public:
+  explicit ProcessEnvironment(const std::map<std::string, std::string>& variables) {
+    Environment current = Environment::from_process();
+    for (const auto& [name, value] : current.variables()) {
+      if (name.starts_with("SLURM_") || name.starts_with("PET_") || name.starts_with("DLAUNCH_")) {
+        saved_.emplace(name, value);
+        ::unsetenv(name.c_str());
+      }
+    }
+    for (const auto& [name, value] : variables) {
+      if (!saved_.count(name)) saved_.emplace(name, std::nullopt);
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~ProcessEnvironment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) ::setenv(name.c_str(), value->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+std::string env_output(const CommandArgs& args) {
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(env_command(args), 0);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+nlohmann::json env_json(CommandArgs args) {
+  args.insert(args.begin(), "--json");
+  return nlohmann::json::parse(env_output(args));
+}
+
+TEST(EnvCommand, FlagsAndTheirSourcesForANodeOfSeveral) {
+  ProcessEnvironment environment({});
+  auto document = env_json({"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "3",
+                            "--master-addr", "head", "--master-port", "29400", "./train", "--lr", "1"});
+  EXPECT_EQ(document["nnodes"]["value"], 2);
+  EXPECT_EQ(document["nnodes"]["source"], "--nnodes");
+  EXPECT_EQ(document["node_rank"]["value"], 1);
+  EXPECT_EQ(document["nproc_per_node"]["value"], 3);
+  EXPECT_EQ(document["master_addr"]["value"], "head");
+  EXPECT_EQ(document["master_port"]["value"], 29400);
+  EXPECT_EQ(document["rendezvous"]["value"], "hosted by node 0");
+  EXPECT_EQ(document["in_slurm"]["value"], false);
+  EXPECT_TRUE(document["rdzv_token"]["value"].is_null());
+  EXPECT_TRUE(contains(document["rdzv_token"]["source"].get<std::string>(), "none: any launcher"));
+  EXPECT_EQ(document["heartbeat_timeout"]["value"], 30);
+  EXPECT_EQ(document["command"], (nlohmann::json{"./train", "--lr", "1"}));
+}
+
+TEST(EnvCommand, TheTokenIsNeverShown) {
+  const std::map<std::string, std::string> token{{"DLAUNCH_RDZV_TOKEN", "0123456789abcdef0123456789abcdef"}};
+  ProcessEnvironment environment(token);
+  std::string text = env_output({"--nnodes", "2", "--node-rank", "1", "--master-addr", "head"});
+  EXPECT_FALSE(contains(text, "0123456789abcdef")) << text;
+  EXPECT_TRUE(contains(text, "set (not shown)")) << text;
+  EXPECT_TRUE(contains(text, "(DLAUNCH_RDZV_TOKEN)")) << text;
+}
+
+TEST(EnvCommand, ASingleNodeHasNoRendezvous) {
+  ProcessEnvironment environment({});
+  auto document = env_json({"--nproc-per-node", "2"});
+  EXPECT_EQ(document["nnodes"]["value"], 1);
+  EXPECT_EQ(document["rendezvous"]["value"], "none (single node)");
+  EXPECT_FALSE(document.contains("rdzv_token"));
+  EXPECT_FALSE(document.contains("heartbeat_timeout"));
+  EXPECT_FALSE(document.contains("command"));
+  EXPECT_TRUE(document.contains("kill_escaped"));
+}
+
+TEST(EnvCommand, InsideASlurmStepTheVariablesAreTheSources) {
+  ProcessEnvironment environment({{"SLURM_JOB_ID", "77"},
+                                  {"SLURM_STEP_ID", "0"},
+                                  {"SLURM_NODEID", "1"},
+                                  {"SLURM_STEP_NUM_NODES", "2"},
+                                  {"SLURM_STEP_NODELIST", "gpu[3-4]"},
+                                  {"SLURM_GPUS_ON_NODE", "4"}});
+  std::string text = env_output({});
+  EXPECT_EQ(text.rfind("dlaunch run would use:\n", 0), 0u) << text;
+  EXPECT_TRUE(contains(text, "(SLURM_STEP_NUM_NODES)")) << text;
+  EXPECT_TRUE(contains(text, "(SLURM_NODEID)")) << text;
+  EXPECT_TRUE(contains(text, "(SLURM_GPUS_ON_NODE)")) << text;
+  EXPECT_TRUE(contains(text, "gpu3")) << text;
+  EXPECT_TRUE(contains(text, "77.0")) << text;
+  auto document = env_json({});
+  EXPECT_EQ(document["in_slurm"]["value"], true);
+  EXPECT_EQ(document["nproc_per_node"]["value"], 4);
+  EXPECT_EQ(document["master_addr"]["value"], "gpu3");
+  EXPECT_EQ(document["run_id"]["value"], "77.0");
+}
+
+TEST(EnvCommand, HelpSaysWhatItShows) {
+  ProcessEnvironment environment({});
+  std::string help = env_output({"--help"});
+  EXPECT_TRUE(contains(help, "usage: dlaunch env [--json] [dlaunch run options] [PROGRAM ...]")) << help;
+}
+
+}  // namespace
+}  // namespace dlaunch
