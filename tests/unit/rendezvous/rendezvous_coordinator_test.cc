@@ -275,6 +275,74 @@ TEST_F(RendezvousCoordinatorTest, AMalformedFrameWhileWorkersRunStopsThemAndTheN
   EXPECT_TRUE(contains(verdict.failure->description, "malformed")) << verdict.failure->description;
 }
 
+// Node 0 without a token that sends one malformed message at a given point:
+// every decoder a launcher runs on node 0's words, fed garbage.
+enum class Garbled { kChallenge, kWelcome, kWorld, kAbortWhileJoining, kStopWhileRunning, kVerdict };
+
+FakeNode0::Script garbling(Garbled which) {
+  return [which](Fd& fd) {
+    const std::string garbage = "\x01\x02";  // too short for any message
+    if (which == Garbled::kChallenge) return send_frame(fd, MessageType::kChallenge, garbage);
+    rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
+    send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
+    if (!read_frame(fd)) return;  // the Join
+    if (which == Garbled::kWelcome) return send_frame(fd, MessageType::kWelcome, garbage);
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    if (which == Garbled::kWorld) return send_frame(fd, MessageType::kWorld, garbage);
+    if (which == Garbled::kAbortWhileJoining) return send_frame(fd, MessageType::kAbort, garbage);
+    send_frame(fd, MessageType::kWorld, rendezvous::encode(world_of({1, 1})));
+    if (which == Garbled::kStopWhileRunning) return send_frame(fd, MessageType::kStop, garbage);
+    if (read_frame(fd)) send_frame(fd, MessageType::kVerdict, garbage);  // answers the Outcome
+  };
+}
+
+TEST_F(RendezvousCoordinatorTest, EveryDecoderErrorIsAOneLineReasonAndNodeZeroCountsAsLost) {
+  struct Case {
+    Garbled which;
+    const char* expected;  // in join()'s error, or in the verdict's failure
+  };
+  const std::vector<Case> while_joining = {
+      {Garbled::kChallenge, "answered but is not a dlaunch rendezvous (message is truncated"},
+      {Garbled::kWelcome, "answered the join with"},
+      {Garbled::kWorld, "protocol error: node 0 (127.0.0.1:"},
+      {Garbled::kAbortWhileJoining, "sent a malformed message"},
+  };
+  for (const Case& c : while_joining) {
+    FakeNode0 peer(garbling(c.which));
+    RendezvousSettings node = settings(peer.port());
+    node.timeout = 500ms;  // some of these are retried until the timeout
+    std::string error = join_error(node);
+    EXPECT_TRUE(contains(error, c.expected)) << static_cast<int>(c.which) << ": " << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << "one line: " << error;
+  }
+  for (Garbled which : {Garbled::kStopWhileRunning, Garbled::kVerdict}) {
+    FakeNode0 peer(garbling(which));
+    auto coordinator = make_rendezvous_coordinator(settings(peer.port()), signals_);
+    coordinator->join(0);
+    NodeOutcome done;
+    done.succeeded = true;  // this node's workers all succeeded
+    if (which == Garbled::kStopWhileRunning) {
+      std::optional<std::string> reason;
+      for (auto give_up = Clock::now() + 5s; !reason && Clock::now() < give_up;) {
+        pollfd readable{coordinator->event_fd(), POLLIN, 0};
+        ::poll(&readable, 1, 50);
+        reason = coordinator->poll_stop_request();
+      }
+      ASSERT_TRUE(reason);
+      EXPECT_TRUE(contains(*reason, "malformed")) << *reason;
+      done.succeeded = false;  // stopped on node 0's (garbled) word
+    }
+    // Node 0 said something unreadable: this node decides alone, and the
+    // job fails even though its own workers succeeded.
+    Verdict verdict = coordinator->finish(done);
+    EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed) << static_cast<int>(which);
+    EXPECT_EQ(verdict.exit_code, 1);
+    ASSERT_TRUE(verdict.failure);
+    EXPECT_TRUE(contains(verdict.failure->description, "protocol error: node 0"))
+        << verdict.failure->description;
+  }
+}
+
 TEST_F(RendezvousCoordinatorTest, TwoRealNodesWithATokenAgreeOnOneWorld) {
   std::string token = rendezvous::generate_token();
   int port = [] {
