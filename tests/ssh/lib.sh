@@ -2,8 +2,11 @@
 # Shared settings and helpers of tests/ssh/up, tests/ssh/down and of the
 # tests that use the ssh test bed (see README.md beside this file).
 #
-# Sourced, never run. Every name it defines starts with sshbed_ / SSHBED_,
-# so a test can source it next to tests/integration/lib.sh. A test does:
+# Sourced, never run. What the bed does like the Slurm test cluster (the
+# bridge and namespaces, the subnet for the state folder, pid files,
+# teardown) is in tests/testbed/lib.sh, which it sources. Every name either
+# defines starts with sshbed_ / SSHBED_ or testbed_ / TESTBED_, so a test
+# can source it next to tests/integration/lib.sh. A test does:
 #
 #   . "$DLAUNCH_SOURCE_DIR/tests/ssh/lib.sh"
 #   sshbed_use || skip "no ssh test bed is up"      # DLAUNCH_SSH_DIR or the default
@@ -22,8 +25,9 @@ set -u
 
 SSHBED_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SSHBED_REPO_DIR=$(cd "$SSHBED_LIB_DIR/../.." && pwd)
-# sshd, ip and nsenter live in sbin, which a non-login PATH may lack.
-case :$PATH: in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
+TESTBED_LABEL=ssh
+# shellcheck source-path=SCRIPTDIR source=../testbed/lib.sh
+. "$SSHBED_LIB_DIR/../testbed/lib.sh"
 
 SSHBED_DEFAULT_DIR=$SSHBED_REPO_DIR/build/test-ssh
 SSHBED_HOST_PREFIX=host
@@ -34,25 +38,17 @@ SSHBED_SSHD=/usr/sbin/sshd
 SSHBED_PACKAGES=(openssh-server openssh-client iproute2 util-linux procps)
 SSHBED_COMMANDS="sshd ssh ssh-keygen ip unshare nsenter setsid pgrep"
 
-sshbed_log() { printf '[ssh] %s\n' "$*" 2>/dev/null; }
-sshbed_warn() { printf '[ssh] warning: %s\n' "$*" >&2; }
-sshbed_die() {
-  printf '[ssh] error: %s\n' "$*" >&2
-  exit 1
-}
-sshbed_now_ms() { date +%s%3N; }
+sshbed_log() { testbed_log "$@"; }
+sshbed_warn() { testbed_warn "$@"; }
+sshbed_die() { testbed_die "$@"; }
+sshbed_now_ms() { testbed_now_ms; }
 
 # sshbed_init [STATE_DIR]: sets SSHBED_DIR (absolute; default
 # $DLAUNCH_SSH_DIR, else build/test-ssh in the repository) and the paths
 # below it.
 sshbed_init() {
-  local dir=${1:-${DLAUNCH_SSH_DIR:-$SSHBED_DEFAULT_DIR}}
-  case $dir in
-    /*) ;;
-    *) dir=$PWD/$dir ;;
-  esac
-  # One spelling everywhere (pid checks, bridge alias).
-  while [ "${#dir}" -gt 1 ] && [ "${dir%/}" != "$dir" ]; do dir=${dir%/}; done
+  local dir
+  dir=$(testbed_abs_dir "${1:-${DLAUNCH_SSH_DIR:-$SSHBED_DEFAULT_DIR}}")
   SSHBED_DIR=$dir
   SSHBED_ETC=$dir/etc
   SSHBED_RUN=$dir/run
@@ -68,17 +64,9 @@ sshbed_init() {
   SSHBED_ENV=$dir/env.sh
 }
 
-sshbed_require_root() {
-  [ "$(id -u)" = 0 ] || sshbed_die "must run as root (namespaces, bridge, sshd listening on port 22)"
-}
+sshbed_require_root() { testbed_require_root "namespaces, bridge, sshd listening on port 22"; }
 
-sshbed_missing_commands() {
-  local cmd missing=""
-  for cmd in $SSHBED_COMMANDS; do
-    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing="$missing $cmd"
-  done
-  printf '%s' "${missing# }"
-}
+sshbed_missing_commands() { testbed_missing_commands "$SSHBED_COMMANDS"; }
 
 # Installs Debian's packages if a command is missing (as tests/cluster/up
 # does). openssh-server's postinst makes /etc/ssh host keys and asks
@@ -86,55 +74,35 @@ sshbed_missing_commands() {
 # system (a container, CI) that start is refused, and if a system sshd does
 # run, it does not matter: the bed's sshds listen only on the namespaces'
 # addresses.
-sshbed_ensure_packages() {
-  local missing
-  missing=$(sshbed_missing_commands)
-  [ -z "$missing" ] && return 0
-  command -v apt-get >/dev/null 2>&1 || sshbed_die "missing commands ($missing) and no apt-get to install them"
-  sshbed_log "installing ${SSHBED_PACKAGES[*]} (missing: $missing)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >/dev/null || sshbed_die "apt-get update failed"
-  apt-get install -y -q --no-install-recommends "${SSHBED_PACKAGES[@]}" >/dev/null ||
-    sshbed_die "apt-get install ${SSHBED_PACKAGES[*]} failed"
-  missing=$(sshbed_missing_commands)
-  [ -z "$missing" ] || sshbed_die "still missing after install: $missing"
-}
+sshbed_ensure_packages() { testbed_ensure_packages "$SSHBED_COMMANDS" "${SSHBED_PACKAGES[@]}"; }
 
 # sshbed_names: from SSHBED_NET and SSHBED_NHOSTS, sets SSHBED_TAG,
 # SSHBED_BRIDGE, SSHBED_BRIDGE_ADDR and the arrays SSHBED_HOSTS (names),
 # SSHBED_NS, SSHBED_VETHS, SSHBED_ADDRS (index K-1 for hostK).
 sshbed_names() {
-  local k
   SSHBED_TAG=dls${SSHBED_NET##*.}
   SSHBED_BRIDGE=${SSHBED_TAG}br
   SSHBED_BRIDGE_ADDR=$SSHBED_NET.1
-  SSHBED_HOSTS=()
-  SSHBED_NS=()
-  SSHBED_VETHS=()
-  SSHBED_ADDRS=()
-  for ((k = 1; k <= SSHBED_NHOSTS; k++)); do
-    SSHBED_HOSTS+=("$SSHBED_HOST_PREFIX$k")
-    SSHBED_NS+=("$SSHBED_TAG-$SSHBED_HOST_PREFIX$k")
-    SSHBED_VETHS+=("${SSHBED_TAG}h$k")
-    SSHBED_ADDRS+=("$SSHBED_NET.$((10 + k))")
-  done
+  testbed_names "$SSHBED_NET" "$SSHBED_TAG" "$SSHBED_HOST_PREFIX" h "$SSHBED_NHOSTS"
+  SSHBED_HOSTS=("${TESTBED_HOST_NAMES[@]}")
+  SSHBED_NS=("${TESTBED_HOST_NS[@]}")
+  SSHBED_VETHS=("${TESTBED_HOST_VETHS[@]}")
+  SSHBED_ADDRS=("${TESTBED_HOST_ADDRS[@]}")
 }
 
 # sshbed_load: reads NET and NHOSTS recorded by the last `up` of the state
 # folder and sets the names; false if there is no record.
 sshbed_load() {
   [ -r "$SSHBED_SETTINGS" ] || return 1
-  SSHBED_NET=$(sed -n 's/^NET=//p' "$SSHBED_SETTINGS")
-  SSHBED_NHOSTS=$(sed -n 's/^NHOSTS=//p' "$SSHBED_SETTINGS")
+  SSHBED_NET=$(testbed_setting "$SSHBED_SETTINGS" NET)
+  SSHBED_NHOSTS=$(testbed_setting "$SSHBED_SETTINGS" NHOSTS)
   [[ $SSHBED_NET =~ ^10\.214\.[0-9]+$ && $SSHBED_NHOSTS =~ ^[0-9]+$ ]] || return 1
   sshbed_names
 }
 
 # A checksum of the scripts that make the bed: a running bed made by another
 # version of them is restarted by up.
-sshbed_stamp() {
-  cat "$SSHBED_LIB_DIR/up" "$SSHBED_LIB_DIR/lib.sh" 2>/dev/null | cksum | cut -d' ' -f1
-}
+sshbed_stamp() { testbed_stamp "$SSHBED_LIB_DIR/up" "$SSHBED_LIB_DIR/lib.sh"; }
 
 sshbed_save_settings() {
   printf 'NET=%s\nNHOSTS=%s\nSTAMP=%s\n' "$SSHBED_NET" "$SSHBED_NHOSTS" "$(sshbed_stamp)" >"$SSHBED_SETTINGS"
@@ -143,92 +111,35 @@ sshbed_save_settings() {
 sshbed_alias() { printf 'dlaunch-ssh:%s' "$SSHBED_DIR"; }
 
 # The bridge whose alias names the state folder (up marks its bridge so).
-sshbed_bridge_of_dir() {
-  local link
-  for link in /sys/class/net/dls*br; do
-    [ -e "$link" ] || continue
-    if [ "$(cat "$link/ifalias" 2>/dev/null)" = "$(sshbed_alias)" ]; then
-      basename "$link"
-      return 0
-    fi
-  done
-  return 1
-}
+sshbed_bridge_of_dir() { testbed_bridge_of_dir dls "$(sshbed_alias)"; }
 
 # True if 10.214.OCTET.0/24 is taken on this machine by something that is
 # not the bridge of this state folder.
-sshbed_subnet_taken() {
-  local octet=$1
-  if [ -e "/sys/class/net/dls${octet}br" ]; then
-    [ "$(cat "/sys/class/net/dls${octet}br/ifalias" 2>/dev/null)" = "$(sshbed_alias)" ] && return 1
-    return 0
-  fi
-  ip -4 -o addr show 2>/dev/null | grep -qF " 10.214.$octet." && return 0
-  ip netns list 2>/dev/null | grep -q "^dls${octet}-" && return 0
-  return 1
-}
+sshbed_subnet_taken() { testbed_subnet_taken 10.214 dls "$1" "$(sshbed_alias)"; }
 
 # sshbed_pick_net: the subnet for the state folder. DLAUNCH_SSH_NET (e.g.
 # 10.214.9) forces one; otherwise it is derived from the folder's path
 # (10.214.16 to 10.214.239), moving on to the next free one if taken. The
 # Slurm test cluster uses 10.213.x, so the two never meet.
 sshbed_pick_net() {
-  if [ -n "${DLAUNCH_SSH_NET:-}" ]; then
-    if ! [[ $DLAUNCH_SSH_NET =~ ^10\.214\.([0-9]+)$ ]] ||
-      [ "${BASH_REMATCH[1]}" -lt 1 ] || [ "${BASH_REMATCH[1]}" -gt 254 ]; then
-      sshbed_die "DLAUNCH_SSH_NET must look like 10.214.N (1 <= N <= 254)"
-    fi
-    sshbed_subnet_taken "${BASH_REMATCH[1]}" && sshbed_die "subnet $DLAUNCH_SSH_NET.0/24 is already in use"
-    SSHBED_NET=$DLAUNCH_SSH_NET
-    return 0
-  fi
-  local octet tries
-  octet=$((16 + $(printf '%s' "$SSHBED_DIR" | cksum | cut -d' ' -f1) % 224))
-  for ((tries = 0; tries < 254; tries++)); do
-    if ! sshbed_subnet_taken "$octet"; then
-      SSHBED_NET=10.214.$octet
-      return 0
-    fi
-    octet=$((octet % 254 + 1))
-  done
-  sshbed_die "no free subnet in 10.214.0.0/16"
+  testbed_pick_net 10.214 dls "$(sshbed_alias)" DLAUNCH_SSH_NET "${DLAUNCH_SSH_NET:-}" \
+    "$(testbed_octet_of_dir "$SSHBED_DIR")" 254
+  SSHBED_NET=$TESTBED_NET
 }
 
 # sshbed_read_pid FILE: the pid in FILE, or nothing.
-sshbed_read_pid() {
-  [ -r "$1" ] && tr -dc '0-9' <"$1"
-}
+sshbed_read_pid() { testbed_read_pid "$1"; }
 
 # sshbed_pid_is_ours PID: alive, not a zombie, and its command line names
 # the state folder (a pid file never makes us touch a recycled pid).
-sshbed_pid_is_ours() {
-  local pid=$1
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  sshbed_running "$pid" || return 1
-  [[ "$(sshbed_cmdline "$pid")" == *"$SSHBED_DIR/"* ]]
-}
+sshbed_pid_is_ours() { testbed_pid_is_ours "$1" "$SSHBED_DIR"; }
 
 # sshbed_cmdline PID: the command line of PID, arguments joined by spaces
-# (nothing for a zombie or a gone process). Builtins only: up and down call
-# it often, and forks are slow on a busy 2-core machine.
-sshbed_cmdline() {
-  local -a args=()
-  { mapfile -d '' args <"/proc/$1/cmdline"; } 2>/dev/null
-  printf '%s' "${args[*]}"
-}
+# (nothing for a zombie or a gone process).
+sshbed_cmdline() { testbed_cmdline "$1"; }
 
 # sshbed_running PID: alive and not a zombie.
-sshbed_running() {
-  local key state
-  [[ $1 =~ ^[0-9]+$ ]] || return 1
-  while read -r key state _; do
-    if [ "$key" = State: ]; then
-      [ "$state" != Z ] && [ "$state" != X ]
-      return
-    fi
-  done 2>/dev/null <"/proc/$1/status"
-  return 1
-}
+sshbed_running() { testbed_running "$1"; }
 
 # sshbed_index HOST: K-1 for hostK of this bed; false for any other name.
 sshbed_index() {

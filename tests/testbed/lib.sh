@@ -1,0 +1,379 @@
+# shellcheck shell=bash disable=SC2034  # settings used by the beds' own libraries
+# What the test beds do alike: the Slurm test cluster (tests/cluster) and the
+# ssh test bed (tests/ssh) are both a bridge in the root namespace and hosts
+# that are network namespaces cabled to it, in a /24 picked for their state
+# folder, with daemons started in the hosts' namespaces and recorded by pid
+# file, and taken down by pid file and by namespace.
+#
+# Sourced, never run, by tests/cluster/lib.sh and tests/ssh/lib.sh, which
+# keep what is their own (names, daemons, configuration) and set first:
+#   TESTBED_LABEL   the prefix of every line ("cluster" gives "[cluster] ...")
+# Every name here starts with testbed_ / TESTBED_, so the beds' libraries
+# can be sourced next to tests/integration/lib.sh.
+#
+# The layout every bed shares (NET = the first three octets of its /24,
+# TAG = the bed's tag prefix and NET's third octet, e.g. dlc7 or dls42):
+#   bridge   ${TAG}br  NET.1/24 in the root namespace; its alias
+#                      (ip link ... alias) names the bed's state folder
+#   host K   netns ${TAG}-PREFIXK at NET.(10+K) on its eth0, cabled to the
+#            bridge by the veth ${TAG}LETTERK
+#   STATE_DIR/ a settings file records NET, the host count and a stamp of
+#            the scripts that made the bed
+
+set -u
+
+TESTBED_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The daemons, ip and nsenter live in sbin, which a non-login PATH may lack.
+case :$PATH: in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
+
+# ---------------------------------------------------------------- messages
+
+testbed_log() { printf '[%s] %s\n' "$TESTBED_LABEL" "$*" 2>/dev/null; }
+testbed_warn() { printf '[%s] warning: %s\n' "$TESTBED_LABEL" "$*" >&2; }
+testbed_die() {
+  printf '[%s] error: %s\n' "$TESTBED_LABEL" "$*" >&2
+  exit 1
+}
+testbed_now_ms() { date +%s%3N; }
+
+# ----------------------------------------------------------------- the host
+
+# testbed_abs_dir DIR: DIR as an absolute path without trailing slashes, so
+# a state folder has one spelling everywhere (pid checks, bridge alias)
+# whatever way the user typed it.
+testbed_abs_dir() {
+  local dir=$1
+  case $dir in
+    /*) ;;
+    *) dir=$PWD/$dir ;;
+  esac
+  while [ "${#dir}" -gt 1 ] && [ "${dir%/}" != "$dir" ]; do dir=${dir%/}; done
+  printf '%s' "$dir"
+}
+
+# testbed_require_root WHY: dies unless root; WHY says what needs it.
+testbed_require_root() {
+  [ "$(id -u)" = 0 ] || testbed_die "must run as root ($1)"
+}
+
+# testbed_missing_commands COMMANDS: those of the space-separated COMMANDS
+# that are neither in PATH nor in /usr/sbin.
+testbed_missing_commands() {
+  local cmd missing=""
+  for cmd in $1; do
+    command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || missing="$missing $cmd"
+  done
+  printf '%s' "${missing# }"
+}
+
+# testbed_ensure_packages COMMANDS PACKAGE...: installs Debian's PACKAGEs
+# when one of COMMANDS is missing. Package scripts do not start the beds'
+# daemons: up starts its own, with its own settings.
+testbed_ensure_packages() {
+  local commands=$1 missing
+  shift
+  missing=$(testbed_missing_commands "$commands")
+  [ -z "$missing" ] && return 0
+  command -v apt-get >/dev/null 2>&1 || testbed_die "missing commands ($missing) and no apt-get to install them"
+  testbed_log "installing $* (missing: $missing)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null || testbed_die "apt-get update failed"
+  apt-get install -y -q --no-install-recommends "$@" >/dev/null || testbed_die "apt-get install $* failed"
+  missing=$(testbed_missing_commands "$commands")
+  [ -z "$missing" ] || testbed_die "still missing after install: $missing"
+}
+
+# --------------------------------------------------------------- processes
+
+# testbed_read_pid FILE: the pid in FILE, or nothing.
+testbed_read_pid() {
+  [ -r "$1" ] && tr -dc '0-9' <"$1"
+}
+
+# testbed_running PID: alive and not a zombie (waiting for its parent to
+# reap it). Builtins only: up and down call it often, and forks are slow on
+# a busy 2-core machine.
+testbed_running() {
+  local key state
+  [[ $1 =~ ^[0-9]+$ ]] || return 1
+  while read -r key state _; do
+    if [ "$key" = State: ]; then
+      [ "$state" != Z ] && [ "$state" != X ]
+      return
+    fi
+  done 2>/dev/null <"/proc/$1/status"
+  return 1
+}
+
+# testbed_cmdline PID: the command line of PID, arguments joined by spaces
+# (nothing for a zombie or a gone process).
+testbed_cmdline() {
+  local -a args=()
+  { mapfile -d '' args <"/proc/$1/cmdline"; } 2>/dev/null
+  printf '%s' "${args[*]}"
+}
+
+# testbed_pid_is_ours PID DIR: PID runs (not a zombie) and its command line
+# names the state folder DIR, so a pid file never makes a bed touch a
+# recycled pid of someone else.
+testbed_pid_is_ours() {
+  [[ $1 =~ ^[0-9]+$ ]] || return 1
+  testbed_running "$1" || return 1
+  [[ "$(testbed_cmdline "$1")" == *"$2/"* ]]
+}
+
+# testbed_start_in_host NS HOSTNAME HOSTS_FILE PROPAGATION OUT PIDFILE COMMAND...:
+# starts COMMAND in the network namespace NS, in UTS and mount namespaces of
+# its own (mount propagation PROPAGATION: private or slave), with host name
+# HOSTNAME and HOSTS_FILE bound over /etc/hosts, in a session of its own,
+# stdin from /dev/null and output appended to OUT; records its pid in
+# PIDFILE. nsenter --net (not `ip netns exec`, which mounts a fresh /sys and
+# so hides /sys/fs/cgroup); no tool in the chain forks, so the pid is
+# COMMAND's own.
+testbed_start_in_host() {
+  local ns=$1 host=$2 hosts_file=$3 propagation=$4 out=$5 pidfile=$6
+  shift 6
+  (
+    trap - PIPE INT TERM
+    # shellcheck disable=SC2016  # expanded by that sh
+    exec setsid nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation "$propagation" \
+      /bin/sh -c 'hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"' \
+      sh "$host" "$hosts_file" "$@"
+  ) </dev/null >>"$out" 2>&1 &
+  echo $! >"$pidfile"
+}
+
+# ----------------------------------------------------------------- settings
+
+# testbed_stamp FILE...: a checksum of the scripts that make a bed (its up,
+# its lib.sh, this file): a running bed made by another version of them is
+# restarted by up.
+testbed_stamp() {
+  cat "$@" "$TESTBED_LIB_DIR/lib.sh" 2>/dev/null | cksum | cut -d' ' -f1
+}
+
+# testbed_setting FILE KEY: the value of KEY=... in the settings FILE.
+testbed_setting() {
+  sed -n "s/^$2=//p" "$1"
+}
+
+# ------------------------------------------------------------------ network
+
+# testbed_names NET TAG PREFIX LETTER COUNT: the names of COUNT hosts
+# PREFIX1.. in TESTBED_HOST_NAMES, their namespaces (TAG-PREFIXK) in
+# TESTBED_HOST_NS, their host-side veths (TAG LETTER K) in
+# TESTBED_HOST_VETHS and their addresses (NET.(10+K)) in TESTBED_HOST_ADDRS
+# (index K-1 for host K).
+testbed_names() {
+  local net=$1 tag=$2 prefix=$3 letter=$4 count=$5 k
+  TESTBED_HOST_NAMES=()
+  TESTBED_HOST_NS=()
+  TESTBED_HOST_VETHS=()
+  TESTBED_HOST_ADDRS=()
+  for ((k = 1; k <= count; k++)); do
+    TESTBED_HOST_NAMES+=("$prefix$k")
+    TESTBED_HOST_NS+=("$tag-$prefix$k")
+    TESTBED_HOST_VETHS+=("$tag$letter$k")
+    TESTBED_HOST_ADDRS+=("$net.$((10 + k))")
+  done
+}
+
+# testbed_bridge_of_dir TAG_PREFIX ALIAS: the bridge TAG_PREFIX*br whose
+# alias is ALIAS (up marks its bridge so), if any.
+testbed_bridge_of_dir() {
+  local link
+  for link in /sys/class/net/"$1"*br; do
+    [ -e "$link" ] || continue
+    if [ "$(cat "$link/ifalias" 2>/dev/null)" = "$2" ]; then
+      basename "$link"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# testbed_subnet_taken BASE TAG_PREFIX OCTET ALIAS: true if BASE.OCTET.0/24
+# (BASE e.g. 10.213) is taken on this machine by something that is not the
+# bridge whose alias is ALIAS.
+testbed_subnet_taken() {
+  local base=$1 tag=$2$3 octet=$3 alias=$4
+  if [ -e "/sys/class/net/${tag}br" ]; then
+    [ "$(cat "/sys/class/net/${tag}br/ifalias" 2>/dev/null)" = "$alias" ] && return 1
+    return 0
+  fi
+  ip -4 -o addr show 2>/dev/null | grep -qF " $base.$octet." && return 0
+  ip netns list 2>/dev/null | grep -q "^$tag-" && return 0
+  return 1
+}
+
+# testbed_pick_net BASE TAG_PREFIX ALIAS FORCE_NAME FORCED FIRST_OCTET TRIES:
+# sets TESTBED_NET to the bed's /24 in BASE.0.0/16. FORCED (the value of the
+# variable FORCE_NAME, e.g. DLAUNCH_CLUSTER_NET=10.213.9), when not empty,
+# is the one, and must be free; otherwise the first free one of TRIES from
+# FIRST_OCTET on (wrapping from 254 to 1).
+testbed_pick_net() {
+  local base=$1 tag=$2 alias=$3 force_name=$4 forced=$5 octet=$6 tries=$7 try
+  if [ -n "$forced" ]; then
+    if ! [[ $forced =~ ^${base//./\\.}\.([0-9]+)$ ]] ||
+      [ "${BASH_REMATCH[1]}" -lt 1 ] || [ "${BASH_REMATCH[1]}" -gt 254 ]; then
+      testbed_die "$force_name must look like $base.N (1 <= N <= 254)"
+    fi
+    testbed_subnet_taken "$base" "$tag" "${BASH_REMATCH[1]}" "$alias" &&
+      testbed_die "subnet $forced.0/24 is already in use"
+    TESTBED_NET=$forced
+    return 0
+  fi
+  for ((try = 0; try < tries; try++)); do
+    if ! testbed_subnet_taken "$base" "$tag" "$octet" "$alias"; then
+      TESTBED_NET=$base.$octet
+      return 0
+    fi
+    octet=$((octet % 254 + 1))
+  done
+  testbed_die "no free subnet in $base.0.0/16"
+}
+
+# testbed_octet_of_dir DIR: an octet from 16 to 239 derived from the path DIR.
+testbed_octet_of_dir() {
+  printf '%d' $((16 + $(printf '%s' "$1" | cksum | cut -d' ' -f1) % 224))
+}
+
+# testbed_make_bridge BRIDGE ADDR ALIAS: the bridge with ADDR/24, marked
+# with ALIAS (the state folder it belongs to), up.
+testbed_make_bridge() {
+  ip link add "$1" type bridge || testbed_die "cannot create bridge $1"
+  ip link set "$1" alias "$3"
+  ip addr add "$2/24" dev "$1" || testbed_die "cannot address $1"
+  ip link set "$1" up
+}
+
+# testbed_add_host BRIDGE NS VETH ADDR: a namespace with ADDR on eth0,
+# cabled to BRIDGE.
+testbed_add_host() {
+  local bridge=$1 ns=$2 veth=$3 addr=$4
+  ip netns add "$ns" || testbed_die "ip netns add $ns failed"
+  ip link add "$veth" type veth peer name eth0 netns "$ns" || testbed_die "veth $veth for $ns failed"
+  ip link set "$veth" master "$bridge" up || testbed_die "cannot attach $veth to $bridge"
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "$addr/24" dev eth0 || testbed_die "cannot give $ns the address $addr"
+  ip -n "$ns" link set eth0 up
+}
+
+# ----------------------------------------------------------------- teardown
+
+# testbed_owns_network BRIDGE ALIAS: false once the bed is down and another
+# state folder's bed took the same subnet: its bridge then names that
+# folder, and its network is not ours.
+testbed_owns_network() {
+  ! [ -e "/sys/class/net/$1" ] || [ "$(cat "/sys/class/net/$1/ifalias" 2>/dev/null)" = "$2" ]
+}
+
+# testbed_present_namespaces TAG NS...: sets TESTBED_PRESENT_NS to those of
+# the namespaces NS and of any other namespace TAG-* (a bed that was up
+# with more hosts) that exist.
+testbed_present_namespaces() {
+  local tag=$1 ns
+  shift
+  local -a namespaces=()
+  mapfile -t namespaces < <(
+    {
+      [ $# -gt 0 ] && printf '%s\n' "$@"
+      ip netns list 2>/dev/null | awk '{print $1}' | grep "^$tag-"
+    } | sort -u
+  )
+  TESTBED_PRESENT_NS=()
+  for ns in "${namespaces[@]}"; do
+    [ -e "/run/netns/$ns" ] && TESTBED_PRESENT_NS+=("$ns")
+  done
+}
+
+# testbed_ns_pids NS...: "PID NS" for every live process in the namespaces NS.
+testbed_ns_pids() {
+  local ns pid
+  for ns in "$@"; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do
+      testbed_running "$pid" && printf '%s %s\n' "$pid" "$ns"
+    done
+  done
+}
+
+# testbed_stop LIMIT_S PID...: stops the processes PID in that order, each
+# labelled in the associative array TESTBED_STOP_LABEL (the caller's):
+# "process in NS" ones with KILL when TESTBED_KILL_STRAYS=1, the others
+# with TERM. Then waits at most LIMIT_S seconds and KILLs what is left.
+testbed_stop() {
+  local limit_s=$1 pid limit
+  shift
+  local -a order=("$@") alive
+  for pid in "${order[@]}"; do
+    if [ "${TESTBED_KILL_STRAYS:-0}" = 1 ] && [[ ${TESTBED_STOP_LABEL[$pid]} == "process in "* ]]; then
+      testbed_log "killing ${TESTBED_STOP_LABEL[$pid]} (pid $pid)"
+      kill -KILL "$pid" 2>/dev/null
+    else
+      testbed_log "stopping ${TESTBED_STOP_LABEL[$pid]} (pid $pid)"
+      kill -TERM "$pid" 2>/dev/null
+    fi
+  done
+  limit=$(($(testbed_now_ms) + limit_s * 1000))
+  while :; do
+    alive=()
+    for pid in "${order[@]}"; do testbed_running "$pid" && alive+=("$pid"); done
+    [ "${#alive[@]}" -eq 0 ] && return 0
+    if [ "$(testbed_now_ms)" -ge "$limit" ]; then
+      for pid in "${alive[@]}"; do
+        testbed_log "killing ${TESTBED_STOP_LABEL[$pid]} (pid $pid), still there after $limit_s s"
+        kill -KILL "$pid" 2>/dev/null
+      done
+      sleep 0.1
+      return 0
+    fi
+    sleep 0.05
+  done
+}
+
+# testbed_kill_left NS...: KILLs what still runs in the namespaces NS
+# (started meanwhile: a session being set up, a job step, a child of a
+# process that ignored TERM) until none is left; warns if some stay.
+testbed_kill_left() {
+  local round left pid ns
+  for ((round = 0; round < 20; round++)); do
+    left=$(testbed_ns_pids "$@")
+    [ -z "$left" ] && return 0
+    while read -r pid ns; do
+      testbed_log "killing process $pid left in $ns"
+      kill -KILL "$pid" 2>/dev/null
+    done <<<"$left"
+    sleep 0.1
+  done
+  left=$(testbed_ns_pids "$@")
+  [ -z "$left" ] || testbed_warn "processes are still running in the namespaces: $(tr '\n' ' ' <<<"$left")"
+}
+
+# testbed_delete_network OWN BRIDGE VETH_GLOBS NS...: deletes the
+# namespaces NS and, when OWN is 1, the veths matching the space-separated
+# VETH_GLOBS (names in /sys/class/net) and the bridge. Deleting a namespace
+# deletes the veth in it and so its peer; the globs are for peers left
+# without a namespace.
+testbed_delete_network() {
+  local own=$1 bridge=$2 glob ns link
+  local -a globs=()
+  read -ra globs <<<"$3"
+  shift 3
+  for ns in "$@"; do
+    testbed_log "deleting netns $ns"
+    ip netns del "$ns" 2>/dev/null || testbed_warn "cannot delete netns $ns"
+  done
+  [ "$own" = 1 ] || return 0
+  for glob in "${globs[@]}"; do
+    # shellcheck disable=SC2231  # the glob is the caller's
+    for link in /sys/class/net/$glob; do
+      [ -e "$link" ] || continue
+      testbed_log "deleting veth ${link##*/}"
+      ip link del "${link##*/}" 2>/dev/null
+    done
+  done
+  if [ -e "/sys/class/net/$bridge" ]; then
+    testbed_log "deleting bridge $bridge"
+    ip link del "$bridge" 2>/dev/null || testbed_warn "cannot delete bridge $bridge"
+  fi
+}
