@@ -1,6 +1,7 @@
 # Shared helpers for the black-box integration tests of `dlaunch run`.
 #
-# Source it first thing in a test:  . "$(dirname "$0")/lib.sh"
+# Source it first thing in a test (in local/, cluster/ or ssh/ below this
+# folder):  . "$(dirname "$0")/../lib.sh"
 #
 # Environment (set by ctest, see tests/CMakeLists.txt):
 #   DLAUNCH             path of the dlaunch binary

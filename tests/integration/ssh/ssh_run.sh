@@ -5,8 +5,8 @@
 # unreachable host, a host without dlaunch, a failing worker on one host,
 # and Ctrl-C. After every case nothing of the test runs on any host.
 # ctest brings the bed up first (fixture ssh.up); by hand:
-#   tests/ssh/up && bash tests/integration/ssh_run.sh; tests/ssh/down
-. "$(dirname "$0")/lib.sh"
+#   tests/ssh/up && bash tests/integration/ssh/ssh_run.sh; tests/ssh/down
+. "$(dirname "$0")/../lib.sh"
 . "$DLAUNCH_SOURCE_DIR/tests/ssh/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "the ssh test bed needs root"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # dlaunch check on one machine: the all-reduce check, fault injection, the
 # --bench sweep as JSON, and ranks that never arrive.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 export OMP_NUM_THREADS=1
 verdicts() { grep -cE "^\[rank[0-9]+\]:rank +[0-9]+ local +[0-9]+ on [^:]+: $1 " "$OUT"; }
 

@@ -5,8 +5,8 @@
 # environment against the parent's, so a variable torchrun sets and dlaunch
 # does not is caught. Values must be equal per rank, except MASTER_PORT,
 # TORCHELASTIC_RUN_ID and TORCHELASTIC_ERROR_FILE (present, may differ).
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 TORCHRUN=/usr/bin/torchrun
 [ -x "$TORCHRUN" ] || skip "$TORCHRUN is not installed"

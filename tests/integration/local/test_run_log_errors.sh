@@ -6,8 +6,8 @@
 # end, and every line still reaches the console, also for streams that
 # -r sent to the files only. With --log-dir-required the job stops instead,
 # naming the rank and the file. Needs root (mount); skipped otherwise.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "mounting a 1 MiB tmpfs needs root"
 FULL=$TEST_DIR/full

@@ -6,8 +6,8 @@
 # --kill-escaped off it survives the job, which shows that the test can
 # tell. Also the option's spellings in `dlaunch env`. The cgroup mode has
 # its own test (test_run_escaped_cgroup.sh): it needs a writable cgroup v2.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 require_command setsid
 

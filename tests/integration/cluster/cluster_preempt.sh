@@ -7,7 +7,7 @@
 # COMPLETED, the logs of both runs kept, and the rendezvous token file.
 # Needs DLAUNCH_CLUSTER_DIR: the cluster fixture of tests/CMakeLists.txt
 # brings the cluster up before the cluster tests and down after them.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 [ -n "${DLAUNCH_CLUSTER_DIR:-}" ] && [ -f "$DLAUNCH_CLUSTER_DIR/env.sh" ] ||
   skip "no test cluster is up (DLAUNCH_CLUSTER_DIR unset or without env.sh)"

@@ -5,8 +5,8 @@
 # watchdog when the launcher itself is killed with SIGKILL, which the
 # default subreaper cannot catch. The cgroup is removed afterwards.
 # Skipped (77) where cgroup v2 is not writable.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 require_command setsid
 

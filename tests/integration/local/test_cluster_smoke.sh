@@ -11,8 +11,8 @@
 # when not root, or without unshare/ip or the right to make namespaces.
 # Needs Debian's Slurm 22.05 and munge: `up` installs them when missing.
 
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces, bridge, daemons)"
 require_command unshare

@@ -5,8 +5,8 @@
 # bed's helpers see and end it), and a key the bed does not know is refused
 # without a prompt. ctest brings the bed up before this test (fixture
 # ssh.up, DLAUNCH_SSH_DIR) and takes it down after; by hand:
-#   tests/ssh/up && bash tests/integration/ssh_smoke.sh; tests/ssh/down
-. "$(dirname "$0")/lib.sh"
+#   tests/ssh/up && bash tests/integration/ssh/ssh_smoke.sh; tests/ssh/down
+. "$(dirname "$0")/../lib.sh"
 . "$DLAUNCH_SOURCE_DIR/tests/ssh/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "the ssh test bed needs root"

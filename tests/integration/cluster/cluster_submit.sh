@@ -2,7 +2,7 @@
 # dlaunch submit on the real multi-node Slurm test cluster (tests/cluster/up).
 # Needs DLAUNCH_CLUSTER_DIR: the cluster fixture of tests/CMakeLists.txt
 # brings the cluster up before the cluster tests and down after them.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 [ -n "${DLAUNCH_CLUSTER_DIR:-}" ] && [ -f "$DLAUNCH_CLUSTER_DIR/env.sh" ] ||
   skip "no test cluster is up (DLAUNCH_CLUSTER_DIR unset or without env.sh)"

@@ -2,8 +2,8 @@
 # Acceptance: a real PyTorch job (examples/allreduce.py, CPU, gloo) under
 # dlaunch run, on one node with 4 workers and on two nodes (two launchers on
 # this machine) with 2 workers each.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 require_torch
 export OMP_NUM_THREADS=1

@@ -45,7 +45,7 @@
 #   DLAUNCH_FAULT_KEEP_DIR    where the submission folders of failed runs are
 #                             copied (with their logs) before the test folder goes
 #   DLAUNCH_FAULT_TABLE       a file to write the final table to, as well
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 [ -n "${DLAUNCH_CLUSTER_DIR:-}" ] && [ -f "$DLAUNCH_CLUSTER_DIR/env.sh" ] ||
   skip "no test cluster is up (DLAUNCH_CLUSTER_DIR unset or without env.sh)"

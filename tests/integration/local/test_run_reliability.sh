@@ -6,8 +6,8 @@
 # open, as when a host hangs) is noticed within --heartbeat-timeout, on node
 # 0 and on the other nodes, and nothing of the job is left afterwards. A
 # failure on one node restarts every node's workers (--max-restarts).
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 OTHER_TOKEN=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # dlaunch check on the real multi-node Slurm test cluster: the check across
 # 3 hosts, and --pairs finding a node whose link was slowed with tc.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 [ -n "${DLAUNCH_CLUSTER_DIR:-}" ] && [ -f "$DLAUNCH_CLUSTER_DIR/env.sh" ] ||
   skip "no test cluster is up (DLAUNCH_CLUSTER_DIR unset or without env.sh)"

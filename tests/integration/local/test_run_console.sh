@@ -8,8 +8,8 @@
 # reports how many lines the console dropped. Also the single-node case:
 # the console drops whole lines only, and a notice takes their place once
 # it drains.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 require_command mkfifo
 HEARTBEAT=3

@@ -4,8 +4,8 @@
 # the launcher (stopped, forwarded, SIGKILL), a worker that ignores SIGTERM,
 # a program that does not exist, and restarts. After every case nothing of
 # the test may be left running.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 reset_markers() { rm -f "$TEST_DIR"/started.* "$TEST_DIR"/term.* "$TEST_DIR"/usr1.* "$TEST_DIR"/seen.*; }
 

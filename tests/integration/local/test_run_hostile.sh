@@ -6,8 +6,8 @@
 # the job still starts for its own launchers; without one, a World that
 # does not fit the node is a clear protocol error, not 200 workers or an
 # assertion.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 HOSTILE=$DLAUNCH_SOURCE_DIR/tests/integration/hostile_peer.py
 [ -x "$PY" ] || skip "$PY is missing"

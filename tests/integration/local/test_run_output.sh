@@ -3,8 +3,8 @@
 # --prefix template, whole lines under heavy concurrent output, --log-dir,
 # -r / -t, --local-ranks-filter, a last line without newline; and `dlaunch
 # env` (text and JSON) in a fake Slurm step, with PET_ and flag overrides.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 BOTH_STREAMS=$(write_worker both_streams.sh <<'EOF'
 echo "out of rank $RANK"

@@ -3,8 +3,8 @@
 # missing node gives up after --rdzv-timeout and names it; a launcher of
 # another job (--rdzv-id) or with another --nnodes is refused; nodes with
 # different worker counts get contiguous global ranks.
-# shellcheck source=lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 TRUE_WORKER=$(write_worker true.sh <<'EOF'
 exit 0
