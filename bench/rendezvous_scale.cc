@@ -81,12 +81,12 @@ Options parse_options(int argc, char** argv) {
     std::exit(app.exit(error));
   }
   for (int n : options.sizes)
-    if (n < 1 || n > 65536) throw InputError(fmt::format("--sizes: {} is not in 1..65536", n));
+    if (n < 1 || n > 65536) throw util::InputError(fmt::format("--sizes: {} is not in 1..65536", n));
   return options;
 }
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<nanoseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<nanoseconds>(util::Clock::now().time_since_epoch()).count();
 }
 
 std::int64_t process_cpu_ns(int who) {
@@ -105,14 +105,14 @@ std::int64_t process_cpu_ns(int who) {
 
 void raise_descriptor_limit(int largest_n, int processes) {
   rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) throw system_error("cannot read RLIMIT_NOFILE", errno);
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) throw util::system_error("cannot read RLIMIT_NOFILE", errno);
   limit.rlim_cur = limit.rlim_max;
-  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) throw system_error("cannot raise RLIMIT_NOFILE", errno);
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) throw util::system_error("cannot raise RLIMIT_NOFILE", errno);
   // The service's process: N sockets, the listener, pipes and stdio; each
   // client process: its share of N.
   auto needed = static_cast<rlim_t>(largest_n + 64);
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed)
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "the hard limit on open files (RLIMIT_NOFILE, `ulimit -Hn`) is {}, but N = {} needs at "
         "least {} (one socket per launcher in the service, {} client processes); raise it as root "
         "(`ulimit -Hn {}` in the shell that runs the benchmark, or LimitNOFILE= / limits.conf) or "
@@ -173,7 +173,7 @@ struct ClientReport {
 static_assert(sizeof(ClientReport) < PIPE_BUF);
 
 struct SimulatedLauncher {
-  Fd socket;
+  util::Fd socket;
   rendezvous::JoinMessage join;  // all but the nonce and proof, which need the challenge
   rendezvous::FrameReader reader;
   rendezvous::Session session;   // sealed once the Join is sent
@@ -189,7 +189,7 @@ struct ClientPlan {
   int first_rank = 0;
   int count = 0;
   int nproc = 0;
-  Clock::time_point deadline;
+  util::Clock::time_point deadline;
 };
 
 std::vector<SimulatedLauncher> prepare_launchers(const ClientPlan& plan) {
@@ -209,65 +209,67 @@ std::vector<SimulatedLauncher> prepare_launchers(const ClientPlan& plan) {
 // A non-blocking connect, as many launchers started at once do it; the
 // handshake completes in the kernel while the other sockets are opened.
 void start_connect(SimulatedLauncher& launcher, int epoll_fd, std::uint32_t index, int port) {
-  launcher.socket = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!launcher.socket) throw system_error("cannot create a client socket", errno);
+  launcher.socket = util::Fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!launcher.socket) throw util::system_error("cannot create a client socket", errno);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   if (::connect(launcher.socket.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 &&
       errno != EINPROGRESS)
-    throw system_error(fmt::format("node {} cannot connect to the service", launcher.join.node_rank), errno);
-  set_no_delay(launcher.socket.get());  // as the real client does
+    throw util::system_error(fmt::format("node {} cannot connect to the service", launcher.join.node_rank),
+                             errno);
+  util::set_no_delay(launcher.socket.get());  // as the real client does
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.u32 = index;
   if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, launcher.socket.get(), &event) != 0)
-    throw system_error("cannot watch a client socket", errno);
+    throw util::system_error("cannot watch a client socket", errno);
 }
 
 // The Join answering a Challenge, proved exactly as RendezvousCoordinator does.
 void answer_challenge(SimulatedLauncher& launcher, const ClientPlan& plan, const rendezvous::Frame& frame) {
   auto challenge = rendezvous::decode_challenge(frame.payload);
-  if (!challenge.token_required) throw SystemError("the service did not ask for the job's token");
+  if (!challenge.token_required) throw util::SystemError("the service did not ask for the job's token");
   launcher.join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
   launcher.join.proof = rendezvous::join_proof(plan.token, challenge.nonce, launcher.join.nonce,
                                                rendezvous::signed_part(launcher.join));
   launcher.session = rendezvous::Session(plan.token, challenge.nonce, launcher.join.nonce,
                                          rendezvous::End::kLauncher);
-  std::string bytes = rendezvous::encode_frame(MessageType::kJoin, rendezvous::encode(launcher.join));
+  std::string bytes =
+      rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(launcher.join));
   // A fresh loopback socket takes a few hundred bytes at once; a short
   // write would mean something is badly wrong, not that it should wait.
   ssize_t sent = ::send(launcher.socket.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
   if (sent != static_cast<ssize_t>(bytes.size()))
-    throw system_error(fmt::format("node {} could not send its Join", launcher.join.node_rank), errno);
+    throw util::system_error(fmt::format("node {} could not send its Join", launcher.join.node_rank), errno);
 }
 
 // Handles one frame; true when it was this launcher's World.
 bool handle_frame(SimulatedLauncher& launcher, const ClientPlan& plan, rendezvous::Frame frame) {
-  if (frame.type == MessageType::kChallenge) {
+  if (frame.type == rendezvous::MessageType::kChallenge) {
     answer_challenge(launcher, plan, frame);
     return false;
   }
   frame.payload = launcher.session.open(frame);  // node 0's proof, on every frame
   switch (frame.type) {
-    case MessageType::kWelcome: launcher.welcomed = true; return false;
-    case MessageType::kHeartbeat: return false;
-    case MessageType::kWorld: {
-      if (!launcher.welcomed) throw SystemError("a World before the Welcome");
-      World world = rendezvous::decode_world(frame.payload);
+    case rendezvous::MessageType::kWelcome: launcher.welcomed = true; return false;
+    case rendezvous::MessageType::kHeartbeat: return false;
+    case rendezvous::MessageType::kWorld: {
+      if (!launcher.welcomed) throw util::SystemError("a World before the Welcome");
+      rendezvous::World world = rendezvous::decode_world(frame.payload);
       if (world.nnodes() != plan.nnodes || world.world_size() != plan.nnodes * plan.nproc)
-        throw SystemError(fmt::format("node {} got a wrong world: {} nodes, world size {} (expected {} "
+        throw util::SystemError(fmt::format("node {} got a wrong world: {} nodes, world size {} (expected {} "
                                       "and {})",
                                       launcher.join.node_rank, world.nnodes(), world.world_size(),
                                       plan.nnodes, plan.nnodes * plan.nproc));
       return true;
     }
-    case MessageType::kAbort:
-      throw SystemError(fmt::format("the service aborted node {}: {}", launcher.join.node_rank,
+    case rendezvous::MessageType::kAbort:
+      throw util::SystemError(fmt::format("the service aborted node {}: {}", launcher.join.node_rank,
                                     rendezvous::decode_text(frame.payload).reason));
     default:
-      throw SystemError(fmt::format("node {} got unexpected message type {}", launcher.join.node_rank,
+      throw util::SystemError(fmt::format("node {} got unexpected message type {}", launcher.join.node_rank,
                                     static_cast<int>(frame.type)));
   }
 }
@@ -284,7 +286,7 @@ bool on_readable(SimulatedLauncher& launcher, const ClientPlan& plan) {
     }
     if (got < 0 && errno == EINTR) continue;
     if (got < 0 && errno == EAGAIN) break;
-    throw SystemError(fmt::format("the service closed node {}'s connection before its World{}",
+    throw util::SystemError(fmt::format("the service closed node {}'s connection before its World{}",
                                   launcher.join.node_rank,
                                   got < 0 ? fmt::format(" ({})", std::strerror(errno)) : ""));
   }
@@ -297,17 +299,17 @@ bool on_readable(SimulatedLauncher& launcher, const ClientPlan& plan) {
 ClientReport drive_launchers(const ClientPlan& plan, std::vector<SimulatedLauncher>& launchers) {
   ClientReport report;
   std::int64_t cpu_start = process_cpu_ns(RUSAGE_SELF);
-  Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  if (!epoll) throw system_error("cannot create a client epoll", errno);
+  util::Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll) throw util::system_error("cannot create a client epoll", errno);
   for (std::size_t i = 0; i < launchers.size(); ++i)
     start_connect(launchers[i], epoll.get(), static_cast<std::uint32_t>(i), plan.port);
   epoll_event events[256];
   while (report.worlds < plan.count) {
-    int ready = ::epoll_wait(epoll.get(), events, 256, millis_until(plan.deadline));
+    int ready = ::epoll_wait(epoll.get(), events, 256, util::millis_until(plan.deadline));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) throw system_error("client epoll_wait failed", errno);
+    if (ready < 0) throw util::system_error("client epoll_wait failed", errno);
     if (ready == 0)
-      throw SystemError(fmt::format("only {} of this process's {} launchers had their World after the "
+      throw util::SystemError(fmt::format("only {} of this process's {} launchers had their World after the "
                                     "--timeout",
                                     report.worlds, plan.count));
     for (int i = 0; i < ready; ++i) {
@@ -340,8 +342,8 @@ void write_report(int fd, ClientReport report, const std::string& error) {
   try {
     launchers = prepare_launchers(plan);
     char byte = 'r';
-    if (!write_all(ready_fd, std::string_view(&byte, 1))) ::_exit(3);
-    while (read_retrying(go_fd, &byte, 1) > 0) {
+    if (!util::write_all(ready_fd, std::string_view(&byte, 1))) ::_exit(3);
+    while (util::read_retrying(go_fd, &byte, 1) > 0) {
     }
     report = drive_launchers(plan, launchers);
   } catch (const std::exception& caught) {
@@ -349,7 +351,7 @@ void write_report(int fd, ClientReport report, const std::string& error) {
   }
   write_report(report_fd, report, error);
   char byte = 0;
-  while (read_retrying(quit_fd, &byte, 1) > 0) {
+  while (util::read_retrying(quit_fd, &byte, 1) > 0) {
   }
   ::_exit(0);
 }
@@ -388,10 +390,10 @@ class ClientGroup {
 };
 
 struct RunPipes {
-  Pipe ready = make_pipe();   // clients -> service: prepared
-  Pipe go = make_pipe();      // closed by the service: start now
-  Pipe report = make_pipe();  // clients -> service: ClientReport
-  Pipe quit = make_pipe();    // closed by the service: you may exit
+  util::Pipe ready = util::make_pipe();   // clients -> service: prepared
+  util::Pipe go = util::make_pipe();      // closed by the service: start now
+  util::Pipe report = util::make_pipe();  // clients -> service: ClientReport
+  util::Pipe quit = util::make_pipe();    // closed by the service: you may exit
 };
 
 struct RunResult {
@@ -408,14 +410,15 @@ struct RunResult {
 // Forks the client processes, launchers split evenly by rank. They are
 // forked before the service's thread exists, so no lock can be held across
 // the fork.
-void fork_clients(ClientGroup& clients, RunPipes& pipes, Fd& listener, const ClientPlan& base, int processes) {
+void fork_clients(ClientGroup& clients, RunPipes& pipes, util::Fd& listener, const ClientPlan& base,
+                  int processes) {
   for (int c = 0; c < processes; ++c) {
     ClientPlan plan = base;
     plan.first_rank = static_cast<int>(static_cast<long>(base.nnodes) * c / processes);
     plan.count = static_cast<int>(static_cast<long>(base.nnodes) * (c + 1) / processes) - plan.first_rank;
     std::fflush(nullptr);
     pid_t pid = ::fork();
-    if (pid < 0) throw system_error("cannot fork a client process", errno);
+    if (pid < 0) throw util::system_error("cannot fork a client process", errno);
     if (pid == 0) {
       listener.reset();  // only the service accepts
       pipes.ready.read_end.reset();
@@ -434,15 +437,16 @@ void fork_clients(ClientGroup& clients, RunPipes& pipes, Fd& listener, const Cli
 }
 
 // Reads exactly SIZE bytes from FD before DEADLINE.
-void read_exactly(int fd, void* buffer, std::size_t size, Clock::time_point deadline, const char* what) {
+void read_exactly(int fd, void* buffer, std::size_t size, util::Clock::time_point deadline,
+                  const char* what) {
   auto* bytes = static_cast<char*>(buffer);
   while (size > 0) {
     pollfd readable{fd, POLLIN, 0};
-    int ready = ::poll(&readable, 1, millis_until(deadline));
+    int ready = ::poll(&readable, 1, util::millis_until(deadline));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) throw SystemError(fmt::format("timed out waiting for {}", what));
-    ssize_t got = read_retrying(fd, bytes, size);
-    if (got <= 0) throw SystemError(fmt::format("a client process exited before {}", what));
+    if (ready == 0) throw util::SystemError(fmt::format("timed out waiting for {}", what));
+    ssize_t got = util::read_retrying(fd, bytes, size);
+    if (got <= 0) throw util::SystemError(fmt::format("a client process exited before {}", what));
     bytes += got;
     size -= static_cast<std::size_t>(got);
   }
@@ -456,7 +460,8 @@ struct Collected {
 
 // Collects every client process's report and checks it: all launchers got
 // the right World, or the run is an error, not a figure.
-Collected collect_reports(RunPipes& pipes, const ClientGroup& clients, int n, Clock::time_point deadline) {
+Collected collect_reports(RunPipes& pipes, const ClientGroup& clients, int n,
+                          util::Clock::time_point deadline) {
   Collected collected;
   collected.first_world_ns = INT64_MAX;
   int worlds = 0;
@@ -470,19 +475,20 @@ Collected collect_reports(RunPipes& pipes, const ClientGroup& clients, int n, Cl
     collected.last_world_ns = std::max(collected.last_world_ns, report.last_world_ns);
     collected.clients_cpu_ns += report.cpu_ns;
   }
-  if (!errors.empty()) throw SystemError(fmt::format("N = {}: the clients failed:{}", n, errors));
-  if (worlds != n) throw SystemError(fmt::format("N = {}: {} launchers got their World, not {}", n, worlds, n));
+  if (!errors.empty()) throw util::SystemError(fmt::format("N = {}: the clients failed:{}", n, errors));
+  if (worlds != n)
+    throw util::SystemError(fmt::format("N = {}: {} launchers got their World, not {}", n, worlds, n));
   return collected;
 }
 
 RunResult run_once(int n, const Options& options, const std::string& token) {
-  Fd listener = listen_tcp(0);
+  util::Fd listener = util::listen_tcp(0);
   ClientPlan plan;
-  plan.port = bound_port(listener.get());
+  plan.port = util::bound_port(listener.get());
   plan.token = token;
   plan.nnodes = n;
   plan.nproc = options.nproc;
-  plan.deadline = Clock::now() + std::chrono::seconds(options.timeout_s);
+  plan.deadline = util::Clock::now() + std::chrono::seconds(options.timeout_s);
   RunPipes pipes;
   ClientGroup clients;
   fork_clients(clients, pipes, listener, plan, std::min(options.processes, n));
@@ -528,10 +534,10 @@ RunResult run_once(int n, const Options& options, const std::string& token) {
   server.reset();  // the service closes first, so TIME_WAIT stays on its side
   pipes.quit.write_end.reset();
   if (int failed = clients.reap(); failed > 0)
-    throw SystemError(fmt::format("N = {}: {} client processes failed", n, failed));
+    throw util::SystemError(fmt::format("N = {}: {} client processes failed", n, failed));
   if (!log->empty())
-    throw SystemError(fmt::format("N = {}: the service logged {} problems, the first: {}", n, log->size(),
-                                  log->front()));
+    throw util::SystemError(
+        fmt::format("N = {}: the service logged {} problems, the first: {}", n, log->size(), log->front()));
   return result;
 }
 

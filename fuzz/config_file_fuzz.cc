@@ -47,18 +47,18 @@ struct MemoryFile {
   }
 };
 
-void check_kinds(const SubmitSettings& settings) {
-  for (const Key& key : submit_keys()) {
+void check_kinds(const submit::SubmitSettings& settings) {
+  for (const submit::Key& key : submit::submit_keys()) {
     if (settings.find(key.name) == nullptr) continue;
     switch (key.kind) {
-      case ValueKind::kInteger: (void)settings.integer(key.name); break;
-      case ValueKind::kBool: (void)settings.flag(key.name); break;
-      case ValueKind::kString: (void)settings.string(key.name); break;
-      case ValueKind::kStringList: (void)settings.list(key.name); break;
+      case submit::ValueKind::kInteger: (void)settings.integer(key.name); break;
+      case submit::ValueKind::kBool: (void)settings.flag(key.name); break;
+      case submit::ValueKind::kString: (void)settings.string(key.name); break;
+      case submit::ValueKind::kStringList: (void)settings.list(key.name); break;
     }
   }
   for (const auto& [name, value] : settings.values()) {
-    if (find_key(name) == nullptr) {
+    if (submit::find_key(name) == nullptr) {
       std::fprintf(stderr, "config_file_fuzz: setting '%s' has no key\n", name.c_str());
       std::abort();
     }
@@ -66,10 +66,10 @@ void check_kinds(const SubmitSettings& settings) {
 }
 
 void apply_text(const std::string& path, const std::optional<std::string>& profile) {
-  SubmitSettings settings = default_submit_settings();
+  submit::SubmitSettings settings = submit::default_submit_settings();
   try {
-    apply_config_file(settings, path, profile);
-  } catch (const InputError&) {
+    submit::apply_config_file(settings, path, profile);
+  } catch (const util::InputError&) {
     return;
   }
   check_kinds(settings);

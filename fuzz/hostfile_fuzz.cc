@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<ssh::HostEntry> file;
   try {
     file = ssh::parse_host_file(parts[0], "fuzz");
-  } catch (const InputError&) {
+  } catch (const util::InputError&) {
     return 0;
   }
   std::set<std::string> seen;
@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     check_selection(file, ssh::select_hosts(file, part(parts, 1), part(parts, 2)));
-  } catch (const InputError&) {
+  } catch (const util::InputError&) {
   }
   return 0;
 }

@@ -39,7 +39,7 @@ template <typename Call>
 bool throws_input_error(Call&& call) {
   try {
     call();
-  } catch (const InputError&) {
+  } catch (const util::InputError&) {
     return true;
   }
   return false;

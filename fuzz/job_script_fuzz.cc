@@ -81,7 +81,7 @@ std::string show(const std::vector<std::string>& words) {
 
 // The values as the fuzzer gave them, to compare the script with.
 struct Inputs {
-  SubmitSettings settings = default_submit_settings();
+  submit::SubmitSettings settings = submit::default_submit_settings();
   std::vector<std::string> command;
   std::string output_dir = "slurm-outputs";
   bool must_refuse = false;  // a value bound for the script is unfit for it
@@ -126,7 +126,7 @@ class InputReader {
     return in_.ConsumeBool() ? "--" + name : "/fuzz/dlaunch.toml:3 [defaults]";
   }
 
-  void set(const std::string& name, Value value) {
+  void set(const std::string& name, submit::Value value) {
     inputs_.settings.set(name, std::move(value), source(name));
   }
 
@@ -168,8 +168,8 @@ std::string submission_dir(const std::string& output_dir) {
 }
 
 // The #SBATCH options the values stand for, in the script's order.
-std::vector<std::string> expected_options(const Inputs& inputs, const JobRequest& request) {
-  const SubmitSettings& settings = inputs.settings;
+std::vector<std::string> expected_options(const Inputs& inputs, const submit::JobRequest& request) {
+  const submit::SubmitSettings& settings = inputs.settings;
   std::vector<std::string> options;
   for (const auto& name : kTextOptions) {
     // Without --job-name the job is named after the program (sanitised).
@@ -196,9 +196,9 @@ std::vector<std::string> expected_options(const Inputs& inputs, const JobRequest
 
 // The srun command bash must read: srun_step_command(), the launchers'
 // --log-dir taken from the script's $log_dir in node mode.
-std::vector<std::string> expected_srun(const JobRequest& request) {
-  std::vector<std::string> words = srun_step_command(request);
-  if (request.launch == LaunchMode::kTask) return words;
+std::vector<std::string> expected_srun(const submit::JobRequest& request) {
+  std::vector<std::string> words = submit::srun_step_command(request);
+  if (request.launch == submit::LaunchMode::kTask) return words;
   for (std::size_t i = 0; i + 1 < words.size(); ++i) {
     if (words[i] == "--log-dir") {
       words[i + 1] = "$log_dir";
@@ -209,11 +209,11 @@ std::vector<std::string> expected_srun(const JobRequest& request) {
 }
 
 // Every command bash must read from the script, in order.
-std::vector<std::vector<std::string>> expected_commands(const JobRequest& request) {
+std::vector<std::vector<std::string>> expected_commands(const submit::JobRequest& request) {
   const std::string& dir = request.submission_dir;
   std::vector<std::vector<std::string>> commands = {
       {"export", std::string("TIMESTAMP=") + kTimestamp}, {"export", "OUTPUT_DIR=" + dir}};
-  if (request.launch == LaunchMode::kNode) {
+  if (request.launch == submit::LaunchMode::kNode) {
     std::vector<std::vector<std::string>> node_lines = {
         {"log_dir=" + dir + "/logs"},
         {"if", "[", "${SLURM_RESTART_COUNT:-0}", "!=", "0", "];", "then"},
@@ -238,7 +238,7 @@ void check_plain(const ShellCommand& command, std::size_t except, const std::str
   }
 }
 
-void check_bash_reading(const JobRequest& request, const std::string& script) {
+void check_bash_reading(const submit::JobRequest& request, const std::string& script) {
   script_reader::ShellScript shell = script_reader::read_shell_commands(script);
   check(shell.error.empty(), "bash cannot read the script", shell.error + "\n" + script);
   auto expected = expected_commands(request);
@@ -258,7 +258,7 @@ void check_bash_reading(const JobRequest& request, const std::string& script) {
   const ShellCommand& srun = shell.commands.back();
   std::size_t log_dir = srun.words.size();
   for (std::size_t i = 0; i < srun.words.size(); ++i) {
-    if (srun.words[i] == "$log_dir" && request.launch == LaunchMode::kNode) {
+    if (srun.words[i] == "$log_dir" && request.launch == submit::LaunchMode::kNode) {
       log_dir = i;
       break;
     }
@@ -270,18 +270,18 @@ void check_bash_reading(const JobRequest& request, const std::string& script) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Inputs inputs = InputReader(data, size).read();
-  std::optional<JobRequest> request;
+  std::optional<submit::JobRequest> request;
   try {
-    request = make_job_request(inputs.settings, inputs.command, "/opt/dlaunch",
+    request = submit::make_job_request(inputs.settings, inputs.command, "/opt/dlaunch",
                                submission_dir(inputs.output_dir), kTimestamp);
-  } catch (const InputError&) {
+  } catch (const util::InputError&) {
     return 0;
   }
   check(!inputs.must_refuse, "a control character or an empty sbatch-arg was accepted",
-        job_script(*request));
+        submit::job_script(*request));
   check(!request->job_name || !has_control(*request->job_name),
         "the job name holds a control character", request->job_name.value_or(""));
-  const std::string script = job_script(*request);
+  const std::string script = submit::job_script(*request);
 
   script_reader::SbatchDirectives sbatch = script_reader::read_sbatch_directives(script);
   check(sbatch.error.empty(), "sbatch cannot read the #SBATCH lines", sbatch.error + "\n" + script);

@@ -19,8 +19,8 @@ namespace {
 using namespace dlaunch;
 using namespace dlaunch::rendezvous;
 
-Failure sample_failure() {
-  Failure failure;
+rendezvous::Failure sample_failure() {
+  rendezvous::Failure failure;
   failure.global_rank = 3;
   failure.local_rank = 1;
   failure.node_rank = 1;
@@ -35,8 +35,8 @@ Failure sample_failure() {
   return failure;
 }
 
-World sample_world() {
-  World world;
+rendezvous::World sample_world() {
+  rendezvous::World world;
   world.round = 1;
   world.nproc_per_node = {4, 4, 2};
   world.heartbeat_timeout_ms = 30'000;
@@ -56,63 +56,74 @@ int main(int argc, char** argv) {
   std::string dir = argv[1];
 
   // Fields set by name, so new fields in protocol.h keep this compiling.
-  ChallengeMessage challenge;
-  challenge.nonce = std::string(kChallengeSize, '\x5a');
+  rendezvous::ChallengeMessage challenge;
+  challenge.nonce = std::string(rendezvous::kChallengeSize, '\x5a');
   challenge.token_required = true;
   challenge.heartbeat_timeout_ms = 30'000;
-  JoinMessage join;
+  rendezvous::JoinMessage join;
   join.run_id = "1234.0";
   join.node_rank = 1;
   join.nnodes = 2;
   join.nproc = 4;
   join.host = "node02";
   join.dlaunch_version = DLAUNCH_VERSION;
-  join.nonce = std::string(kChallengeSize, '\x6b');
-  join.proof = join_proof("0123456789abcdef0123456789abcdef", challenge.nonce, join.nonce, signed_part(join));
-  WelcomeMessage welcome;
+  join.nonce = std::string(rendezvous::kChallengeSize, '\x6b');
+  join.proof = rendezvous::join_proof("0123456789abcdef0123456789abcdef", challenge.nonce, join.nonce,
+                                      rendezvous::signed_part(join));
+  rendezvous::WelcomeMessage welcome;
   welcome.heartbeat_timeout_ms = 30'000;
-  JoinMessage join_preflight_failed = join;
+  rendezvous::JoinMessage join_preflight_failed = join;
   join_preflight_failed.proof.clear();
   join_preflight_failed.allow_uneven = true;
   join_preflight_failed.preflight_error = "python3 not found in PATH";
-  TextMessage abort_message;
+  rendezvous::TextMessage abort_message;
   abort_message.reason = "node rank(s) 1 did not join within 300 s";
-  TextMessage stop;
+  rendezvous::TextMessage stop;
   stop.reason = "rank 3 on node02 failed";
-  OutcomeMessage succeeded;
+  rendezvous::OutcomeMessage succeeded;
   succeeded.outcome.succeeded = true;
-  OutcomeMessage failed;
+  rendezvous::OutcomeMessage failed;
   failed.outcome.failure = sample_failure();
-  OutcomeMessage preempted;
+  rendezvous::OutcomeMessage preempted;
   preempted.outcome.stop_signal = 10;
   preempted.outcome.preempted = true;
-  VerdictMessage verdict_ok;
-  VerdictMessage verdict_failed;
+  rendezvous::VerdictMessage verdict_ok;
+  rendezvous::VerdictMessage verdict_failed;
   verdict_failed.round = 1;
-  verdict_failed.verdict.kind = Verdict::Kind::kFailed;
+  verdict_failed.verdict.kind = rendezvous::Verdict::Kind::kFailed;
   verdict_failed.verdict.exit_code = 137;
   verdict_failed.verdict.failure = sample_failure();
-  VerdictMessage verdict_restart;
-  verdict_restart.verdict.kind = Verdict::Kind::kRestart;
+  rendezvous::VerdictMessage verdict_restart;
+  verdict_restart.verdict.kind = rendezvous::Verdict::Kind::kRestart;
   verdict_restart.verdict.exit_code = 1;
   verdict_restart.verdict.failure = sample_failure();
 
   std::vector<std::pair<std::string, std::string>> frames = {
-      {"challenge", encode_frame(MessageType::kChallenge, encode(challenge))},
-      {"join", encode_frame(MessageType::kJoin, encode(join))},
-      {"join_preflight_failed", encode_frame(MessageType::kJoin, encode(join_preflight_failed))},
-      {"welcome", encode_frame(MessageType::kWelcome, encode(welcome))},
-      {"heartbeat", encode_frame(MessageType::kHeartbeat, "")},
-      {"world", encode_frame(MessageType::kWorld, encode(sample_world()))},
-      {"abort", encode_frame(MessageType::kAbort, encode(abort_message))},
-      {"failure", encode_frame(MessageType::kFailure, encode(sample_failure()))},
-      {"stop", encode_frame(MessageType::kStop, encode(stop))},
-      {"outcome_succeeded", encode_frame(MessageType::kOutcome, encode(succeeded))},
-      {"outcome_failed", encode_frame(MessageType::kOutcome, encode(failed))},
-      {"outcome_preempted", encode_frame(MessageType::kOutcome, encode(preempted))},
-      {"verdict_succeeded", encode_frame(MessageType::kVerdict, encode(verdict_ok))},
-      {"verdict_failed", encode_frame(MessageType::kVerdict, encode(verdict_failed))},
-      {"verdict_restart", encode_frame(MessageType::kVerdict, encode(verdict_restart))},
+      {"challenge",
+       rendezvous::encode_frame(rendezvous::MessageType::kChallenge, rendezvous::encode(challenge))},
+      {"join", rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join))},
+      {"join_preflight_failed",
+       rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_preflight_failed))},
+      {"welcome", rendezvous::encode_frame(rendezvous::MessageType::kWelcome, rendezvous::encode(welcome))},
+      {"heartbeat", rendezvous::encode_frame(rendezvous::MessageType::kHeartbeat, "")},
+      {"world",
+       rendezvous::encode_frame(rendezvous::MessageType::kWorld, rendezvous::encode(sample_world()))},
+      {"abort", rendezvous::encode_frame(rendezvous::MessageType::kAbort, rendezvous::encode(abort_message))},
+      {"failure",
+       rendezvous::encode_frame(rendezvous::MessageType::kFailure, rendezvous::encode(sample_failure()))},
+      {"stop", rendezvous::encode_frame(rendezvous::MessageType::kStop, rendezvous::encode(stop))},
+      {"outcome_succeeded",
+       rendezvous::encode_frame(rendezvous::MessageType::kOutcome, rendezvous::encode(succeeded))},
+      {"outcome_failed",
+       rendezvous::encode_frame(rendezvous::MessageType::kOutcome, rendezvous::encode(failed))},
+      {"outcome_preempted",
+       rendezvous::encode_frame(rendezvous::MessageType::kOutcome, rendezvous::encode(preempted))},
+      {"verdict_succeeded",
+       rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_ok))},
+      {"verdict_failed",
+       rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_failed))},
+      {"verdict_restart",
+       rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_restart))},
   };
   std::string conversation;
   for (const auto& [name, frame] : frames) conversation += frame;

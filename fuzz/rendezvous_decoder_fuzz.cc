@@ -42,7 +42,7 @@ void check(bool condition, const char* decoder, const char* what) {
 // Decodes PAYLOAD and encodes the message again; throws ProtocolError.
 template <auto Decode>
 std::string reencode(std::string_view payload) {
-  return encode(Decode(payload));
+  return rendezvous::encode(Decode(payload));
 }
 
 struct Decoder {
@@ -53,15 +53,15 @@ struct Decoder {
 // Every decode_* of protocol.h. For a message without an encode overload,
 // write a lambda that only decodes: [](std::string_view p) { decode_x(p); return std::string(); }
 constexpr Decoder kDecoders[] = {
-    {"decode_challenge", reencode<decode_challenge>},
-    {"decode_join", reencode<decode_join>},
-    {"decode_welcome", reencode<decode_welcome>},
-    {"decode_heartbeat", [](std::string_view p) { decode_heartbeat(p); return std::string(); }},
-    {"decode_world", reencode<decode_world>},
-    {"decode_text", reencode<decode_text>},
-    {"decode_failure", reencode<decode_failure>},
-    {"decode_outcome", reencode<decode_outcome>},
-    {"decode_verdict", reencode<decode_verdict>},
+    {"decode_challenge", reencode<rendezvous::decode_challenge>},
+    {"decode_join", reencode<rendezvous::decode_join>},
+    {"decode_welcome", reencode<rendezvous::decode_welcome>},
+    {"decode_heartbeat", [](std::string_view p) { rendezvous::decode_heartbeat(p); return std::string(); }},
+    {"decode_world", reencode<rendezvous::decode_world>},
+    {"decode_text", reencode<rendezvous::decode_text>},
+    {"decode_failure", reencode<rendezvous::decode_failure>},
+    {"decode_outcome", reencode<rendezvous::decode_outcome>},
+    {"decode_verdict", reencode<rendezvous::decode_verdict>},
 };
 
 void decode_with_all(std::string_view payload) {
@@ -84,9 +84,9 @@ void decode_with_all(std::string_view payload) {
 
 // A sealed session accepts no frame a fuzzer can forge: the key is derived
 // from a token the input never contains, so every open must fail cleanly.
-void open_sealed(const Frame& frame) {
-  Session session("fuzz token that no input holds", std::string(kChallengeSize, 's'),
-                  std::string(kChallengeSize, 'l'), End::kLauncher);
+void open_sealed(const rendezvous::Frame& frame) {
+  Session session("fuzz token that no input holds", std::string(rendezvous::kChallengeSize, 's'),
+                  std::string(rendezvous::kChallengeSize, 'l'), rendezvous::End::kLauncher);
   try {
     session.open(frame);
   } catch (const ProtocolError&) {
@@ -98,22 +98,22 @@ void open_sealed(const Frame& frame) {
 // world_mismatch() judges any World a peer can send without asserting, and
 // a World it accepts is safe to plan workers from.
 void check_world(std::string_view payload) {
-  World world;
+  rendezvous::World world;
   try {
-    world = decode_world(payload);
+    world = rendezvous::decode_world(payload);
   } catch (const ProtocolError&) {
     return;
   }
-  WorldExpectation expected{world.round, world.nnodes(), 0, 1, world.run_id, true};
+  rendezvous::WorldExpectation expected{world.round, world.nnodes(), 0, 1, world.run_id, true};
   if (world.nnodes() == 0) return;
   expected.nproc = world.nproc_per_node[0];
-  if (world_mismatch(world, expected)) return;
+  if (rendezvous::world_mismatch(world, expected)) return;
   check(world.world_size() > 0 && world.rank_offset(world.nnodes() - 1) < world.world_size(),
         "world_mismatch", "accepted a World whose ranks do not add up");
 }
 
 struct Frames {
-  std::vector<Frame> frames;
+  std::vector<rendezvous::Frame> frames;
   bool failed = false;
 };
 
@@ -121,7 +121,7 @@ struct Frames {
 // frame after each chunk, until the bytes end or the reader throws.
 Frames read_frames(std::string_view bytes, std::size_t chunk) {
   Frames result;
-  FrameReader reader;
+  rendezvous::FrameReader reader;
   try {
     while (!bytes.empty()) {
       std::size_t take = chunk < bytes.size() ? chunk : bytes.size();
@@ -152,15 +152,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
               chunked.frames[i].payload == whole.frames[i].payload,
           "FrameReader", "chunked and whole reads yield different frames");
     // A frame read can be written again and reads back the same.
-    FrameReader again;
-    again.append(encode_frame(chunked.frames[i].type, chunked.frames[i].payload));
-    std::optional<Frame> back = again.next();
+    rendezvous::FrameReader again;
+    again.append(rendezvous::encode_frame(chunked.frames[i].type, chunked.frames[i].payload));
+    std::optional<rendezvous::Frame> back = again.next();
     check(back && back->type == chunked.frames[i].type &&
               back->payload == chunked.frames[i].payload && again.empty(),
           "encode_frame", "a frame read does not read back the same after encode_frame");
   }
 
-  for (const Frame& frame : chunked.frames) {
+  for (const rendezvous::Frame& frame : chunked.frames) {
     decode_with_all(frame.payload);
     open_sealed(frame);
     check_world(frame.payload);

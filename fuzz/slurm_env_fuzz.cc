@@ -37,8 +37,8 @@ void check(bool condition, const char* what) {
   std::abort();
 }
 
-Environment environment_of(std::string_view text) {
-  Environment environment;
+util::Environment environment_of(std::string_view text) {
+  util::Environment environment;
   while (!text.empty()) {
     std::size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
@@ -51,7 +51,7 @@ Environment environment_of(std::string_view text) {
   return environment;
 }
 
-void fuzz_slurm_context(const Environment& environment) {
+void fuzz_slurm_context(const util::Environment& environment) {
   try {
     auto context = slurm::read_slurm_context(environment);
     if (!context) return;
@@ -63,17 +63,17 @@ void fuzz_slurm_context(const Environment& environment) {
             "reserved port out of range");
     (void)context->in_batch_step_of_multinode_job();
     if (auto first = slurm::first_node(*context)) check(!first->value.empty(), "empty first node");
-  } catch (const InputError&) {
+  } catch (const util::InputError&) {
   }
 }
 
-void fuzz_tasks_per_node(const Environment& environment) {
+void fuzz_tasks_per_node(const util::Environment& environment) {
   for (const char* name : {"SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE"}) {
     auto text = environment.get(name);
     if (!text) continue;
     try {
       for (int count : slurm::parse_tasks_per_node(*text)) check(count >= 0, "negative task count");
-    } catch (const InputError&) {
+    } catch (const util::InputError&) {
     }
   }
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
@@ -82,26 +82,26 @@ void fuzz_tasks_per_node(const Environment& environment) {
   }
 }
 
-bool has_pet_variables(const Environment& environment) {
+bool has_pet_variables(const util::Environment& environment) {
   for (const auto& [name, value] : environment.variables())
     if (name.starts_with("PET_")) return true;
   return false;
 }
 
-void fuzz_launch_config(const Environment& environment) {
+void fuzz_launch_config(const util::Environment& environment) {
   const std::vector<std::string> args{"train.py", "--lr", "0.1"};
   try {
     // Without PET_* variables parse_run_options can only return ARGS as the
     // command; building its CLI11 parser would take most of the run's time.
-    RunOptions options;
+    launch::RunOptions options;
     options.command = args;
     if (has_pet_variables(environment)) {
-      auto parsed = parse_run_options(args, environment);
+      auto parsed = launch::parse_run_options(args, environment);
       check(parsed.has_value(), "parse_run_options printed help for a plain command line");
       options = *parsed;
     }
-    LaunchConfig config = resolve_launch_config(options, environment);
-    const Topology& topology = config.topology;
+    launch::LaunchConfig config = launch::resolve_launch_config(options, environment);
+    const launch::Topology& topology = config.topology;
     check(topology.nnodes.value >= 1, "fewer than one node");
     check(topology.node_rank.value >= 0 && topology.node_rank.value < topology.nnodes.value,
           "node rank out of range");
@@ -110,24 +110,24 @@ void fuzz_launch_config(const Environment& environment) {
       check(topology.master_port->value >= 1 && topology.master_port->value <= 65535,
             "port out of range");
     check(!config.command.empty(), "no worker command");
-  } catch (const InputError&) {  // UsageError included
+  } catch (const util::InputError&) {  // UsageError included
   }
 }
 
-void fuzz_task_environment(const Environment& environment) {
-  Environment task = environment;
+void fuzz_task_environment(const util::Environment& environment) {
+  util::Environment task = environment;
   try {
-    add_task_environment(task);
+    launch::add_task_environment(task);
     check(task.has("RANK") && task.has("MASTER_ADDR") && task.has("MASTER_PORT"),
           "task environment incomplete");
-  } catch (const InputError&) {
+  } catch (const util::InputError&) {
   }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  Environment environment =
+  util::Environment environment =
       environment_of(std::string_view(reinterpret_cast<const char*>(data), size));
   fuzz_slurm_context(environment);
   fuzz_tasks_per_node(environment);

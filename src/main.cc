@@ -1,3 +1,3 @@
 #include "cli/dlaunch_main.h"
 
-int main(int argc, char** argv) { return dlaunch::dlaunch_main(argc, argv); }
+int main(int argc, char** argv) { return dlaunch::cli::dlaunch_main(argc, argv); }

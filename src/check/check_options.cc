@@ -19,7 +19,7 @@ constexpr std::int64_t kMaxBytes = std::int64_t{1} << 40;
 // malformed or huge value is refused naming the option and the value.
 std::uint64_t byte_count(const std::string& text, std::int64_t low, const char* option) {
   return static_cast<std::uint64_t>(
-      parse_int_in_range(text, low, kMaxBytes, fmt::format("{} (bytes)", option)));
+      util::parse_int_in_range(text, low, kMaxBytes, fmt::format("{} (bytes)", option)));
 }
 
 }  // namespace
@@ -50,12 +50,12 @@ std::optional<CheckOptions> parse_check_options(const std::vector<std::string>& 
       ->check(CLI::Range(1, 86400));
   int inject = -1;
   app.add_option("--inject-wrong-rank", inject)->group("");  // hidden: for tests only
-  if (!parse_command_line(app, args, "dlaunch check")) return std::nullopt;
+  if (!util::parse_command_line(app, args, "dlaunch check")) return std::nullopt;
   options.min_bytes = byte_count(min_bytes, 4, "--min-bytes");
   options.max_bytes = byte_count(max_bytes, 4, "--max-bytes");
   options.pair_bytes = byte_count(pair_bytes, 1, "--pair-bytes");
   if (options.max_bytes < options.min_bytes)
-    throw UsageError(fmt::format("--min-bytes must be at most --max-bytes, got {} and {}",
+    throw util::UsageError(fmt::format("--min-bytes must be at most --max-bytes, got {} and {}",
                                  options.min_bytes, options.max_bytes));
   options.timeout = std::chrono::seconds(timeout_seconds);
   if (inject >= 0) options.inject_wrong_rank = inject;

@@ -44,7 +44,7 @@ bool terminal_is_utf8() {
   for (const char* name : {"LC_ALL", "LC_CTYPE", "LANG"}) {
     const char* value = std::getenv(name);
     if (value != nullptr && *value != '\0') {
-      std::string upper = to_upper(value);
+      std::string upper = util::to_upper(value);
       return upper.find("UTF-8") != std::string::npos || upper.find("UTF8") != std::string::npos;
     }
   }

@@ -13,7 +13,7 @@ int run_check(const std::vector<std::string>& args) {
   auto options = parse_check_options(args);
   if (!options) return 0;  // --help
   // Who this worker is, from the launcher's (or srun's) variables.
-  auto identity = collective::read_worker_identity(Environment::from_process());
+  auto identity = collective::read_worker_identity(util::Environment::from_process());
   // The group: rank 0 hosts the store on MASTER_PORT, gloo connects a full mesh.
   auto communicator = collective::connect_gloo(identity, options->timeout);
   if (options->bench) {

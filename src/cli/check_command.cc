@@ -7,16 +7,16 @@
 #include "util/own_executable.h"
 #include "util/subprocess.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 int check_command(const CommandArgs& args) {
-  auto check = std::filesystem::path(own_executable()).parent_path() / "dlaunch-check";
+  auto check = std::filesystem::path(util::own_executable()).parent_path() / "dlaunch-check";
   if (!std::filesystem::exists(check))
-    throw SystemError(fmt::format("{} is missing: it is built and installed beside dlaunch",
+    throw util::SystemError(fmt::format("{} is missing: it is built and installed beside dlaunch",
                                   check.string()));
   std::vector<std::string> argv{check.string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  exec_replacing(argv);
+  util::exec_replacing(argv);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

@@ -2,10 +2,10 @@
 
 #include "cli/command.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // dlaunch check ...: replaces this process with dlaunch-check (installed
 // beside dlaunch), which holds the check and its gloo dependency.
 int check_command(const CommandArgs& args);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

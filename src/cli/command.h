@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // The arguments after the subcommand's name ("dlaunch run -n 2 x" gives
 // {"-n", "2", "x"}). A command returns its exit code and throws
@@ -18,4 +18,4 @@ struct Command {
   CommandFunction function;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

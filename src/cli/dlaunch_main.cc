@@ -18,7 +18,7 @@
 #include "util/error.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 int version_command(const CommandArgs&) {
@@ -58,8 +58,8 @@ const Command& find_command(std::string_view name) {
     names.emplace_back(command.name);
   }
   std::string hint;
-  if (auto close = closest_match(name, names)) hint = fmt::format(" Did you mean '{}'?", *close);
-  throw UsageError(fmt::format("unknown command '{}'.{} Run 'dlaunch help' for the list.", name, hint));
+  if (auto close = util::closest_match(name, names)) hint = fmt::format(" Did you mean '{}'?", *close);
+  throw util::UsageError(fmt::format("unknown command '{}'.{} Run 'dlaunch help' for the list.", name, hint));
 }
 
 }  // namespace
@@ -69,26 +69,27 @@ namespace {
 // The error line goes through the non-blocking console like everything
 // else dlaunch run prints, so it waits in line behind what is already there.
 int report(const char* kind, const std::exception& error, int code) {
-  console_err().write_message(fmt::format("dlaunch: {}: {}", kind, error.what()));
+  util::console_err().write_message(fmt::format("dlaunch: {}: {}", kind, error.what()));
   return code;
 }
 
 int run_catching(const std::function<int()>& body) {
   try {
     return body();
-  } catch (const InputError& error) {
-    return report("error", error, kExitInputError);
-  } catch (const SystemError& error) {  // and ProtocolError, a peer's fault
-    return report("error", error, kExitSystemError);
-  } catch (const Interrupted& interrupted) {
-    console_err().write_message(fmt::format("dlaunch: stopped by {}", signal_name(interrupted.signal)));
+  } catch (const util::InputError& error) {
+    return report("error", error, util::kExitInputError);
+  } catch (const util::SystemError& error) {  // and ProtocolError, a peer's fault
+    return report("error", error, util::kExitSystemError);
+  } catch (const util::Interrupted& interrupted) {
+    util::console_err().write_message(
+        fmt::format("dlaunch: stopped by {}", process::signal_name(interrupted.signal)));
     return 128 + interrupted.signal;
   } catch (const std::system_error& error) {
     // The operating system refused (a file system error, a thread that
     // could not start): the outside world, not a bug.
-    return report("error", error, kExitSystemError);
+    return report("error", error, util::kExitSystemError);
   } catch (const std::exception& error) {
-    return report("internal error", error, kExitSystemError);
+    return report("internal error", error, util::kExitSystemError);
   }
 }
 
@@ -97,7 +98,7 @@ int run_catching(const std::function<int()>& body) {
 int run_guarded(const std::function<int()>& body) {
   int code = run_catching(body);
   // Bounded: a stalled console gets kConsoleExitWait, then we exit anyway.
-  finish_console_output();
+  process::finish_console_output();
   return code;
 }
 
@@ -112,4 +113,4 @@ int dlaunch_main(int argc, char** argv) {
   });
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

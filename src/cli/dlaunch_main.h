@@ -3,7 +3,7 @@
 
 #include <functional>
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // Runs "dlaunch SUBCOMMAND ..." and returns the exit code. Errors print
 // one "dlaunch: error: ..." line; input errors exit 2, system errors 1.
@@ -17,4 +17,4 @@ int dlaunch_main(int argc, char** argv);
 // flush of the console.
 int run_guarded(const std::function<int()>& body);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

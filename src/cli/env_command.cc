@@ -9,7 +9,7 @@
 #include "process/signal_channel.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 struct Row {
@@ -19,7 +19,7 @@ struct Row {
   std::string source;
 };
 
-std::vector<Row> topology_rows(const Topology& topology) {
+std::vector<Row> topology_rows(const launch::Topology& topology) {
   const bool several_nodes = topology.nnodes.value > 1;
   std::vector<Row> rows = {
       {"nnodes", "nodes", topology.nnodes.value, topology.nnodes.source},
@@ -45,7 +45,7 @@ std::vector<Row> topology_rows(const Topology& topology) {
 }
 
 // What protects and watches the job; the token's value is never shown.
-std::vector<Row> reliability_rows(const LaunchConfig& config) {
+std::vector<Row> reliability_rows(const launch::LaunchConfig& config) {
   if (config.topology.nnodes.value == 1) return {};
   std::vector<Row> rows;
   if (config.rdzv_token)
@@ -58,21 +58,21 @@ std::vector<Row> reliability_rows(const LaunchConfig& config) {
                   std::chrono::duration_cast<std::chrono::seconds>(config.heartbeat_timeout).count(),
                   "node 0's value holds for every node"});
   if (config.preempt_signal != 0)
-    rows.push_back({"preempt_signal", "preemption signal", signal_name(config.preempt_signal),
+    rows.push_back({"preempt_signal", "preemption signal", process::signal_name(config.preempt_signal),
                     config.requeue ? "forwarded; node 0 then requeues the job" : "forwarded to the workers"});
   return rows;
 }
 
 // How the workers are supervised beyond the topology.
-std::vector<Row> supervision_rows(const LaunchConfig& config) {
+std::vector<Row> supervision_rows(const launch::LaunchConfig& config) {
   static const char* const kCatches[] = {
       "processes that leave a worker's group are not caught",
       "the workers' orphans (setsid daemons) are killed after each round",
       "every worker process is tracked in a cgroup v2 and killed after each round",
   };
-  const Sourced<KillEscaped>& mode = config.kill_escaped;
+  const util::Sourced<launch::KillEscaped>& mode = config.kill_escaped;
   std::string source = mode.source + ": " + kCatches[static_cast<int>(mode.value)];
-  std::vector<Row> rows{{"kill_escaped", "escaped processes", kill_escaped_name(mode.value), source}};
+  std::vector<Row> rows{{"kill_escaped", "escaped processes", launch::kill_escaped_name(mode.value), source}};
   if (config.log_dir_required)
     rows.push_back({"log_dir_required", "log files required", true,
                     "a worker log file that cannot be written stops the job"});
@@ -86,17 +86,17 @@ std::string text_value(const nlohmann::json& value) {
   return value.dump();
 }
 
-void print_text(const std::vector<Row>& rows, const LaunchConfig& config) {
+void print_text(const std::vector<Row>& rows, const launch::LaunchConfig& config) {
   fmt::print("dlaunch run would use:\n");
   std::size_t width = 0;
   for (const auto& row : rows) width = std::max(width, text_value(row.value).size());
   for (const auto& row : rows)
     fmt::print("  {:<22} {:<{}}  ({})\n", row.label, text_value(row.value), width, row.source);
-  if (!config.command.empty()) fmt::print("  {:<22} {}\n", "worker command", join(config.command, " "));
+  if (!config.command.empty()) fmt::print("  {:<22} {}\n", "worker command", util::join(config.command, " "));
   for (const auto& notice : config.topology.notices) fmt::print("note: {}\n", notice);
 }
 
-void print_json(const std::vector<Row>& rows, const LaunchConfig& config) {
+void print_json(const std::vector<Row>& rows, const launch::LaunchConfig& config) {
   nlohmann::json document = nlohmann::json::object();
   for (const auto& row : rows) document[row.key] = {{"value", row.value}, {"source", row.source}};
   if (!config.command.empty()) document["command"] = config.command;
@@ -121,10 +121,10 @@ int env_command(const CommandArgs& args) {
                "variable, or a default).\n");
     return 0;
   }
-  Environment environment = Environment::from_process();
-  auto options = parse_run_options(run_args, environment, /*require_program=*/false);
+  util::Environment environment = util::Environment::from_process();
+  auto options = launch::parse_run_options(run_args, environment, /*require_program=*/false);
   if (!options) return 0;
-  LaunchConfig config = resolve_launch_config(*options, environment);
+  launch::LaunchConfig config = launch::resolve_launch_config(*options, environment);
   auto rows = topology_rows(config.topology);
   for (auto& row : reliability_rows(config)) rows.push_back(std::move(row));
   for (auto& row : supervision_rows(config)) rows.push_back(std::move(row));
@@ -133,4 +133,4 @@ int env_command(const CommandArgs& args) {
   return 0;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

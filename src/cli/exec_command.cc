@@ -9,16 +9,18 @@
 #include "process/worker_process.h"
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 int exec_command(const CommandArgs& args) {
-  Environment environment = Environment::from_process();
-  auto options = parse_run_options(args, environment);
+  util::Environment environment = util::Environment::from_process();
+  auto options = launch::parse_run_options(args, environment);
   if (!options) return 0;
-  std::vector<std::string> argv = worker_command(*options, environment);
-  add_task_environment(environment);
-  auto path = find_executable(argv.front(), environment);
-  if (!path) throw InputError(fmt::format("cannot run '{}': not an executable file or not in PATH", argv.front()));
+  std::vector<std::string> argv = launch::worker_command(*options, environment);
+  launch::add_task_environment(environment);
+  auto path = process::find_executable(argv.front(), environment);
+  if (!path)
+    throw util::InputError(
+        fmt::format("cannot run '{}': not an executable file or not in PATH", argv.front()));
   std::vector<std::string> entries = environment.to_entries();
   std::vector<char*> c_args, c_env;
   for (auto& arg : argv) c_args.push_back(arg.data());
@@ -26,7 +28,7 @@ int exec_command(const CommandArgs& args) {
   for (auto& entry : entries) c_env.push_back(entry.data());
   c_env.push_back(nullptr);
   ::execve(path->c_str(), c_args.data(), c_env.data());
-  throw system_error(fmt::format("cannot execute '{}'", *path), errno);
+  throw util::system_error(fmt::format("cannot execute '{}'", *path), errno);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

@@ -2,10 +2,10 @@
 
 #include "cli/command.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // dlaunch exec [--python X] [--no-python] [-m] [--] PROGRAM [ARGS...]
 // Inside an srun task: sets torchrun's variables from Slurm's, then becomes PROGRAM.
 int exec_command(const CommandArgs& args);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

@@ -16,7 +16,7 @@
 #include "util/error.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 const std::vector<std::string> kActions = {"expand", "compress", "first", "count"};
@@ -68,7 +68,7 @@ void configure_app(CLI::App& app) {
 }
 
 [[noreturn]] void usage_error(std::string_view fault) {
-  throw UsageError(
+  throw util::UsageError(
       fmt::format("dlaunch hostlist: {}. Run 'dlaunch hostlist --help' for usage.", fault));
 }
 
@@ -97,7 +97,7 @@ std::optional<HostlistRequest> parse_request(const CommandArgs& args) {
   CLI::App app("Expand and compress Slurm hostlist expressions", "dlaunch hostlist");
   configure_app(app);
   HostlistRequest request;
-  if (!parse_command_line(app, args, "dlaunch hostlist")) return std::nullopt;
+  if (!util::parse_command_line(app, args, "dlaunch hostlist")) return std::nullopt;
   if (split_words(app.remaining(), request)) return request;
   fmt::print("{}", app.help());  // --help after the action
   return std::nullopt;
@@ -105,14 +105,14 @@ std::optional<HostlistRequest> parse_request(const CommandArgs& args) {
 
 void check_action(const HostlistRequest& request) {
   if (request.action.empty())
-    throw UsageError(
+    throw util::UsageError(
         "dlaunch hostlist: no action given; expected one of expand, compress, first, "
         "count (e.g. dlaunch hostlist expand 'n[1-4]')");
   if (std::find(kActions.begin(), kActions.end(), request.action) != kActions.end()) return;
   std::string hint;
-  if (auto match = closest_match(request.action, kActions))
+  if (auto match = util::closest_match(request.action, kActions))
     hint = fmt::format("; did you mean '{}'?", *match);
-  throw UsageError(fmt::format(
+  throw util::UsageError(fmt::format(
       "dlaunch hostlist: unknown action '{}'{} Expected expand, compress, first or count",
       request.action, hint.empty() ? "." : hint));
 }
@@ -150,7 +150,7 @@ void print_first(const std::vector<std::string>& expressions) {
     if (slurm::count_hosts(expression) > 0 && !first) first = slurm::first_host(expression);
   }
   if (!first)
-    throw InputError(
+    throw util::InputError(
         "dlaunch hostlist first: the expressions name no hosts; expected at least "
         "one host name");
   fmt::print("{}\n", *first);
@@ -161,7 +161,7 @@ void print_count(const std::vector<std::string>& expressions) {
   for (const std::string& expression : expressions) {
     std::size_t count = slurm::count_hosts(expression);
     if (__builtin_add_overflow(total, count, &total))
-      throw InputError(
+      throw util::InputError(
           "dlaunch hostlist count: the expressions name more hosts than fit in 64 "
           "bits; expected a smaller list");
   }
@@ -175,7 +175,7 @@ int hostlist_command(const CommandArgs& args) {
   if (!request) return 0;
   check_action(*request);
   if (request->expressions.empty())
-    throw UsageError(
+    throw util::UsageError(
         fmt::format("dlaunch hostlist {}: no expression given; expected EXPR... or - to read stdin "
                     "(e.g. dlaunch hostlist {} 'n[1-4]')",
                     request->action, request->action));
@@ -187,4 +187,4 @@ int hostlist_command(const CommandArgs& args) {
   return 0;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

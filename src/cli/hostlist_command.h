@@ -5,10 +5,10 @@
 
 #include "cli/command.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // ARGS excludes "dlaunch hostlist". Prints to stdout and returns 0; throws
 // UsageError for a bad command line and InputError for a bad expression.
 int hostlist_command(const CommandArgs& args);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

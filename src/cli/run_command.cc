@@ -6,20 +6,21 @@
 #include "rendezvous/local_coordinator.h"
 #include "rendezvous/rendezvous_coordinator.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 // One node meets nobody; several meet at node 0's rendezvous.
-std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, SignalChannel& signals,
-                                              const std::string& host) {
-  const Topology& topology = config.topology;
+std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchConfig& config,
+                                                          process::SignalChannel& signals,
+                                                          const std::string& host) {
+  const launch::Topology& topology = config.topology;
   std::optional<int> port;
   if (topology.master_port) port = topology.master_port->value;
   if (topology.nnodes.value == 1)
-    return std::make_unique<LocalCoordinator>(topology.master_addr.value, port,
+    return std::make_unique<rendezvous::LocalCoordinator>(topology.master_addr.value, port,
                                               topology.nproc_per_node.value, topology.run_id.value,
                                               config.max_restarts);
-  RendezvousSettings settings;
+  rendezvous::RendezvousSettings settings;
   settings.master_addr = topology.master_addr.value;
   settings.port = port.value_or(0);
   settings.node_rank = topology.node_rank.value;
@@ -32,22 +33,23 @@ std::unique_ptr<Coordinator> make_coordinator(const LaunchConfig& config, Signal
   if (config.rdzv_token) settings.token = config.rdzv_token->value;
   settings.heartbeat_timeout = config.heartbeat_timeout;
   settings.allow_uneven = config.allow_uneven;
-  return make_rendezvous_coordinator(settings, signals);
+  return rendezvous::make_rendezvous_coordinator(settings, signals);
 }
 
 }  // namespace
 
 int run_command(const CommandArgs& args) {
-  Environment environment = Environment::from_process();
+  util::Environment environment = util::Environment::from_process();
   // The command line as typed, with PET_* fallbacks.
-  auto options = parse_run_options(args, environment);
+  auto options = launch::parse_run_options(args, environment);
   if (!options) return 0;  // --help
   // Checked values: flags, then PET_*, then the Slurm step, then defaults.
-  LaunchConfig config = resolve_launch_config(*options, environment);
+  launch::LaunchConfig config = launch::resolve_launch_config(*options, environment);
   // Rendezvous, supervision, report, with the coordinator this job needs.
-  return run_launcher(config, environment, [&](SignalChannel& signals, const std::string& host) {
-    return make_coordinator(config, signals, host);
-  });
+  return launch::run_launcher(config, environment,
+                              [&](process::SignalChannel& signals, const std::string& host) {
+                                return make_coordinator(config, signals, host);
+                              });
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

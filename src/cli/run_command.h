@@ -2,9 +2,9 @@
 
 #include "cli/command.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // dlaunch run [options] [--] PROGRAM [ARGS...]
 int run_command(const CommandArgs& args);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

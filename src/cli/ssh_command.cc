@@ -23,24 +23,26 @@
 #include "util/own_executable.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 using namespace ssh;
 
 std::string read_text_file(const std::string& path, const char* option) {
   std::ifstream file(path);
-  if (!file) throw InputError(fmt::format("{} {}: cannot read it (no such file, or no permission)", option, path));
+  if (!file)
+    throw util::InputError(
+        fmt::format("{} {}: cannot read it (no such file, or no permission)", option, path));
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
 }
 
-std::vector<HostEntry> job_hosts(const SshOptions& options) {
-  auto hosts = options.hosts ? parse_host_list(*options.hosts)
-                             : parse_host_file(read_text_file(*options.hostfile, "--hostfile"),
+std::vector<ssh::HostEntry> job_hosts(const ssh::SshOptions& options) {
+  auto hosts = options.hosts ? ssh::parse_host_list(*options.hosts)
+                             : ssh::parse_host_file(read_text_file(*options.hostfile, "--hostfile"),
                                                *options.hostfile);
-  return select_hosts(std::move(hosts), options.include, options.exclude);
+  return ssh::select_hosts(std::move(hosts), options.include, options.exclude);
 }
 
 // A port for node 0's rendezvous in the range dlaunch run derives Slurm
@@ -48,7 +50,8 @@ std::vector<HostEntry> job_hosts(const SshOptions& options) {
 // node 0 says so and the job stops at once.
 int random_port() {
   std::mt19937 random(std::random_device{}());
-  return kDefaultPortRangeLow + static_cast<int>(random() % (kDefaultPortRangeHigh - kDefaultPortRangeLow + 1));
+  return launch::kDefaultPortRangeLow +
+         static_cast<int>(random() % (launch::kDefaultPortRangeHigh - launch::kDefaultPortRangeLow + 1));
 }
 
 std::string random_run_id() {
@@ -57,15 +60,15 @@ std::string random_run_id() {
 
 // Hosts with slots=N run N workers; when those differ every node must
 // consent to uneven counts.
-bool uneven(const std::vector<HostEntry>& hosts) {
+bool uneven(const std::vector<ssh::HostEntry>& hosts) {
   std::set<std::optional<int>> counts;
   for (const auto& entry : hosts) counts.insert(entry.slots);
   return counts.size() > 1;
 }
 
-JobPlan make_plan(const SshOptions& options, const std::vector<HostEntry>& hosts,
-                  const Environment& environment) {
-  JobPlan plan;
+ssh::JobPlan make_plan(const ssh::SshOptions& options, const std::vector<ssh::HostEntry>& hosts,
+                  const util::Environment& environment) {
+  ssh::JobPlan plan;
   plan.nnodes = static_cast<int>(hosts.size());
   plan.master_addr = options.master_addr.value_or(hosts.front().host);
   plan.master_port = options.master_port.value_or(random_port());
@@ -74,9 +77,9 @@ JobPlan make_plan(const SshOptions& options, const std::vector<HostEntry>& hosts
   plan.working_dir = std::filesystem::current_path().string();
   std::optional<std::string> env_file;
   if (options.env_file) env_file = read_text_file(*options.env_file, "--env-file");
-  plan.env = carried_variables(options.env, env_file, options.env_file.value_or(""),
+  plan.env = ssh::carried_variables(options.env, env_file, options.env_file.value_or(""),
                                [&](const std::string& name) { return environment.get(name); });
-  plan.remote_dlaunch = options.remote_dlaunch.value_or(own_executable());
+  plan.remote_dlaunch = options.remote_dlaunch.value_or(util::own_executable());
   plan.run_args = options.run_args;
   plan.command = options.command;
   plan.ssh_args = options.ssh_args;
@@ -85,33 +88,34 @@ JobPlan make_plan(const SshOptions& options, const std::vector<HostEntry>& hosts
 }
 
 // The worker's argv as each host's dlaunch run will build it, for the preflight.
-std::vector<std::string> worker_argv(const SshOptions& options, const Environment& environment) {
+std::vector<std::string> worker_argv(const ssh::SshOptions& options, const util::Environment& environment) {
   std::vector<std::string> args = options.run_args;
   args.push_back("--");
   args.insert(args.end(), options.command.begin(), options.command.end());
-  auto run = parse_run_options(args, environment);
-  return worker_command(*run, environment);
+  auto run = launch::parse_run_options(args, environment);
+  return launch::worker_command(*run, environment);
 }
 
-void preflight(const JobPlan& plan, const std::vector<HostEntry>& hosts, const SshOptions& options,
-               const Environment& environment) {
+void preflight(const ssh::JobPlan& plan, const std::vector<ssh::HostEntry>& hosts,
+               const ssh::SshOptions& options, const util::Environment& environment) {
   std::vector<std::string> names;
   for (const auto& entry : hosts) names.push_back(entry.host);
-  auto problems = preflight_hosts(plan, names, worker_argv(options, environment));
+  auto problems = ssh::preflight_hosts(plan, names, worker_argv(options, environment));
   if (problems.empty()) return;
   std::string text = fmt::format("dlaunch ssh: the job did not start: {} problem{} on {} host{}:",
                                  problems.size(), problems.size() == 1 ? "" : "s", hosts.size(),
                                  hosts.size() == 1 ? "" : "s");
   for (const auto& problem : problems) text += "\n  " + problem;
-  throw SystemError(text);
+  throw util::SystemError(text);
 }
 
-std::vector<Session> make_sessions(const JobPlan& plan, const std::vector<HostEntry>& hosts) {
-  std::vector<Session> sessions;
+std::vector<ssh::Session> make_sessions(const ssh::JobPlan& plan, const std::vector<ssh::HostEntry>& hosts) {
+  std::vector<ssh::Session> sessions;
   for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
-    HostLaunch launch{hosts[rank].host, static_cast<int>(rank), hosts[rank].slots, hosts[rank].selected};
+    ssh::HostLaunch launch{hosts[rank].host, static_cast<int>(rank), hosts[rank].slots, hosts[rank].selected};
     sessions.push_back(
-        Session{launch.host, launch.node_rank, ssh_argv(plan, launch.host, remote_launch_command(plan, launch))});
+        ssh::Session{launch.host, launch.node_rank,
+                     ssh::ssh_argv(plan, launch.host, ssh::remote_launch_command(plan, launch))});
   }
   return sessions;
 }
@@ -119,21 +123,21 @@ std::vector<Session> make_sessions(const JobPlan& plan, const std::vector<HostEn
 // A grace longer than the hosts' own --shutdown-timeout (as given on the
 // command line: PET_ variables here do not reach the hosts), so their
 // launchers stop their workers before ssh is signalled.
-std::chrono::milliseconds hang_up_grace(const SshOptions& options) {
-  std::chrono::milliseconds timeout = kDefaultShutdownTimeout;
-  if (auto value = run_option_value(options.run_args, "--shutdown-timeout"))
-    timeout = std::chrono::seconds(parse_int_in_range(*value, 0, 7 * 24 * 3600, "--shutdown-timeout"));
+std::chrono::milliseconds hang_up_grace(const ssh::SshOptions& options) {
+  std::chrono::milliseconds timeout = launch::kDefaultShutdownTimeout;
+  if (auto value = launch::run_option_value(options.run_args, "--shutdown-timeout"))
+    timeout = std::chrono::seconds(util::parse_int_in_range(*value, 0, 7 * 24 * 3600, "--shutdown-timeout"));
   return timeout + std::chrono::seconds(15);
 }
 
 }  // namespace
 
 int ssh_command(const CommandArgs& args) {
-  auto options = parse_ssh_options(args);
+  auto options = ssh::parse_ssh_options(args);
   if (!options) return 0;
-  Environment environment = Environment::from_process();
+  util::Environment environment = util::Environment::from_process();
   auto hosts = job_hosts(*options);
-  JobPlan plan = make_plan(*options, hosts, environment);
+  ssh::JobPlan plan = make_plan(*options, hosts, environment);
   if (!options->no_preflight) preflight(plan, hosts, *options, environment);
   std::vector<std::string> names;
   for (const auto& entry : hosts) names.push_back(entry.host);
@@ -142,12 +146,12 @@ int ssh_command(const CommandArgs& args) {
              plan.master_port);
   // A host that closes its end early must not kill dlaunch ssh.
   ::signal(SIGPIPE, SIG_IGN);
-  SignalChannel signals;
-  SessionSettings settings;
+  process::SignalChannel signals;
+  ssh::SessionSettings settings;
   settings.first_line = rendezvous::generate_token() + "\n";
   settings.host_log_dir = options->host_log_dir;
   settings.grace = hang_up_grace(*options);
-  return run_sessions(make_sessions(plan, hosts), settings, signals);
+  return ssh::run_sessions(make_sessions(plan, hosts), settings, signals);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

@@ -2,9 +2,9 @@
 
 #include "cli/command.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // dlaunch ssh (--hosts H1,H2 | --hostfile FILE) [options] [run options] [--] PROGRAM [ARGS...]
 int ssh_command(const CommandArgs& args);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

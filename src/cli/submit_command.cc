@@ -20,21 +20,22 @@
 #include "util/strings.h"
 #include "util/subprocess.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 using namespace submit;
 
 // Built-in defaults, then the config file ([defaults], then the profile), then flags.
-SubmitSettings merge_settings(const SubmitOptions& options, const Environment& environment) {
-  SubmitSettings merged = default_submit_settings();
-  auto file = options.config ? options.config : find_config_file(environment);
+submit::SubmitSettings merge_settings(const submit::SubmitOptions& options,
+                                      const util::Environment& environment) {
+  submit::SubmitSettings merged = submit::default_submit_settings();
+  auto file = options.config ? options.config : submit::find_config_file(environment);
   if (options.config && !std::filesystem::exists(*options.config))
-    throw InputError(fmt::format("--config {}: no such file", *options.config));
+    throw util::InputError(fmt::format("--config {}: no such file", *options.config));
   if (file) {
-    apply_config_file(merged, *file, options.profile);
+    submit::apply_config_file(merged, *file, options.profile);
   } else if (options.profile) {
-    throw InputError(fmt::format("--profile {}: no config file found (looked for ./dlaunch.toml and "
+    throw util::InputError(fmt::format("--profile {}: no config file found (looked for ./dlaunch.toml and "
                                  "$XDG_CONFIG_HOME/dlaunch/config.toml); pass --config FILE",
                                  *options.profile));
   }
@@ -42,19 +43,19 @@ SubmitSettings merge_settings(const SubmitOptions& options, const Environment& e
   return merged;
 }
 
-void print_config(const SubmitSettings& settings) {
+void print_config(const submit::SubmitSettings& settings) {
   fmt::print("dlaunch submit settings (flags > profile > [defaults] > built-in):\n");
-  for (const auto& key : submit_keys()) {
+  for (const auto& key : submit::submit_keys()) {
     const auto* value = settings.find(key.name);
     if (value != nullptr)
-      fmt::print("  {:<17} = {:<24} # {}\n", key.name, format_value(value->value), value->source);
+      fmt::print("  {:<17} = {:<24} # {}\n", key.name, submit::format_value(value->value), value->source);
   }
 }
 
-nlohmann::json settings_json(const SubmitSettings& settings, const JobRequest& request) {
+nlohmann::json settings_json(const submit::SubmitSettings& settings, const submit::JobRequest& request) {
   nlohmann::json document;
   for (const auto& [name, value] : settings.values())
-    document["settings"][name] = {{"value", format_value(value.value)}, {"source", value.source}};
+    document["settings"][name] = {{"value", submit::format_value(value.value)}, {"source", value.source}};
   document["command"] = request.command;
   document["dlaunch"] = request.dlaunch_path;
   document["timestamp"] = request.timestamp;
@@ -64,25 +65,26 @@ nlohmann::json settings_json(const SubmitSettings& settings, const JobRequest& r
 // The folder submission folders are made in, checked before any path is
 // made from it: empty, it has no absolute form; with a control character it
 // would break the job script (submit/script_value.h).
-std::string output_dir_of(const SubmitSettings& settings) {
+std::string output_dir_of(const submit::SubmitSettings& settings) {
   const auto* found = settings.find("output-dir");
   if (found == nullptr) return "slurm-outputs";
   const std::string& dir = std::get<std::string>(found->value);
   if (dir.empty())
-    throw InputError(fmt::format("output-dir (from {}) is empty; give the folder to make submission "
+    throw util::InputError(fmt::format("output-dir (from {}) is empty; give the folder to make submission "
                                  "folders in, e.g. --output-dir slurm-outputs",
                                  found->source));
-  check_script_setting("output-dir", found->value, found->source);
+  submit::check_script_setting("output-dir", found->value, found->source);
   return dir;
 }
 
 // The program must exist where the nodes will look: the shared file system.
 void check_program(const std::vector<std::string>& command) {
   const std::string& program = command.front();
-  bool ok = program.ends_with(".py") ? std::filesystem::exists(program)
-                                     : find_executable(program, Environment::from_process()).has_value();
+  bool ok = program.ends_with(".py")
+                ? std::filesystem::exists(program)
+                : process::find_executable(program, util::Environment::from_process()).has_value();
   if (!ok)
-    throw InputError(fmt::format("cannot submit '{}': no such program here. The nodes run it from "
+    throw util::InputError(fmt::format("cannot submit '{}': no such program here. The nodes run it from "
                                  "the shared file system, so give a path that exists on this machine",
                                  program));
 }
@@ -90,47 +92,51 @@ void check_program(const std::vector<std::string>& command) {
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream file(path);
   file << text;
-  if (!file) throw SystemError(fmt::format("cannot write {}", path));
+  if (!file) throw util::SystemError(fmt::format("cannot write {}", path));
 }
 
-int dry_run(const JobRequest& request, bool srun) {
+int dry_run(const submit::JobRequest& request, bool srun) {
   if (srun) {
-    fmt::print("# dlaunch submit --srun would run:\n{}\n", shell_join(srun_job_command(request)));
+    fmt::print("# dlaunch submit --srun would run:\n{}\n",
+               util::shell_join(submit::srun_job_command(request)));
     return 0;
   }
   fmt::print("# job script ({}/job.sbatch):\n{}\n# submitted with:\n{}\n", request.submission_dir,
-             job_script(request), shell_join(sbatch_command(request.submission_dir + "/job.sbatch")));
+             submit::job_script(request),
+             util::shell_join(submit::sbatch_command(request.submission_dir + "/job.sbatch")));
   return 0;
 }
 
-[[noreturn]] void run_in_foreground(const JobRequest& request) {
+[[noreturn]] void run_in_foreground(const submit::JobRequest& request) {
   ::setenv("TIMESTAMP", request.timestamp.c_str(), 1);
   ::setenv("OUTPUT_DIR", request.submission_dir.c_str(), 1);
   // srun passes its environment to the step: every node's dlaunch run gets
   // the job's fresh secret, which appears on no command line.
-  if (request.launch == LaunchMode::kNode)
-    ::setenv(kTokenVariable, rendezvous::generate_token().c_str(), 1);
+  if (request.launch == submit::LaunchMode::kNode)
+    ::setenv(launch::kTokenVariable, rendezvous::generate_token().c_str(), 1);
   fmt::print(stderr, "dlaunch: running with srun; output folder {}\n", request.submission_dir);
   std::fflush(stderr);
-  exec_replacing(srun_job_command(request));
+  util::exec_replacing(submit::srun_job_command(request));
 }
 
 std::string parse_job_id(const std::string& sbatch_output) {
-  std::string id(trim(split(std::string(trim(sbatch_output)), ';')[0]));
-  if (!parse_int(id)) throw SystemError(fmt::format("sbatch printed no job id: '{}'", sbatch_output));
+  std::string id(util::trim(util::split(std::string(util::trim(sbatch_output)), ';')[0]));
+  if (!util::parse_int(id))
+    throw util::SystemError(fmt::format("sbatch printed no job id: '{}'", sbatch_output));
   return id;
 }
 
-int submit_batch(const JobRequest& request, bool wait) {
+int submit_batch(const submit::JobRequest& request, bool wait) {
   const std::string script_path = request.submission_dir + "/job.sbatch";
   // A fresh secret for every submission; the script reads it from this file.
-  if (request.token_file) write_secret_file(*request.token_file, rendezvous::generate_token());
-  write_file(script_path, job_script(request));
-  CapturedRun sbatch = run_captured(sbatch_command(script_path));
+  if (request.token_file) submit::write_secret_file(*request.token_file, rendezvous::generate_token());
+  write_file(script_path, submit::job_script(request));
+  util::CapturedRun sbatch = util::run_captured(submit::sbatch_command(script_path));
   if (sbatch.exit_code != 0) {
     // Nothing half-submitted: the folder of a refused job goes too.
     std::filesystem::remove_all(request.submission_dir);
-    throw InputError(fmt::format("sbatch refused the job: {}", trim(sbatch.err.empty() ? sbatch.out : sbatch.err)));
+    throw util::InputError(
+        fmt::format("sbatch refused the job: {}", util::trim(sbatch.err.empty() ? sbatch.out : sbatch.err)));
   }
   std::string job_id = parse_job_id(sbatch.out);
   write_file(request.submission_dir + "/job_id", job_id + "\n");
@@ -140,7 +146,7 @@ int submit_batch(const JobRequest& request, bool wait) {
   std::fflush(stdout);
   fmt::print(stderr, "dlaunch: following job {} (Ctrl-C stops following; scancel {} cancels it)\n",
              job_id, job_id);
-  JobEnd end = follow_job(job_id, log);
+  submit::JobEnd end = submit::follow_job(job_id, log);
   fmt::print(stderr, "dlaunch: job {} ended {} with exit code {}\n", job_id, end.state, end.exit_code);
   return end.exit_code;
 }
@@ -148,29 +154,29 @@ int submit_batch(const JobRequest& request, bool wait) {
 }  // namespace
 
 int submit_command(const CommandArgs& args) {
-  auto options = parse_submit_options(args);
+  auto options = submit::parse_submit_options(args);
   if (!options) return 0;  // --help
-  Environment environment = Environment::from_process();
-  SubmitSettings settings = merge_settings(*options, environment);
+  util::Environment environment = util::Environment::from_process();
+  submit::SubmitSettings settings = merge_settings(*options, environment);
   if (options->print_config) {
     print_config(settings);
     return 0;
   }
   check_program(options->command);
   const std::string output_dir = output_dir_of(settings);
-  const std::string timestamp = timestamp_for(std::time(nullptr));
+  const std::string timestamp = submit::timestamp_for(std::time(nullptr));
   const bool srun = settings.flag("srun");
   // The settings are checked before the folder exists, so a refused
   // submission leaves none. A dry run writes nothing (no folder, no token
   // file): it shows the folder the job would get.
-  JobRequest request = make_job_request(settings, options->command, own_executable(),
-                                        next_submission_path(output_dir, timestamp), timestamp);
+  submit::JobRequest request = submit::make_job_request(settings, options->command, util::own_executable(),
+                                        submit::next_submission_path(output_dir, timestamp), timestamp);
   if (options->dry_run) return dry_run(request, srun);
-  request = make_job_request(settings, options->command, own_executable(),
-                             create_submission_folder(output_dir, timestamp), timestamp);
+  request = submit::make_job_request(settings, options->command, util::own_executable(),
+                             submit::create_submission_folder(output_dir, timestamp), timestamp);
   write_file(request.submission_dir + "/config.json", settings_json(settings, request).dump(2) + "\n");
   if (srun) run_in_foreground(request);
   return submit_batch(request, settings.flag("wait"));
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

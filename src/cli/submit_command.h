@@ -2,9 +2,9 @@
 
 #include "cli/command.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 
 // dlaunch submit [options] [--] PROGRAM [ARGS...]
 int submit_command(const CommandArgs& args);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

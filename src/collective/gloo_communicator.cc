@@ -22,10 +22,10 @@ template <typename Operation>
 void guarded(const char* what, Operation operation) {
   try {
     operation();
-  } catch (const SystemError&) {
+  } catch (const util::SystemError&) {
     throw;
   } catch (const std::exception& error) {
-    throw SystemError(fmt::format("{} failed: {}", what, error.what()));
+    throw util::SystemError(fmt::format("{} failed: {}", what, error.what()));
   }
 }
 
@@ -40,7 +40,7 @@ void await_every_rank(TcpStore& store, const WorkerIdentity& identity,
   if (identity.rank != 0) {
     // A margin beyond rank 0's own deadline, so its verdict arrives first.
     auto outcome = store.get(done, timeout + std::chrono::seconds(10));
-    if (!outcome.empty()) throw SystemError(std::string(outcome.begin(), outcome.end()));
+    if (!outcome.empty()) throw util::SystemError(std::string(outcome.begin(), outcome.end()));
     return;
   }
   auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -50,7 +50,7 @@ void await_every_rank(TcpStore& store, const WorkerIdentity& identity,
           deadline - std::chrono::steady_clock::now());
       store.wait({"arrival/" + std::to_string(rank)}, std::max(left, std::chrono::milliseconds(1)));
     }
-  } catch (const SystemError&) {
+  } catch (const util::SystemError&) {
     std::vector<std::string> missing;
     for (int rank = 1; rank < identity.world_size; ++rank) {
       if (!store.contains("arrival/" + std::to_string(rank))) missing.push_back(std::to_string(rank));
@@ -61,7 +61,7 @@ void await_every_rank(TcpStore& store, const WorkerIdentity& identity,
         fmt::join(missing, ", "), timeout.count() / 1000, identity.world_size - static_cast<int>(missing.size()),
         identity.world_size);
     store.set(done, std::vector<char>(message.begin(), message.end()));
-    throw SystemError(message);
+    throw util::SystemError(message);
   }
   store.set(done, {});
 }

@@ -49,10 +49,10 @@ struct Message {
 std::optional<Message> take_message(std::string& buffer) {
   if (buffer.size() < 5) return std::nullopt;
   std::uint32_t key_size = get_u32(std::string_view(buffer).substr(1));
-  if (key_size > kMaxField) throw SystemError("store message with an oversized key");
+  if (key_size > kMaxField) throw util::SystemError("store message with an oversized key");
   if (buffer.size() < 9 + key_size) return std::nullopt;
   std::uint32_t value_size = get_u32(std::string_view(buffer).substr(5 + key_size));
-  if (value_size > kMaxField) throw SystemError("store message with an oversized value");
+  if (value_size > kMaxField) throw util::SystemError("store message with an oversized value");
   if (buffer.size() < 9 + key_size + value_size) return std::nullopt;
   Message message{buffer[0], buffer.substr(5, key_size), buffer.substr(9 + key_size, value_size)};
   buffer.erase(0, 9 + key_size + value_size);
@@ -66,7 +66,9 @@ constexpr std::chrono::milliseconds kServerStallLimit{5000};
 
 class TcpStoreServer::Loop {
  public:
-  explicit Loop(Fd listener) : listener_(std::move(listener)) { set_nonblocking(listener_.get()); }
+  explicit Loop(util::Fd listener) : listener_(std::move(listener)) {
+    util::set_nonblocking(listener_.get());
+  }
 
   void run(int wake_fd) {
     for (;;) {
@@ -84,7 +86,7 @@ class TcpStoreServer::Loop {
 
  private:
   struct Client {
-    Fd fd;
+    util::Fd fd;
     std::string buffer;
   };
 
@@ -92,7 +94,7 @@ class TcpStoreServer::Loop {
     for (;;) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) return;
-      clients_.push_back(Client{Fd(fd), {}});
+      clients_.push_back(Client{util::Fd(fd), {}});
     }
   }
 
@@ -104,7 +106,7 @@ class TcpStoreServer::Loop {
     client.buffer.append(chunk, static_cast<std::size_t>(got));
     try {
       while (auto message = take_message(client.buffer)) handle(client, *message);
-    } catch (const SystemError&) {
+    } catch (const util::SystemError&) {
       drop(client);  // garbage: this peer is not one of ours
     }
   }
@@ -112,15 +114,15 @@ class TcpStoreServer::Loop {
   void handle(Client& client, const Message& message) {
     if (message.op == 'S') {
       values_[message.key] = message.value;
-      send_all(client.fd.get(), encode('K', message.key, ""), kServerStallLimit);
+      util::send_all(client.fd.get(), encode('K', message.key, ""), kServerStallLimit);
       answer_waiters(message.key);
     } else if (message.op == 'C') {
-      send_all(client.fd.get(), encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"),
+      util::send_all(client.fd.get(), encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"),
                kServerStallLimit);
     } else if (message.op == 'G') {
       auto found = values_.find(message.key);
       if (found != values_.end())
-        send_all(client.fd.get(), encode('V', message.key, found->second), kServerStallLimit);
+        util::send_all(client.fd.get(), encode('V', message.key, found->second), kServerStallLimit);
       else waiters_.emplace(message.key, client.fd.get());
     } else {
       drop(client);
@@ -130,7 +132,7 @@ class TcpStoreServer::Loop {
   void answer_waiters(const std::string& key) {
     auto [first, last] = waiters_.equal_range(key);
     for (auto it = first; it != last; ++it)
-      send_all(it->second, encode('V', key, values_[key]), kServerStallLimit);
+      util::send_all(it->second, encode('V', key, values_[key]), kServerStallLimit);
     waiters_.erase(first, last);
   }
 
@@ -139,19 +141,19 @@ class TcpStoreServer::Loop {
     client.fd.reset();
   }
 
-  Fd listener_;
+  util::Fd listener_;
   std::vector<Client> clients_;
   std::map<std::string, std::string> values_;
   std::multimap<std::string, int> waiters_;
 };
 
 TcpStoreServer::TcpStoreServer(int port)
-    : loop_(std::make_unique<Loop>(listen_tcp(port))),
-      wake_(make_pipe()),
+    : loop_(std::make_unique<Loop>(util::listen_tcp(port))),
+      wake_(util::make_pipe()),
       thread_([this, wake = wake_.read_end.get()] { loop_->run(wake); }) {}
 
 TcpStoreServer::~TcpStoreServer() {
-  write_all(wake_.write_end.get(), "x");
+  util::write_all(wake_.write_end.get(), "x");
   thread_.join();
 }
 
@@ -161,11 +163,11 @@ TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds 
 }
 
 void TcpStore::connect(std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
+  auto deadline = util::Clock::now() + timeout;
   std::chrono::milliseconds backoff(10);
-  while (!(socket_ = try_connect_tcp(host_, port_, deadline))) {
-    if (Clock::now() >= deadline)
-      throw SystemError(fmt::format("cannot reach the store of rank 0 at {}:{} within {} s: rank 0 "
+  while (!(socket_ = util::try_connect_tcp(host_, port_, deadline))) {
+    if (util::Clock::now() >= deadline)
+      throw util::SystemError(fmt::format("cannot reach the store of rank 0 at {}:{} within {} s: rank 0 "
                                     "has not started or MASTER_ADDR/MASTER_PORT are wrong",
                                     host_, port_, timeout.count() / 1000));
     ::poll(nullptr, 0, static_cast<int>(backoff.count()));
@@ -178,26 +180,26 @@ bool TcpStore::contains(const std::string& key) { return request('C', key, "", t
 std::string TcpStore::request(char op, const std::string& key, const std::string& value,
                               std::chrono::milliseconds timeout) {
   if (!socket_) connect(timeout_);
-  if (!send_all(socket_.get(), encode(op, key, value), timeout))
-    throw SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
-  auto deadline = Clock::now() + timeout;
+  if (!util::send_all(socket_.get(), encode(op, key, value), timeout))
+    throw util::SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
+  auto deadline = util::Clock::now() + timeout;
   std::string buffer;
   char chunk[64 * 1024];
   for (;;) {
     if (auto message = take_message(buffer)) return message->value;
     pollfd readable{socket_.get(), POLLIN, 0};
-    int ready = ::poll(&readable, 1, millis_until(deadline));
+    int ready = ::poll(&readable, 1, util::millis_until(deadline));
     if (ready == 0) {
       // The answer may still come; a fresh connection keeps it from being
       // taken for the answer to a later request.
       socket_.reset();
-      throw SystemError(fmt::format("timed out after {} s waiting for '{}' in the store: a rank "
+      throw util::SystemError(fmt::format("timed out after {} s waiting for '{}' in the store: a rank "
                                     "did not arrive",
                                     timeout.count() / 1000, key));
     }
     ssize_t got = ::recv(socket_.get(), chunk, sizeof(chunk), 0);
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) throw SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
+    if (got <= 0) throw util::SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
     buffer.append(chunk, static_cast<std::size_t>(got));
   }
 }

@@ -29,7 +29,7 @@ class TcpStoreServer {
  private:
   class Loop;
   std::unique_ptr<Loop> loop_;
-  Pipe wake_;
+  util::Pipe wake_;
   std::thread thread_;
 };
 
@@ -57,7 +57,7 @@ class TcpStore : public gloo::rendezvous::Store {
   std::string host_;
   int port_;
   std::chrono::milliseconds timeout_;
-  Fd socket_;
+  util::Fd socket_;
 };
 
 }  // namespace dlaunch::collective

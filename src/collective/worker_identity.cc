@@ -9,17 +9,17 @@
 
 namespace dlaunch::collective {
 
-WorkerIdentity read_worker_identity(const Environment& original) {
-  Environment environment = original;
-  if (!environment.has("RANK") && environment.has("SLURM_PROCID")) add_task_environment(environment);
+WorkerIdentity read_worker_identity(const util::Environment& original) {
+  util::Environment environment = original;
+  if (!environment.has("RANK") && environment.has("SLURM_PROCID")) launch::add_task_environment(environment);
   auto number = [&](const char* name, std::int64_t low, std::int64_t high) {
     auto value = environment.get(name);
     if (!value)
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{} is not set: dlaunch check runs as a worker; start it with a launcher, e.g. "
           "'dlaunch run --nproc-per-node 4 -- dlaunch check' or torchrun, or with srun",
           name));
-    return static_cast<int>(parse_int_in_range(*value, low, high, name));
+    return static_cast<int>(util::parse_int_in_range(*value, low, high, name));
   };
   WorkerIdentity identity;
   identity.world_size = number("WORLD_SIZE", 1, 1 << 20);
@@ -27,7 +27,7 @@ WorkerIdentity read_worker_identity(const Environment& original) {
   identity.local_rank = environment.has("LOCAL_RANK") ? number("LOCAL_RANK", 0, 1 << 20) : 0;
   identity.master_port = number("MASTER_PORT", 1, 65535);
   identity.master_addr = environment.get("MASTER_ADDR").value_or("127.0.0.1");
-  identity.host = local_host_name();
+  identity.host = util::local_host_name();
   return identity;
 }
 

@@ -9,6 +9,6 @@ namespace dlaunch::collective {
 // (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), or, inside an
 // srun task without a launcher, from Slurm's task variables. Throws
 // InputError naming the missing variable and how to start the program.
-WorkerIdentity read_worker_identity(const Environment& environment);
+WorkerIdentity read_worker_identity(const util::Environment& environment);
 
 }  // namespace dlaunch::collective

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 std::string read_error_file_message(const std::string& path) {
   std::ifstream file(path);
@@ -20,4 +20,4 @@ std::string read_error_file_message(const std::string& path) {
   return "";
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 // The message of the error file torch.distributed.elastic's @record writes
 // ({"message": {"message": "...", "extraInfo": {...}}}, or a plain string).
@@ -11,4 +11,4 @@ namespace dlaunch {
 // still useful, so this never throws.
 std::string read_error_file_message(const std::string& path);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -21,7 +21,7 @@
 #include "launch/launch_config.h"
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 class EscapedProcesses {
  public:
@@ -52,7 +52,7 @@ class EscapedProcesses {
 
   KillEscaped mode_;
   std::string dir_;
-  Fd procs_;
+  util::Fd procs_;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -4,22 +4,22 @@
 
 #include "process/signal_channel.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
-std::string format_failure_summary(const Verdict& verdict, int this_node_rank) {
+std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_node_rank) {
   std::string text = "dlaunch: ==================== job failed ====================\n";
   if (!verdict.failure) {
     return text + fmt::format("dlaunch: the job failed (exit code {})\n", verdict.exit_code);
   }
-  const Failure& failure = *verdict.failure;
-  text += fmt::format("dlaunch: first failure: {}\n", describe_failure(failure));
+  const rendezvous::Failure& failure = *verdict.failure;
+  text += fmt::format("dlaunch: first failure: {}\n", rendezvous::describe_failure(failure));
   if (failure.global_rank >= 0) {
     text += fmt::format("dlaunch:   rank        {} (local rank {})\n", failure.global_rank,
                         failure.local_rank);
     text += fmt::format("dlaunch:   node        {} (node rank {})\n", failure.host, failure.node_rank);
     text += fmt::format("dlaunch:   pid         {}\n", failure.pid);
     text += failure.signal != 0
-                ? fmt::format("dlaunch:   signal      {} ({})\n", signal_name(failure.signal),
+                ? fmt::format("dlaunch:   signal      {} ({})\n", process::signal_name(failure.signal),
                               failure.signal)
                 : fmt::format("dlaunch:   exit code   {}\n", failure.exit_code);
   }
@@ -37,4 +37,4 @@ std::string format_failure_summary(const Verdict& verdict, int this_node_rank) {
   return text;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -5,11 +5,11 @@
 
 #include "rendezvous/world.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 // A multi-line summary of VERDICT for stderr: which worker failed first
 // (global and local rank, node, pid, exit code or signal name, time, log
 // file, its last lines), and what that means for this node.
-std::string format_failure_summary(const Verdict& verdict, int this_node_rank);
+std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_node_rank);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -12,15 +12,15 @@
 #include "util/error.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 constexpr int kDefaultMasterPort = 29500;
 constexpr int kMaxPort = 65535;
 
 template <typename T>
-Sourced<T> sourced(T value, std::string source) {
-  return Sourced<T>{std::move(value), std::move(source)};
+util::Sourced<T> sourced(T value, std::string source) {
+  return util::Sourced<T>{std::move(value), std::move(source)};
 }
 
 int usable_cpu_count() {
@@ -31,7 +31,7 @@ int usable_cpu_count() {
 
 // GPUs visible to this process without loading any GPU library: the
 // scheduler's device list if there is one, else the NVIDIA device nodes.
-Sourced<int> visible_gpu_count(const Environment& environment) {
+util::Sourced<int> visible_gpu_count(const util::Environment& environment) {
   if (auto list = environment.get("CUDA_VISIBLE_DEVICES"))
     return sourced(slurm::count_device_list(*list), std::string("CUDA_VISIBLE_DEVICES"));
   static const std::regex device_node("nvidia[0-9]+");
@@ -48,45 +48,45 @@ std::string random_run_id() {
   return fmt::format("{:08x}-{:04x}", device(), device() & 0xffff);
 }
 
-Sourced<int> resolve_nnodes(const RunOptions& options,
+util::Sourced<int> resolve_nnodes(const RunOptions& options,
                             const std::optional<slurm::SlurmContext>& slurm) {
   if (options.standalone) return sourced(1, std::string("--standalone"));
   if (options.nnodes) {
     // torchrun takes MIN:MAX for elastic jobs; dlaunch runs fixed-size jobs.
-    auto parts = split(options.nnodes->value, ':');
+    auto parts = util::split(options.nnodes->value, ':');
     if (parts.size() > 2 || (parts.size() == 2 && parts[0] != parts[1]))
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{} '{}': elastic node ranges are not supported; give a fixed count such as 2 or 2:2",
           options.nnodes->source, options.nnodes->value));
-    int value = static_cast<int>(parse_int_in_range(parts[0], 1, 1 << 20, options.nnodes->source));
+    int value = static_cast<int>(util::parse_int_in_range(parts[0], 1, 1 << 20, options.nnodes->source));
     return sourced(value, options.nnodes->source);
   }
   if (slurm && slurm->num_nodes) return *slurm->num_nodes;
   return sourced(1, std::string("default"));
 }
 
-Sourced<int> resolve_node_rank(const RunOptions& options,
+util::Sourced<int> resolve_node_rank(const RunOptions& options,
                                const std::optional<slurm::SlurmContext>& slurm, int nnodes) {
-  Sourced<int> rank = sourced(0, std::string("default"));
+  util::Sourced<int> rank = sourced(0, std::string("default"));
   if (options.standalone) {
     rank.source = "--standalone";
   } else if (options.node_rank) {
-    rank = sourced(static_cast<int>(parse_int_in_range(options.node_rank->value, 0, 1 << 20,
+    rank = sourced(static_cast<int>(util::parse_int_in_range(options.node_rank->value, 0, 1 << 20,
                                                        options.node_rank->source)),
                    options.node_rank->source);
   } else if (slurm && slurm->node_id) {
     rank = *slurm->node_id;
   }
   if (rank.value >= nnodes)
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "node rank {} (from {}) is out of range: with {} node(s) the ranks are 0 to {}", rank.value,
         rank.source, nnodes, nnodes - 1));
   return rank;
 }
 
-Sourced<int> resolve_nproc(const RunOptions& options,
+util::Sourced<int> resolve_nproc(const RunOptions& options,
                            const std::optional<slurm::SlurmContext>& slurm,
-                           const Environment& environment) {
+                           const util::Environment& environment) {
   if (options.nproc_per_node) {
     const Setting& setting = *options.nproc_per_node;
     if (setting.value == "cpu") return sourced(usable_cpu_count(), setting.source + "=cpu");
@@ -95,14 +95,14 @@ Sourced<int> resolve_nproc(const RunOptions& options,
                                                  : visible_gpu_count(environment);
       if (gpus.value > 0) return sourced(gpus.value, setting.source + "=" + setting.value + ", " + gpus.source);
       if (setting.value == "auto") return sourced(usable_cpu_count(), setting.source + "=auto, cpu count");
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{}=gpu but no GPU is visible (CUDA_VISIBLE_DEVICES unset or empty, no /dev/nvidia*); "
           "give a number or use 'cpu'",
           setting.source));
     }
-    auto value = parse_int(setting.value);
+    auto value = util::parse_int(setting.value);
     if (!value || *value < 1 || *value > 4096)
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{} must be a number from 1 to 4096, 'gpu', 'cpu' or 'auto', got '{}'", setting.source,
           setting.value));
     return sourced(static_cast<int>(*value), setting.source);
@@ -113,11 +113,11 @@ Sourced<int> resolve_nproc(const RunOptions& options,
 
 struct Endpoint {
   std::optional<Setting> host;
-  std::optional<Sourced<int>> port;
+  std::optional<util::Sourced<int>> port;
 };
 
-std::optional<Sourced<int>> parse_port(const Setting& setting) {
-  return sourced(static_cast<int>(parse_int_in_range(setting.value, 0, kMaxPort, setting.source)),
+std::optional<util::Sourced<int>> parse_port(const Setting& setting) {
+  return sourced(static_cast<int>(util::parse_int_in_range(setting.value, 0, kMaxPort, setting.source)),
                  setting.source);
 }
 
@@ -136,16 +136,16 @@ Endpoint parse_endpoint(const Setting& setting) {
 
 std::pair<int, int> parse_port_range(const std::optional<Setting>& setting) {
   if (!setting) return {kDefaultPortRangeLow, kDefaultPortRangeHigh};
-  auto parts = split(setting->value, '-');
+  auto parts = util::split(setting->value, '-');
   if (parts.size() != 2)
-    throw InputError(fmt::format("{} must look like LOW-HIGH (e.g. 20000-32767), got '{}'",
+    throw util::InputError(fmt::format("{} must look like LOW-HIGH (e.g. 20000-32767), got '{}'",
                                  setting->source, setting->value));
-  int low = static_cast<int>(parse_int_in_range(parts[0], 1024, kMaxPort, setting->source + " low"));
-  int high = static_cast<int>(parse_int_in_range(parts[1], low, kMaxPort, setting->source + " high"));
+  int low = static_cast<int>(util::parse_int_in_range(parts[0], 1024, kMaxPort, setting->source + " low"));
+  int high = static_cast<int>(util::parse_int_in_range(parts[1], low, kMaxPort, setting->source + " high"));
   return {low, high};
 }
 
-std::optional<Sourced<int>> slurm_port(const slurm::SlurmContext& slurm,
+std::optional<util::Sourced<int>> slurm_port(const slurm::SlurmContext& slurm,
                                        const std::optional<Setting>& port_range) {
   if (slurm.reserved_port)
     return sourced(*slurm.reserved_port, std::string("SLURM_STEP_RESV_PORTS"));
@@ -161,7 +161,7 @@ void resolve_address(Topology& topology, const RunOptions& options,
   // Checked whether or not they are used here, so that a bad value is
   // found on the first run, not on the first run inside a Slurm step.
   parse_port_range(options.port_range);
-  std::optional<Sourced<int>> port;
+  std::optional<util::Sourced<int>> port;
   if (options.master_port) port = parse_port(*options.master_port);
   if (options.standalone) {
     // torchrun --standalone gives workers MASTER_ADDR=localhost and a free port.
@@ -181,7 +181,7 @@ void resolve_address(Topology& topology, const RunOptions& options,
   if (topology.master_port && topology.master_port->value == 0) topology.master_port.reset();
 }
 
-Sourced<std::string> resolve_run_id(const RunOptions& options,
+util::Sourced<std::string> resolve_run_id(const RunOptions& options,
                                     const std::optional<slurm::SlurmContext>& slurm) {
   if (options.rdzv_id) return *options.rdzv_id;
   if (options.standalone) return sourced(random_run_id(), std::string("--standalone (random)"));
@@ -193,7 +193,7 @@ Sourced<std::string> resolve_run_id(const RunOptions& options,
   return sourced(std::string("none"), std::string("default"));
 }
 
-Topology resolve_topology(const RunOptions& options, const Environment& environment) {
+Topology resolve_topology(const RunOptions& options, const util::Environment& environment) {
   auto slurm = slurm::read_slurm_context(environment);
   Topology topology;
   topology.in_slurm = slurm.has_value();
@@ -211,44 +211,44 @@ Topology resolve_topology(const RunOptions& options, const Environment& environm
 }
 
 std::chrono::milliseconds parse_seconds(const Setting& setting) {
-  auto seconds = parse_int_in_range(setting.value, 0, 7 * 24 * 3600, setting.source + " (seconds)");
+  auto seconds = util::parse_int_in_range(setting.value, 0, 7 * 24 * 3600, setting.source + " (seconds)");
   return std::chrono::seconds(seconds);
 }
 
 std::optional<Setting> join_timeout_from_conf(const std::optional<Setting>& conf) {
   if (!conf) return std::nullopt;
-  for (const auto& pair : split(conf->value, ',')) {
+  for (const auto& pair : util::split(conf->value, ',')) {
     auto equals = pair.find('=');
-    if (equals != std::string::npos && trim(pair.substr(0, equals)) == "join_timeout")
-      return Setting{std::string(trim(pair.substr(equals + 1))), conf->source + " join_timeout"};
+    if (equals != std::string::npos && util::trim(pair.substr(0, equals)) == "join_timeout")
+      return Setting{std::string(util::trim(pair.substr(equals + 1))), conf->source + " join_timeout"};
   }
   return std::nullopt;
 }
 
 std::vector<int> parse_rank_list(const Setting& setting) {
   std::vector<int> ranks;
-  for (const auto& item : split(setting.value, ','))
-    ranks.push_back(static_cast<int>(parse_int_in_range(item, 0, 1 << 20, setting.source)));
+  for (const auto& item : util::split(setting.value, ','))
+    ranks.push_back(static_cast<int>(util::parse_int_in_range(item, 0, 1 << 20, setting.source)));
   return ranks;
 }
 
 // Only signals that do not already mean "stop the job" can warn of a
 // preemption: the workers must live on to checkpoint.
 int parse_preempt_signal(const Setting& setting) {
-  auto signal = signal_number(setting.value);
+  auto signal = process::signal_number(setting.value);
   if (!signal || (*signal != SIGUSR1 && *signal != SIGUSR2))
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "{} must be USR1 or USR2 (the signal Slurm sends before the time limit with sbatch "
         "--signal), got '{}'; SIGTERM and SIGINT already stop the job",
         setting.source, setting.value));
   return *signal;
 }
 
-Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
+util::Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
   for (auto mode : {KillEscaped::kSubreaper, KillEscaped::kCgroup, KillEscaped::kOff}) {
     if (setting.value == kill_escaped_name(mode)) return sourced(mode, setting.source);
   }
-  throw InputError(fmt::format(
+  throw util::InputError(fmt::format(
       "{} must be subreaper (the default: kill the workers' orphans, such as setsid daemons, at "
       "the end of each round), cgroup (track every worker process in a cgroup v2) or off, got "
       "'{}'",
@@ -256,20 +256,21 @@ Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
 }
 
 void resolve_reliability(LaunchConfig& config, const RunOptions& options,
-                         const Environment& environment) {
+                         const util::Environment& environment) {
   config.rdzv_token = resolve_rdzv_token(options, environment, config.topology);
   if (options.heartbeat_timeout) {
     config.heartbeat_timeout = parse_seconds(*options.heartbeat_timeout);
     if (config.heartbeat_timeout.count() == 0)
-      throw InputError(fmt::format("{} must be at least 1 second, got 0", options.heartbeat_timeout->source));
+      throw util::InputError(
+          fmt::format("{} must be at least 1 second, got 0", options.heartbeat_timeout->source));
   }
   if (options.preempt_signal) config.preempt_signal = parse_preempt_signal(*options.preempt_signal);
   config.requeue = options.requeue;
   if (config.requeue && config.preempt_signal == 0)
-    throw UsageError("--requeue needs --preempt-signal (e.g. --preempt-signal USR1): the requeue "
+    throw util::UsageError("--requeue needs --preempt-signal (e.g. --preempt-signal USR1): the requeue "
                      "follows the signal that warns of the preemption");
   if (config.requeue && !environment.get("SLURM_JOB_ID"))
-    throw InputError("--requeue needs a Slurm batch job (SLURM_JOB_ID is unset)");
+    throw util::InputError("--requeue needs a Slurm batch job (SLURM_JOB_ID is unset)");
   config.allow_uneven = options.allow_uneven;
   config.stop_on_stdin_close = options.stop_on_stdin_close;
   if (options.kill_escaped) config.kill_escaped = parse_kill_escaped(*options.kill_escaped);
@@ -278,15 +279,15 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
 
 }  // namespace
 
-static std::string python_interpreter(const RunOptions& options, const Environment& environment) {
+static std::string python_interpreter(const RunOptions& options, const util::Environment& environment) {
   if (options.python) return options.python->value;
   if (auto exec = environment.get("PYTHON_EXEC")) return *exec;
   return "python3";
 }
 
-std::vector<std::string> worker_command(const RunOptions& options, const Environment& environment) {
+std::vector<std::string> worker_command(const RunOptions& options, const util::Environment& environment) {
   if (options.no_python && options.module)
-    throw InputError("--no-python and --module cannot be used together: a module needs Python");
+    throw util::InputError("--no-python and --module cannot be used together: a module needs Python");
   if (options.command.empty()) return {};
   const std::string& program = options.command.front();
   bool python_file = program.size() > 3 && program.ends_with(".py");
@@ -319,7 +320,7 @@ int derive_slurm_port(const std::string& job_id, std::optional<std::uint64_t> st
   // distinct; the bind check at start-up catches what remains.
   std::uint64_t job = 0;
   for (char c : job_id) job = job * 31 + static_cast<unsigned char>(c);
-  if (auto numeric = parse_int(job_id)) job = static_cast<std::uint64_t>(*numeric);
+  if (auto numeric = util::parse_int(job_id)) job = static_cast<std::uint64_t>(*numeric);
   std::uint64_t slot = job * 8 + (step_id ? *step_id % 8 : 0);
   auto size = static_cast<std::uint64_t>(high - low + 1);
   return low + static_cast<int>(slot % size);
@@ -327,32 +328,32 @@ int derive_slurm_port(const std::string& job_id, std::optional<std::uint64_t> st
 
 StreamRouting parse_stream_routing(const Setting& setting) {
   auto mask = [&](std::string_view text) {
-    return static_cast<unsigned>(parse_int_in_range(text, 0, 3, setting.source + " stream (0-3)"));
+    return static_cast<unsigned>(util::parse_int_in_range(text, 0, 3, setting.source + " stream (0-3)"));
   };
   StreamRouting routing;
   if (setting.value.find(':') == std::string::npos) {
     routing.default_mask = mask(setting.value);
     return routing;
   }
-  for (const auto& pair : split(setting.value, ',')) {
-    auto parts = split(pair, ':');
+  for (const auto& pair : util::split(setting.value, ',')) {
+    auto parts = util::split(pair, ':');
     if (parts.size() != 2)
-      throw InputError(fmt::format("{} must be 0-3 or LOCAL_RANK:0-3,..., got '{}'",
+      throw util::InputError(fmt::format("{} must be 0-3 or LOCAL_RANK:0-3,..., got '{}'",
                                    setting.source, setting.value));
-    routing.per_rank[static_cast<int>(parse_int_in_range(parts[0], 0, 1 << 20, setting.source))] =
+    routing.per_rank[static_cast<int>(util::parse_int_in_range(parts[0], 0, 1 << 20, setting.source))] =
         mask(parts[1]);
   }
   return routing;
 }
 
-LaunchConfig resolve_launch_config(const RunOptions& options, const Environment& environment) {
+LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment) {
   LaunchConfig config;
   config.topology = resolve_topology(options, environment);
   config.command = worker_command(options, environment);
   if (options.role) config.role = options.role->value;
   if (options.max_restarts)
     config.max_restarts = static_cast<int>(
-        parse_int_in_range(options.max_restarts->value, 0, 1'000'000, options.max_restarts->source));
+        util::parse_int_in_range(options.max_restarts->value, 0, 1'000'000, options.max_restarts->source));
   if (options.shutdown_timeout) config.shutdown_timeout = parse_seconds(*options.shutdown_timeout);
   if (auto timeout = options.rdzv_timeout ? options.rdzv_timeout : join_timeout_from_conf(options.rdzv_conf))
     config.rdzv_timeout = parse_seconds(*timeout);
@@ -365,4 +366,4 @@ LaunchConfig resolve_launch_config(const RunOptions& options, const Environment&
   return config;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

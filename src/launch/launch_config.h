@@ -15,17 +15,17 @@
 #include "util/environment.h"
 #include "util/sourced.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 struct Topology {
-  Sourced<int> nnodes;
-  Sourced<int> node_rank;
-  Sourced<int> nproc_per_node;
-  Sourced<std::string> master_addr;
+  util::Sourced<int> nnodes;
+  util::Sourced<int> node_rank;
+  util::Sourced<int> nproc_per_node;
+  util::Sourced<std::string> master_addr;
   // The rendezvous port for several nodes; for one node, the workers' own
   // MASTER_PORT. nullopt: pick a free port.
-  std::optional<Sourced<int>> master_port;
-  Sourced<std::string> run_id;
+  std::optional<util::Sourced<int>> master_port;
+  util::Sourced<std::string> run_id;
   bool in_slurm = false;
   std::vector<std::string> notices;  // things worth telling the user (batch step, ...)
 };
@@ -64,7 +64,7 @@ struct LaunchConfig {
   std::string prefix_template = "[rank{rank}]:";
 
   // Reliability and security (docs/RELIABILITY.md).
-  std::optional<Sourced<std::string>> rdzv_token;  // nullopt: the rendezvous is not authenticated
+  std::optional<util::Sourced<std::string>> rdzv_token;  // nullopt: the rendezvous is not authenticated
   std::chrono::milliseconds heartbeat_timeout{30'000};
   int preempt_signal = 0;  // 0: none; else forwarded and remembered as a preemption
   bool requeue = false;    // node 0 requeues the Slurm job after a preemption
@@ -72,13 +72,13 @@ struct LaunchConfig {
   bool stop_on_stdin_close = false;
   // subreaper everywhere by default, Slurm steps included: Slurm tracks a
   // step's processes with a cgroup of its own.
-  Sourced<KillEscaped> kill_escaped{KillEscaped::kSubreaper, "default"};
+  util::Sourced<KillEscaped> kill_escaped{KillEscaped::kSubreaper, "default"};
   bool log_dir_required = false;  // a log file that cannot be written stops the job
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the
 // offending flag or variable, the value, and what was expected.
-LaunchConfig resolve_launch_config(const RunOptions& options, const Environment& environment);
+LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment);
 
 // The default --port-range: below Linux's ephemeral ports (32768 and up),
 // so a derived port does not collide with a client socket's.
@@ -93,9 +93,9 @@ int derive_slurm_port(const std::string& job_id, std::optional<std::uint64_t> st
 // The worker's argv for OPTIONS.command: PROGRAM itself, or the Python
 // interpreter (--python, else PYTHON_EXEC, else python3) running it with -u
 // for .py files and -m modules. Throws InputError for --no-python with -m.
-std::vector<std::string> worker_command(const RunOptions& options, const Environment& environment);
+std::vector<std::string> worker_command(const RunOptions& options, const util::Environment& environment);
 
 // Parses torchrun's -r/-t value: "3" or "0:1,1:2".
 StreamRouting parse_stream_routing(const Setting& setting);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

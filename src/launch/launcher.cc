@@ -19,18 +19,18 @@
 #include "util/console.h"
 #include "util/ports.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 // Everything the launcher says goes through the non-blocking console, so a
 // stalled stderr never stops it (util/console.h).
-void say(const std::string& text) { console_err().write_message(text); }
+void say(const std::string& text) { util::console_err().write_message(text); }
 
 // Every node checks its program before joining, so a typo fails in
 // seconds on the node that has it instead of after the rendezvous.
-std::optional<std::string> program_problem(const LaunchConfig& config, const Environment& environment) {
+std::optional<std::string> program_problem(const LaunchConfig& config, const util::Environment& environment) {
   const std::string& program = config.command.front();
-  if (find_executable(program, environment)) return std::nullopt;
+  if (process::find_executable(program, environment)) return std::nullopt;
   return fmt::format(
       "cannot run '{}': {}. Give a path to an executable file, or a program name found in PATH",
       program,
@@ -42,23 +42,23 @@ std::optional<std::string> program_problem(const LaunchConfig& config, const Env
 // whole job stops in seconds with this node's reason, not at the join
 // timeout with "node K is missing".
 [[noreturn]] void fail_preflight(const std::string& problem, const LaunchConfig& config,
-                                 Coordinator& coordinator) {
+                                 rendezvous::Coordinator& coordinator) {
   if (config.topology.nnodes.value > 1) {
     say(fmt::format("dlaunch: node {} cannot start: {}\ndlaunch: telling the other nodes",
                     config.topology.node_rank.value, problem));
     coordinator.report_preflight_failure(problem);
   }
-  throw InputError(problem);
+  throw util::InputError(problem);
 }
 
 // Node 0 puts the job back in the queue once its workers have exited after
 // the preemption signal (they had the chance to checkpoint). Slurm then
 // stops the other nodes' launchers and runs the batch script again.
-int requeue(const Environment& environment) {
+int requeue(const util::Environment& environment) {
   std::string job_id = environment.get("SLURM_JOB_ID").value_or("");
   say(fmt::format("dlaunch: the workers exited after the preemption signal; requeueing job {}",
                   job_id));
-  requeue_job(job_id);
+  slurm::requeue_job(job_id);
   return 0;
 }
 
@@ -68,32 +68,33 @@ void print_notices(const std::vector<std::string>& notices) {
 
 // Rounds of workers until the job succeeds, fails or runs out of restarts;
 // returns the job's exit code.
-int run_rounds(const LaunchConfig& config, const Environment& environment, Coordinator& coordinator,
-               const SupervisorSettings& settings, SignalChannel& signals, Watchdog& watchdog,
-               const LogRoot& log_root, const std::string& host) {
+int run_rounds(const LaunchConfig& config, const util::Environment& environment,
+               rendezvous::Coordinator& coordinator, const SupervisorSettings& settings,
+               process::SignalChannel& signals, process::Watchdog& watchdog, const LogRoot& log_root,
+               const std::string& host) {
   for (int round = 0;; ++round) {
-    World world;
+    rendezvous::World world;
     try {
       world = coordinator.join(round);
-    } catch (const Interrupted& interrupted) {
+    } catch (const util::Interrupted& interrupted) {
       say(fmt::format("dlaunch: stopped by {} while waiting for the other nodes",
-                      signal_name(interrupted.signal)));
+                      process::signal_name(interrupted.signal)));
       return 128 + interrupted.signal;
     }
     WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
     if (round == 0) print_notices(plan.notices);
-    NodeOutcome outcome = supervise(plan, settings, coordinator, signals, watchdog);
-    Verdict verdict = coordinator.finish(outcome);
+    rendezvous::NodeOutcome outcome = supervise(plan, settings, coordinator, signals, watchdog);
+    rendezvous::Verdict verdict = coordinator.finish(outcome);
     // After a preemption warning the job goes back to the queue whatever its
     // workers' codes (they may exit non-zero on the signal); never restarted here.
     if (outcome.preempted && config.requeue && settings.node_rank == 0) return requeue(environment);
-    if (verdict.kind == Verdict::Kind::kRestart) {
+    if (verdict.kind == rendezvous::Verdict::Kind::kRestart) {
       say(fmt::format("dlaunch: {}; restarting every worker (restart {} of {})",
-                      verdict.failure ? describe_failure(*verdict.failure) : "a node failed",
+                      verdict.failure ? rendezvous::describe_failure(*verdict.failure) : "a node failed",
                       round + 1, config.max_restarts));
       continue;
     }
-    if (verdict.kind == Verdict::Kind::kFailed)
+    if (verdict.kind == rendezvous::Verdict::Kind::kFailed)
       say(format_failure_summary(verdict, settings.node_rank));
     if (log_root.temporary() && log_root.kept())
       say(fmt::format("dlaunch: worker logs are in {}", log_root.path()));
@@ -103,23 +104,23 @@ int run_rounds(const LaunchConfig& config, const Environment& environment, Coord
 
 }  // namespace
 
-int run_launcher(const LaunchConfig& config, const Environment& environment,
+int run_launcher(const LaunchConfig& config, const util::Environment& environment,
                  const CoordinatorFactory& make_coordinator) {
   auto preflight = program_problem(config, environment);
-  if (preflight && config.topology.nnodes.value == 1) throw InputError(*preflight);
+  if (preflight && config.topology.nnodes.value == 1) throw util::InputError(*preflight);
   // A closed console must not kill the launcher while it still owns workers.
   ::signal(SIGPIPE, SIG_IGN);
   // Before the watchdog, which kills and removes the workers' cgroup if this
   // launcher is killed.
   EscapedProcesses escapes(config.kill_escaped.value);
   // The watchdog is forked first, while this process has one thread.
-  Watchdog watchdog(escapes.cgroup_dir());
+  process::Watchdog watchdog(escapes.cgroup_dir());
   // Signals are blocked before node 0's rendezvous thread exists, so that
   // thread inherits the mask and every signal arrives at the signalfd.
-  SignalChannel signals;
-  std::optional<StdinWatch> stdin_watch;
+  process::SignalChannel signals;
+  std::optional<process::StdinWatch> stdin_watch;
   if (config.stop_on_stdin_close) stdin_watch.emplace();
-  const std::string host = local_host_name();
+  const std::string host = util::local_host_name();
   print_notices(config.topology.notices);
   if (config.topology.nnodes.value > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
@@ -127,9 +128,9 @@ int run_launcher(const LaunchConfig& config, const Environment& environment,
   auto coordinator = make_coordinator(signals, host);
   if (preflight) fail_preflight(*preflight, config, *coordinator);
   LogRoot log_root(config);
-  describe_console_drops(log_root.path(), !log_root.temporary());
+  process::describe_console_drops(log_root.path(), !log_root.temporary());
 
-  std::vector<IncompleteLog> incomplete_logs;
+  std::vector<process::IncompleteLog> incomplete_logs;
   SupervisorSettings settings;
   settings.shutdown_timeout = config.shutdown_timeout;
   settings.node_rank = config.topology.node_rank.value;
@@ -142,8 +143,8 @@ int run_launcher(const LaunchConfig& config, const Environment& environment,
   int exit_code = run_rounds(config, environment, *coordinator, settings, signals, watchdog,
                              log_root, host);
   // Once more at the end, whatever the outcome: which logs miss what.
-  if (!incomplete_logs.empty()) say(incomplete_logs_summary(incomplete_logs));
+  if (!incomplete_logs.empty()) say(process::incomplete_logs_summary(incomplete_logs));
   return exit_code;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

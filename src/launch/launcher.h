@@ -10,21 +10,21 @@
 #include "rendezvous/coordinator.h"
 #include "util/environment.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 // Makes this node's coordinator, once the launcher has its signal channel
 // (node 0's rendezvous service then starts on a thread that inherits the
 // blocked signals) and knows its HOST. Whoever assembles the launch chooses
 // it: one node meets nobody, several meet at node 0's rendezvous.
-using CoordinatorFactory =
-    std::function<std::unique_ptr<Coordinator>(SignalChannel& signals, const std::string& host)>;
+using CoordinatorFactory = std::function<std::unique_ptr<rendezvous::Coordinator>(
+    process::SignalChannel& signals, const std::string& host)>;
 
 // Meets the other nodes through the coordinator MAKE_COORDINATOR makes,
 // runs rounds of workers until the job succeeds, fails or runs out of
 // restarts, reports, and returns the job's exit code (the same on every
 // node). Throws InputError / SystemError for problems found before any
 // worker runs.
-int run_launcher(const LaunchConfig& config, const Environment& environment,
+int run_launcher(const LaunchConfig& config, const util::Environment& environment,
                  const CoordinatorFactory& make_coordinator);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -8,7 +8,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 bool files_requested(const StreamRouting& routing) {
@@ -27,7 +27,7 @@ LogRoot::LogRoot(const LaunchConfig& config) {
     std::error_code error;
     std::filesystem::create_directories(path_, error);
     if (error)
-      throw SystemError(fmt::format("cannot create --log-dir '{}': {}", path_, error.message()));
+      throw util::SystemError(fmt::format("cannot create --log-dir '{}': {}", path_, error.message()));
     return;
   }
   const char* tmp = std::getenv("TMPDIR");
@@ -35,7 +35,7 @@ LogRoot::LogRoot(const LaunchConfig& config) {
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (::mkdtemp(buffer.data()) == nullptr)
-    throw system_error(fmt::format("cannot create a temporary folder like {}", pattern), errno);
+    throw util::system_error(fmt::format("cannot create a temporary folder like {}", pattern), errno);
   path_ = buffer.data();
   temporary_ = true;
   keep_ = files_requested(config.redirects) || files_requested(config.tee);
@@ -47,4 +47,4 @@ LogRoot::~LogRoot() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

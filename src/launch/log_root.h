@@ -5,7 +5,7 @@
 
 #include "launch/launch_config.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 // --log-dir when given (kept); otherwise a private temporary folder that
 // holds the workers' error files and -r/-t logs. The temporary folder is
@@ -29,4 +29,4 @@ class LogRoot {
   bool keep_ = false;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

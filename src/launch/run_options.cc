@@ -8,7 +8,7 @@
 #include "util/error.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 // One row per valued option. NAME is the dashed spelling; the underscore
@@ -107,7 +107,7 @@ std::string underscored(std::string_view name) {
   return result;
 }
 
-std::string pet_variable(std::string_view name) { return "PET_" + to_upper(underscored(name)); }
+std::string pet_variable(std::string_view name) { return "PET_" + util::to_upper(underscored(name)); }
 
 std::string cli_names(const char* name, const char* short_name) {
   std::string names = fmt::format("--{}", name);
@@ -119,12 +119,12 @@ std::string cli_names(const char* name, const char* short_name) {
 bool parse_env_flag(const std::string& variable, const std::string& value) {
   if (value == "1" || value == "true" || value == "True") return true;
   if (value == "0" || value == "false" || value == "False") return false;
-  throw InputError(fmt::format("{} must be 1 or 0 (or true/false), got '{}'", variable, value));
+  throw util::InputError(fmt::format("{} must be 1 or 0 (or true/false), got '{}'", variable, value));
 }
 
 // Applies PET_<NAME> to every option the command line left unset.
 void apply_environment_fallbacks(RunOptions& options, const std::vector<std::string>& given,
-                                 const Environment& environment) {
+                                 const util::Environment& environment) {
   auto was_given = [&](const char* name) {
     return std::find(given.begin(), given.end(), name) != given.end();
   };
@@ -170,8 +170,8 @@ void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<
   std::string dashed = name;
   std::replace(dashed.begin(), dashed.end(), '_', '-');
   std::string hint;
-  if (auto close = closest_match(dashed, known)) hint = fmt::format(" Did you mean '{}'?", *close);
-  throw UsageError(fmt::format(
+  if (auto close = util::closest_match(dashed, known)) hint = fmt::format(" Did you mean '{}'?", *close);
+  throw util::UsageError(fmt::format(
       "unknown option '{}' for dlaunch run.{} Put '--' before a PROGRAM whose name starts with '-'; "
       "'dlaunch run --help' lists the options.",
       name, hint));
@@ -180,14 +180,14 @@ void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<
 }  // namespace
 
 std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
-                                            const Environment& environment,
+                                            const util::Environment& environment,
                                             bool require_program) {
   CLI::App app("Start and supervise the workers of one node (torchrun-compatible)", "dlaunch run");
   std::vector<std::string> values(std::size(kValueOptions));
   std::vector<bool> flags(std::size(kFlagOptions), false);
   configure_app(app, values, flags);
 
-  if (!parse_command_line(app, args, "dlaunch run")) return std::nullopt;
+  if (!util::parse_command_line(app, args, "dlaunch run")) return std::nullopt;
 
   RunOptions options;
   std::vector<std::string> given;
@@ -208,11 +208,11 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
   }
   apply_environment_fallbacks(options, given, environment);
 
-  auto program = program_after_options(app);
+  auto program = util::program_after_options(app);
   if (!program) throw_unknown_option(app.remaining().front());
   options.command = std::move(*program);
   if (options.command.empty() && require_program)
-    throw UsageError(
+    throw util::UsageError(
         "no PROGRAM given to dlaunch run. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");
   return options;
 }
@@ -267,4 +267,4 @@ std::string run_options_help() {
   return app.help();
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

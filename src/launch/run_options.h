@@ -13,9 +13,9 @@
 #include "util/environment.h"
 #include "util/sourced.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
-using Setting = Sourced<std::string>;
+using Setting = util::Sourced<std::string>;
 
 struct RunOptions {
   // torchrun's options (both spellings accepted: --nproc-per-node, --nproc_per_node).
@@ -68,7 +68,7 @@ struct RunOptions {
 // UsageError for unknown options or a missing PROGRAM. Returns nullopt
 // when --help was printed. `dlaunch env` passes REQUIRE_PROGRAM false.
 std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
-                                            const Environment& environment,
+                                            const util::Environment& environment,
                                             bool require_program = true);
 
 // What ARG ("--nproc-per-node", "--nproc_per_node=4", "-r", "--standalone")
@@ -86,4 +86,4 @@ std::optional<std::string> run_option_value(const std::vector<std::string>& args
 // The help text of `dlaunch run`.
 std::string run_options_help();
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

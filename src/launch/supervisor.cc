@@ -20,7 +20,7 @@
 #include "util/error.h"
 #include "util/socket.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 // After every worker exited: how long their pipes may still deliver output,
@@ -37,8 +37,8 @@ std::string now_iso8601() {
 // O_NONBLOCK: a FIFO planted where a log file belongs must not stop the
 // launcher, neither at the open (no reader) nor at a write (a stalled one);
 // regular files ignore it.
-Fd open_log_file(const std::string& path) {
-  return Fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644));
+util::Fd open_log_file(const std::string& path) {
+  return util::Fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644));
 }
 
 struct WorkerState {
@@ -47,23 +47,27 @@ struct WorkerState {
   int exit_code = 0;
   int signal = 0;
   std::string exit_time;
-  std::unique_ptr<ChildOutput> output;
-  Fd exec_status;
+  std::unique_ptr<process::ChildOutput> output;
+  util::Fd exec_status;
   std::string program;
 };
 
 class RoundSupervisor {
  public:
   RoundSupervisor(const WorkerPlan& plan, const SupervisorSettings& settings,
-                  Coordinator& coordinator, SignalChannel& signals, Watchdog& watchdog)
-      : plan_(plan), settings_(settings), coordinator_(coordinator), signals_(signals),
+                  rendezvous::Coordinator& coordinator, process::SignalChannel& signals,
+                  process::Watchdog& watchdog)
+      : plan_(plan),
+        settings_(settings),
+        coordinator_(coordinator),
+        signals_(signals),
         watchdog_(watchdog),
-        console_out_(settings.console_stdout ? settings.console_stdout : &console_out()),
-        console_err_(settings.console_stderr ? settings.console_stderr : &console_err()),
+        console_out_(settings.console_stdout ? settings.console_stdout : &util::console_out()),
+        console_err_(settings.console_stderr ? settings.console_stderr : &util::console_err()),
         console_watch_(loop_, {console_out_, console_err_}),
         groups_(loop_) {}
 
-  NodeOutcome run() {
+  rendezvous::NodeOutcome run() {
     watch_event_sources();
     start_all_workers();
     run_until_drained();
@@ -129,7 +133,7 @@ class RoundSupervisor {
     state->spec = &spec;
     make_output(*state, index);
     int cgroup_procs = settings_.escapes ? settings_.escapes->cgroup_procs_fd() : -1;
-    StartedWorker started = start_worker(spec.argv, spec.environment, -1, cgroup_procs);
+    process::StartedWorker started = process::start_worker(spec.argv, spec.environment, -1, cgroup_procs);
     state->pid = started.pid;
     groups_.add(started.pid);
     watchdog_.watch(started.pid);
@@ -153,8 +157,8 @@ class RoundSupervisor {
     std::error_code folder_error;
     std::filesystem::create_directories(spec.log_folder, folder_error);
     auto stream_outputs = [&](int stream, const std::optional<std::string>& path,
-                              ConsoleSink* console, bool shown) {
-      StreamRelay::Outputs outputs;
+                              util::ConsoleSink* console, bool shown) {
+      process::StreamRelay::Outputs outputs;
       outputs.console = console;
       outputs.shown = shown;
       if (path) {
@@ -162,57 +166,60 @@ class RoundSupervisor {
         // The folder's error says more than the file's ENOENT.
         if (!outputs.file) outputs.file_error = folder_error ? folder_error.value() : errno;
       }
-      outputs.on_file_fault = [this, index, stream](const LogFileFault& fault) {
+      outputs.on_file_fault = [this, index, stream](const process::LogFileFault& fault) {
         on_log_fault(index, stream, fault);
       };
       return outputs;
     };
-    StreamRelay::Outputs out = stream_outputs(0, spec.stdout_file, console_out_, spec.stdout_to_console);
-    StreamRelay::Outputs err = stream_outputs(1, spec.stderr_file, console_err_, spec.stderr_to_console);
-    state.output = std::make_unique<ChildOutput>(spec.prefix, std::move(out), std::move(err));
+    process::StreamRelay::Outputs out =
+        stream_outputs(0, spec.stdout_file, console_out_, spec.stdout_to_console);
+    process::StreamRelay::Outputs err =
+        stream_outputs(1, spec.stderr_file, console_err_, spec.stderr_to_console);
+    state.output = std::make_unique<process::ChildOutput>(spec.prefix, std::move(out), std::move(err));
   }
 
   // Throws SystemError when WORKER's program could not be executed; that
   // child has exited with 127 and is reaped here, so it is not taken for a
   // worker failure.
   void confirm_started(WorkerState& worker) {
-    StartedWorker started;
+    process::StartedWorker started;
     started.exec_status = std::move(worker.exec_status);
-    ExecResult result = confirm_exec(started);
+    process::ExecResult result = process::confirm_exec(started);
     if (result.error == 0) return;
     int status = 0;
     while (::waitpid(worker.pid, &status, 0) < 0 && errno == EINTR) {
     }
     groups_.forget(worker.pid);
     if (result.joining_cgroup)
-      throw system_error(fmt::format("--kill-escaped cgroup: cannot move worker '{}' into {}",
+      throw util::system_error(fmt::format("--kill-escaped cgroup: cannot move worker '{}' into {}",
                                      worker.program, settings_.escapes->cgroup_dir()),
                          result.error);
-    throw system_error(fmt::format("cannot execute worker program '{}'", worker.program),
+    throw util::system_error(fmt::format("cannot execute worker program '{}'", worker.program),
                        result.error);
   }
 
   // A worker's log file failed (or could not be created): said at once;
   // with --log-dir-required the round stops as a failure.
-  void on_log_fault(std::size_t index, int stream, const LogFileFault& fault) {
+  void on_log_fault(std::size_t index, int stream, const process::LogFileFault& fault) {
     // plan_.workers[index] is that worker's spec, also while its relays are
     // being made (a file that cannot be created fails then).
-    IncompleteLog log = incomplete_log(plan_.workers[index], stream, fault);
-    console_err_->write_message(log_fault_notice(log, settings_.log_dir_required));
+    process::IncompleteLog log = incomplete_log(plan_.workers[index], stream, fault);
+    console_err_->write_message(process::log_fault_notice(log, settings_.log_dir_required));
     if (!settings_.log_dir_required || stopping_) return;
-    Failure failure;
+    rendezvous::Failure failure;
     failure.node_rank = settings_.node_rank;
     failure.host = settings_.host;
     failure.time = now_iso8601();
-    failure.description = log_fault_failure(log, settings_.host, settings_.node_rank);
+    failure.description = process::log_fault_failure(log, settings_.host, settings_.node_rank);
     stop_failure_ = failure;
     log_failed_ = true;
     coordinator_.announce_failure(failure);
     begin_stop(SIGTERM);
   }
 
-  static IncompleteLog incomplete_log(const WorkerSpec& spec, int stream, const LogFileFault& fault) {
-    IncompleteLog log;
+  static process::IncompleteLog incomplete_log(const WorkerSpec& spec, int stream,
+                                               const process::LogFileFault& fault) {
+    process::IncompleteLog log;
     log.path = (stream == 0 ? spec.stdout_file : spec.stderr_file).value_or("");
     log.global_rank = spec.global_rank;
     log.stream = kStreamNames[stream];
@@ -247,7 +254,7 @@ class RoundSupervisor {
   // orphaned more processes onto the launcher, so they are looked for again.
   void reap_workers() {
     bool leftover_reaped = false;
-    groups_.reap([&](const ChildExit& child) {
+    groups_.reap([&](const process::ChildExit& child) {
       for (auto& worker : workers_) {
         if (worker->pid == child.pid && child.leader) record_exit(*worker, child);
       }
@@ -256,7 +263,7 @@ class RoundSupervisor {
     if (leftover_reaped) kill_escaped();
   }
 
-  void record_exit(WorkerState& worker, const ChildExit& child) {
+  void record_exit(WorkerState& worker, const process::ChildExit& child) {
     worker.exit_time = now_iso8601();
     worker.signal = child.signal;
     worker.exit_code = child.exit_code;
@@ -268,15 +275,15 @@ class RoundSupervisor {
   }
 
   void on_launcher_signal(int signal) {
-    if (SignalChannel::stops_job(signal) && stop_signal_ != 0 && signal == SIGINT) {
+    if (process::SignalChannel::stops_job(signal) && stop_signal_ != 0 && signal == SIGINT) {
       groups_.signal(SIGKILL);  // a second Ctrl-C: the user does not want to wait
       return;
     }
     groups_.signal(signal);
     if (signal == settings_.preempt_signal) preempted_ = true;
-    if (!SignalChannel::stops_job(signal) || stopping_) return;
+    if (!process::SignalChannel::stops_job(signal) || stopping_) return;
     stop_signal_ = signal;
-    Failure failure;
+    rendezvous::Failure failure;
     failure.node_rank = settings_.node_rank;
     failure.host = settings_.host;
     failure.exit_code = 128 + signal;
@@ -284,7 +291,7 @@ class RoundSupervisor {
     failure.time = now_iso8601();
     failure.description =
         fmt::format("the launcher on {} (node {}) received {}", settings_.host,
-                    settings_.node_rank, signal_name(signal));
+                    settings_.node_rank, process::signal_name(signal));
     stop_failure_ = failure;
     coordinator_.announce_failure(failure);
     stopping_ = true;
@@ -319,7 +326,7 @@ class RoundSupervisor {
       ::kill(-worker->pid, SIGKILL);
       watchdog_.release(worker->pid);
     }
-    loop_.at(Clock::now() + kDrain, [this] {
+    loop_.at(util::Clock::now() + kDrain, [this] {
       // Checked even while events keep coming (an escaped writer that never
       // stops, a console that takes a little at a time): the drain is bounded.
       close_remaining_pipes();
@@ -335,8 +342,8 @@ class RoundSupervisor {
     for (pid_t pid : settings_.escapes->kill_leftovers({watchdog_.pid()})) escaped_.insert(pid);
   }
 
-  Failure describe(const WorkerState& worker) const {
-    Failure failure;
+  rendezvous::Failure describe(const WorkerState& worker) const {
+    rendezvous::Failure failure;
     failure.global_rank = worker.spec->global_rank;
     failure.local_rank = worker.spec->local_rank;
     failure.node_rank = settings_.node_rank;
@@ -356,15 +363,15 @@ class RoundSupervisor {
     const auto& path = stream == 1 ? worker.spec->stderr_file : worker.spec->stdout_file;
     if (!path) return "";
     const auto& fault = worker.output->stream(stream).file_fault();
-    return fault ? mark_incomplete(*path, *fault) : *path;
+    return fault ? process::mark_incomplete(*path, *fault) : *path;
   }
 
-  NodeOutcome outcome() const {
-    NodeOutcome result;
+  rendezvous::NodeOutcome outcome() const {
+    rendezvous::NodeOutcome result;
     result.stop_signal = stop_signal_;
     result.preempted = preempted_;
     if (first_failure_ != nullptr) {
-      Failure failure = describe(*first_failure_);
+      rendezvous::Failure failure = describe(*first_failure_);
       failure.last_lines = first_failure_->output->tail().last_lines(settings_.summary_lines);
       failure.error_message = read_error_file_message(first_failure_->spec->error_file);
       result.failure = failure;
@@ -378,14 +385,14 @@ class RoundSupervisor {
 
   const WorkerPlan& plan_;
   const SupervisorSettings& settings_;
-  Coordinator& coordinator_;
-  SignalChannel& signals_;
-  Watchdog& watchdog_;
-  ConsoleSink* console_out_;
-  ConsoleSink* console_err_;
-  EventLoop loop_;  // before what watches in it: they unwatch before it closes
-  ConsoleWatch console_watch_;
-  ProcessGroups groups_;  // the workers' groups
+  rendezvous::Coordinator& coordinator_;
+  process::SignalChannel& signals_;
+  process::Watchdog& watchdog_;
+  util::ConsoleSink* console_out_;
+  util::ConsoleSink* console_err_;
+  process::EventLoop loop_;  // before what watches in it: they unwatch before it closes
+  process::ConsoleWatch console_watch_;
+  process::ProcessGroups groups_;  // the workers' groups
   std::vector<std::unique_ptr<WorkerState>> workers_;
   int open_pipes_ = 0;
   bool stopping_ = false;
@@ -396,21 +403,22 @@ class RoundSupervisor {
   bool log_failed_ = false;  // --log-dir-required and a log file failed
   int escape_sweeps_ = 0;
   std::set<pid_t> escaped_;  // killed leftovers not reaped yet
-  std::optional<Failure> stop_failure_;
+  std::optional<rendezvous::Failure> stop_failure_;
   std::optional<std::string> remote_stop_;
   const WorkerState* first_failure_ = nullptr;
-  std::optional<Clock::time_point> coordinator_due_;  // when coordinator_timer_ is armed for
-  EventLoop::Timer coordinator_timer_;
+  std::optional<util::Clock::time_point> coordinator_due_;  // when coordinator_timer_ is armed for
+  process::EventLoop::Timer coordinator_timer_;
   char buffer_[256 * 1024];  // every worker pipe is read through it
 };
 
 }  // namespace
 
-NodeOutcome supervise(const WorkerPlan& plan, const SupervisorSettings& settings,
-                      Coordinator& coordinator, SignalChannel& signals, Watchdog& watchdog) {
+rendezvous::NodeOutcome supervise(const WorkerPlan& plan, const SupervisorSettings& settings,
+                                  rendezvous::Coordinator& coordinator, process::SignalChannel& signals,
+                                  process::Watchdog& watchdog) {
   auto supervisor =
       std::make_unique<RoundSupervisor>(plan, settings, coordinator, signals, watchdog);
   return supervisor->run();
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

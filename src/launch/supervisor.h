@@ -24,7 +24,7 @@
 #include "rendezvous/world.h"
 #include "util/console.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 struct SupervisorSettings {
   std::chrono::milliseconds shutdown_timeout{30'000};
@@ -32,8 +32,8 @@ struct SupervisorSettings {
   std::string host;
   // Where prefixed worker lines (and the launcher's notices) go; null: the
   // process's console_out() / console_err().
-  ConsoleSink* console_stdout = nullptr;
-  ConsoleSink* console_stderr = nullptr;
+  util::ConsoleSink* console_stdout = nullptr;
+  util::ConsoleSink* console_stderr = nullptr;
   std::size_t summary_lines = 10;  // lines of a failed worker's output in its Failure
   int preempt_signal = 0;          // forwarded like any other, and remembered in the outcome
   bool log_dir_required = false;   // a log file that cannot be written stops the round as a failure
@@ -41,7 +41,7 @@ struct SupervisorSettings {
   // round; null: nothing beyond the groups.
   EscapedProcesses* escapes = nullptr;
   // Every log file that could not be written in full is added here; null: not kept.
-  std::vector<IncompleteLog>* incomplete_logs = nullptr;
+  std::vector<process::IncompleteLog>* incomplete_logs = nullptr;
 };
 
 // Starts every worker of PLAN, relays their output, forwards signals, and
@@ -49,7 +49,8 @@ struct SupervisorSettings {
 // Returns when every worker has exited and its output is relayed. Throws
 // SystemError when a worker cannot be started (the ones already started
 // are stopped first).
-NodeOutcome supervise(const WorkerPlan& plan, const SupervisorSettings& settings,
-                      Coordinator& coordinator, SignalChannel& signals, Watchdog& watchdog);
+rendezvous::NodeOutcome supervise(const WorkerPlan& plan, const SupervisorSettings& settings,
+                                  rendezvous::Coordinator& coordinator, process::SignalChannel& signals,
+                                  process::Watchdog& watchdog);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -8,16 +8,16 @@
 #include "util/error.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
-int required_int(const Environment& environment, const char* name) {
+int required_int(const util::Environment& environment, const char* name) {
   auto value = environment.get(name);
   if (!value)
-    throw InputError(fmt::format("dlaunch exec runs inside an srun task, but {} is not set; start "
+    throw util::InputError(fmt::format("dlaunch exec runs inside an srun task, but {} is not set; start "
                                  "it with srun (dlaunch submit --launch task does)",
                                  name));
-  return static_cast<int>(parse_int_in_range(*value, 0, 1 << 30, name));
+  return static_cast<int>(util::parse_int_in_range(*value, 0, 1 << 30, name));
 }
 
 // Every task computes the same port: Slurm's reservation, else the one
@@ -30,10 +30,10 @@ int task_port(const slurm::SlurmContext& context) {
 
 }  // namespace
 
-void add_task_environment(Environment& environment) {
+void add_task_environment(util::Environment& environment) {
   auto context = slurm::read_slurm_context(environment);
   if (!context)
-    throw InputError("dlaunch exec runs inside an srun task, but SLURM_JOB_ID/SLURM_NODEID are "
+    throw util::InputError("dlaunch exec runs inside an srun task, but SLURM_JOB_ID/SLURM_NODEID are "
                      "not set; start it with srun (dlaunch submit --launch task does)");
   const int rank = required_int(environment, "SLURM_PROCID");
   const int local_rank = required_int(environment, "SLURM_LOCALID");
@@ -42,10 +42,11 @@ void add_task_environment(Environment& environment) {
   auto layout = slurm::parse_tasks_per_node(
       environment.get("SLURM_STEP_TASKS_PER_NODE").value_or(environment.get("SLURM_TASKS_PER_NODE").value_or("")));
   if (node >= static_cast<int>(layout.size()))
-    throw InputError(fmt::format("SLURM_NODEID={} but the tasks-per-node layout names only {} nodes",
+    throw util::InputError(fmt::format("SLURM_NODEID={} but the tasks-per-node layout names only {} nodes",
                                  node, layout.size()));
   auto master = slurm::first_node(*context);
-  if (!master) throw InputError("dlaunch exec: SLURM_STEP_NODELIST is not set, so the master node is unknown");
+  if (!master)
+    throw util::InputError("dlaunch exec: SLURM_STEP_NODELIST is not set, so the master node is unknown");
 
   const auto text = [](int value) { return std::to_string(value); };
   environment.set("RANK", text(rank));
@@ -70,4 +71,4 @@ void add_task_environment(Environment& environment) {
   environment.set("NPROC_PER_NODE", text(layout[static_cast<std::size_t>(node)]));
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

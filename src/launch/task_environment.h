@@ -7,13 +7,13 @@
 
 #include "util/environment.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 // Adds RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK,
 // GROUP_WORLD_SIZE, ROLE_*, MASTER_ADDR, MASTER_PORT and the TORCHELASTIC_*
 // variables to ENVIRONMENT from SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS,
 // SLURM_NODEID, SLURM_TASKS_PER_NODE and the step's node list. Throws
 // InputError naming a missing or malformed SLURM_ variable.
-void add_task_environment(Environment& environment);
+void add_task_environment(util::Environment& environment);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -8,7 +8,7 @@
 #include "launch/launch_config.h"
 #include "util/environment.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 // The variable `dlaunch submit` (and `dlaunch ssh`) set for every launcher.
 inline constexpr const char* kTokenVariable = "DLAUNCH_RDZV_TOKEN";
@@ -20,8 +20,8 @@ inline constexpr const char* kTokenVariable = "DLAUNCH_RDZV_TOKEN";
 // (saying why), is not a regular file (a directory, a FIFO, ...), is
 // group/world-readable or longer than a secret's line; for an empty or short
 // token; and for --rdzv-token-derive outside Slurm.
-std::optional<Sourced<std::string>> resolve_rdzv_token(const RunOptions& options,
-                                                       const Environment& environment,
+std::optional<util::Sourced<std::string>> resolve_rdzv_token(const RunOptions& options,
+                                                       const util::Environment& environment,
                                                        const Topology& topology);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

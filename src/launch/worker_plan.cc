@@ -7,17 +7,17 @@
 #include "util/error.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 // How often Slurm has started this batch job again (scontrol requeue,
 // preemption, node failure): SLURM_RESTART_COUNT, 0 when unset.
-int slurm_restart_count(const Environment& base) {
+int slurm_restart_count(const util::Environment& base) {
   auto value = base.get("SLURM_RESTART_COUNT");
   if (!value) return 0;
-  auto count = parse_int(trim(*value));
+  auto count = util::parse_int(util::trim(*value));
   if (!count || *count < 0 || *count > 1'000'000)
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "SLURM_RESTART_COUNT must be a whole number from 0 (how often Slurm requeued the job), got "
         "'{}'. Slurm sets it itself: unset it, or fix the value where it is exported",
         *value));
@@ -26,8 +26,8 @@ int slurm_restart_count(const Environment& base) {
 
 // The variables torchrun (torch.distributed.elastic) sets for each worker,
 // plus NNODES / NODE_RANK / NPROC_PER_NODE that shell-workflow scripts read.
-void set_torchrun_variables(Environment& environment, const LaunchConfig& config,
-                            const World& world, int local_rank, int global_rank,
+void set_torchrun_variables(util::Environment& environment, const LaunchConfig& config,
+                            const rendezvous::World& world, int local_rank, int global_rank,
                             int restart_count) {
   const int node_rank = config.topology.node_rank.value;
   const int local_world_size = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
@@ -78,14 +78,14 @@ std::string expand_prefix(const std::string& templ, int rank, int local_rank, in
                        fmt::arg("local_rank", local_rank), fmt::arg("node_rank", node_rank),
                        fmt::arg("host", host), fmt::arg("role", role));
   } catch (const fmt::format_error& error) {
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "--prefix '{}' is not a valid template ({}); use fields such as {{rank}} and {{host}}",
         templ, error.what()));
   }
 }
 
-WorkerPlan plan_workers(const LaunchConfig& config, const World& world, const Environment& base,
-                        const std::string& log_root, const std::string& host) {
+WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& world,
+                        const util::Environment& base, const std::string& log_root, const std::string& host) {
   WorkerPlan plan;
   const int node_rank = config.topology.node_rank.value;
   const int nproc = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
@@ -94,7 +94,7 @@ WorkerPlan plan_workers(const LaunchConfig& config, const World& world, const En
   // Workers resume from their checkpoint when this is above 0: it counts the
   // launcher's own restarts and the times Slurm started the job again.
   const int restart_count = slurm_restart_count(base) + world.round;
-  Environment shared = base;
+  util::Environment shared = base;
   // The rendezvous secret is the launchers' business, not the workers'.
   shared.erase(kTokenVariable);
   if (nproc > 1 && !base.has("OMP_NUM_THREADS")) {
@@ -123,4 +123,4 @@ WorkerPlan plan_workers(const LaunchConfig& config, const World& world, const En
   return plan;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

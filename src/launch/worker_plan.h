@@ -13,13 +13,13 @@
 #include "rendezvous/world.h"
 #include "util/environment.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 
 struct WorkerSpec {
   int global_rank = 0;
   int local_rank = 0;
   std::vector<std::string> argv;
-  Environment environment;
+  util::Environment environment;
   std::string prefix;                  // console line prefix, e.g. "[rank3]:"
   bool stdout_to_console = true;
   bool stderr_to_console = true;
@@ -40,11 +40,11 @@ struct WorkerPlan {
 // started the job again) plus WORLD's round; the workers do not get the
 // rendezvous secret ($DLAUNCH_RDZV_TOKEN). Throws InputError for a
 // SLURM_RESTART_COUNT that is not a whole number.
-WorkerPlan plan_workers(const LaunchConfig& config, const World& world, const Environment& base,
-                        const std::string& log_root, const std::string& host);
+WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& world,
+                        const util::Environment& base, const std::string& log_root, const std::string& host);
 
 // Expands a prefix template's {rank}, {local_rank}, {node_rank}, {host} and {role}.
 std::string expand_prefix(const std::string& templ, int rank, int local_rank, int node_rank,
                           const std::string& host, const std::string& role);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

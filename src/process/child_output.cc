@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <string_view>
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 ChildOutput::ChildOutput(const std::string& prefix, StreamRelay::Outputs out,
                          StreamRelay::Outputs err) {
@@ -15,12 +15,12 @@ ChildOutput::ChildOutput(const std::string& prefix, StreamRelay::Outputs out,
 }
 
 ChildOutput::~ChildOutput() {
-  for (const Fd& pipe : pipes_) {
+  for (const util::Fd& pipe : pipes_) {
     if (pipe && loop_ != nullptr) loop_->unwatch(pipe.get());
   }
 }
 
-void ChildOutput::relay(EventLoop& loop, Fd stdout_pipe, Fd stderr_pipe, std::span<char> buffer,
+void ChildOutput::relay(EventLoop& loop, util::Fd stdout_pipe, util::Fd stderr_pipe, std::span<char> buffer,
                         std::function<void()> on_closed) {
   loop_ = &loop;
   buffer_ = buffer;
@@ -33,7 +33,7 @@ void ChildOutput::relay(EventLoop& loop, Fd stdout_pipe, Fd stderr_pipe, std::sp
 
 // One read per event: a chatty child cannot hold the loop.
 void ChildOutput::on_readable(int stream) {
-  ssize_t got = read_retrying(pipes_[stream].get(), buffer_.data(), buffer_.size());
+  ssize_t got = util::read_retrying(pipes_[stream].get(), buffer_.data(), buffer_.size());
   if (got > 0) {
     relays_[stream]->feed(std::string_view(buffer_.data(), static_cast<std::size_t>(got)));
     return;
@@ -45,9 +45,9 @@ void ChildOutput::on_readable(int stream) {
 void ChildOutput::drain_and_close() {
   for (int stream = 0; stream < 2; ++stream) {
     if (!pipes_[stream]) continue;
-    set_nonblocking(pipes_[stream].get());
+    util::set_nonblocking(pipes_[stream].get());
     ssize_t got;
-    while ((got = read_retrying(pipes_[stream].get(), buffer_.data(), buffer_.size())) > 0)
+    while ((got = util::read_retrying(pipes_[stream].get(), buffer_.data(), buffer_.size())) > 0)
       relays_[stream]->feed(std::string_view(buffer_.data(), static_cast<std::size_t>(got)));
     close(stream);
   }
@@ -61,4 +61,4 @@ void ChildOutput::close(int stream) {
   if (on_closed_) on_closed_();
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

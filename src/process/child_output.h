@@ -14,7 +14,7 @@
 #include "process/stream_relay.h"
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 class ChildOutput {
  public:
@@ -32,7 +32,7 @@ class ChildOutput {
   // this, through BUFFER (one serves every pipe of a loop: it reads one at
   // a time). ON_CLOSED runs when a pipe ends (end of file, or a read error):
   // its relay finished and the pipe closed.
-  void relay(EventLoop& loop, Fd stdout_pipe, Fd stderr_pipe, std::span<char> buffer,
+  void relay(EventLoop& loop, util::Fd stdout_pipe, util::Fd stderr_pipe, std::span<char> buffer,
              std::function<void()> on_closed);
   // Relays what the pipes hold now, without waiting, and closes them: a
   // writer that escaped the child's group may hold them open for ever.
@@ -48,10 +48,10 @@ class ChildOutput {
 
   OutputTail tail_;  // before the relays, which point at it
   std::unique_ptr<StreamRelay> relays_[2];
-  Fd pipes_[2];
+  util::Fd pipes_[2];
   EventLoop* loop_ = nullptr;
   std::span<char> buffer_;
   std::function<void()> on_closed_;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 // Set by describe_console_drops() on the main thread; read at exit.
@@ -16,7 +16,7 @@ DropPlace& drop_place() {
   return place;
 }
 
-std::string where_they_are(const ConsoleDrops& drops, const std::string& log_root,
+std::string where_they_are(const util::ConsoleDrops& drops, const std::string& log_root,
                            bool from_log_dir) {
   std::string files = from_log_dir ? "the --log-dir files" : fmt::format("the log files in {}", log_root);
   if (drops.unfiled == 0) return files + " have them";
@@ -27,10 +27,10 @@ std::string where_they_are(const ConsoleDrops& drops, const std::string& log_roo
 }
 
 // "stdout" (and stderr when one sink serves both).
-std::string account(const ConsoleSink& sink, const std::string& name) {
+std::string account(const util::ConsoleSink& sink, const std::string& name) {
   const DropPlace& place = drop_place();
   std::string text;
-  ConsoleDrops drops = sink.dropped();
+  util::ConsoleDrops drops = sink.dropped();
   if (drops.total() > 0 && sink.error() != 0)
     text += fmt::format("dlaunch: {} could not be written ({}): {} lines dropped in all; {}\n", name,
                         std::strerror(sink.error()), drops.total(),
@@ -47,7 +47,7 @@ std::string account(const ConsoleSink& sink, const std::string& name) {
 
 }  // namespace
 
-std::string console_drop_notice(const ConsoleDrops& drops, const std::string& log_root,
+std::string console_drop_notice(const util::ConsoleDrops& drops, const std::string& log_root,
                                 bool from_log_dir) {
   return fmt::format("dlaunch: console stalled, {} lines dropped; {}\n", drops.total(),
                      where_they_are(drops, log_root, from_log_dir));
@@ -55,16 +55,16 @@ std::string console_drop_notice(const ConsoleDrops& drops, const std::string& lo
 
 void describe_console_drops(const std::string& log_root, bool from_log_dir) {
   drop_place() = DropPlace{log_root, from_log_dir};
-  auto notice = [log_root, from_log_dir](const ConsoleDrops& drops) {
+  auto notice = [log_root, from_log_dir](const util::ConsoleDrops& drops) {
     return console_drop_notice(drops, log_root, from_log_dir);
   };
-  console_out().set_drop_notice(notice);
-  console_err().set_drop_notice(notice);
+  util::console_out().set_drop_notice(notice);
+  util::console_err().set_drop_notice(notice);
 }
 
 void finish_console_output() {
-  ConsoleSink& out = console_out();
-  ConsoleSink& err = console_err();
+  util::ConsoleSink& out = util::console_out();
+  util::ConsoleSink& err = util::console_err();
   const bool shared = &out == &err;
   auto deadline = std::chrono::steady_clock::now() + kConsoleExitWait;
   out.drain(deadline);
@@ -79,4 +79,4 @@ void finish_console_output() {
   err.drain(std::chrono::steady_clock::now() + std::chrono::milliseconds(250));
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

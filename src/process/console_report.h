@@ -7,7 +7,7 @@
 
 #include "util/console.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 // How long dlaunch waits at exit for a stalled console to take what it
 // still holds, before it exits anyway.
@@ -21,7 +21,7 @@ void describe_console_drops(const std::string& log_root, bool from_log_dir);
 
 // "dlaunch: console stalled, 1234 lines dropped; the --log-dir files have
 // them", or its variant when some or all were filed nowhere.
-std::string console_drop_notice(const ConsoleDrops& drops, const std::string& log_root,
+std::string console_drop_notice(const util::ConsoleDrops& drops, const std::string& log_root,
                                 bool from_log_dir);
 
 // At exit: writes what the consoles still hold, waiting at most
@@ -29,4 +29,4 @@ std::string console_drop_notice(const ConsoleDrops& drops, const std::string& lo
 // lines were dropped in all and how many could not be written at all.
 void finish_console_output();
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

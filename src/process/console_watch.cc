@@ -4,10 +4,10 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
-ConsoleWatch::ConsoleWatch(EventLoop& loop, const std::vector<ConsoleSink*>& sinks) : loop_(loop) {
-  for (ConsoleSink* sink : sinks) {
+ConsoleWatch::ConsoleWatch(EventLoop& loop, const std::vector<util::ConsoleSink*>& sinks) : loop_(loop) {
+  for (util::ConsoleSink* sink : sinks) {
     bool known = std::any_of(consoles_.begin(), consoles_.end(),
                              [&](const Watched& watched) { return watched.sink == sink; });
     if (sink != nullptr && !known) consoles_.push_back(Watched{sink});
@@ -20,7 +20,7 @@ ConsoleWatch::~ConsoleWatch() {
 
 void ConsoleWatch::update() {
   for (Watched& watched : consoles_) {
-    ConsoleSink& sink = *watched.sink;
+    util::ConsoleSink& sink = *watched.sink;
     set(watched, sink.backlogged() ? sink.watch_fd() : -1);
   }
 }
@@ -34,9 +34,9 @@ void ConsoleWatch::set(Watched& watched, int fd) {
     // Writable (or failed): the sink writes what the console takes.
     loop_.watch(fd, EPOLLOUT, [sink = watched.sink](std::uint32_t) { sink->flush(); });
     watched.fd = fd;
-  } catch (const SystemError&) {
+  } catch (const util::SystemError&) {
     watched.refused = fd;
   }
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -10,13 +10,13 @@
 #include "process/event_loop.h"
 #include "util/console.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 class ConsoleWatch {
  public:
   // Watches SINKS (a sink given twice is watched once) in LOOP, which must
   // outlive it.
-  ConsoleWatch(EventLoop& loop, const std::vector<ConsoleSink*>& sinks);
+  ConsoleWatch(EventLoop& loop, const std::vector<util::ConsoleSink*>& sinks);
   ~ConsoleWatch();
   ConsoleWatch(const ConsoleWatch&) = delete;
   ConsoleWatch& operator=(const ConsoleWatch&) = delete;
@@ -29,7 +29,7 @@ class ConsoleWatch {
 
  private:
   struct Watched {
-    ConsoleSink* sink;
+    util::ConsoleSink* sink;
     int fd = -1;       // the descriptor watched, -1 when none
     int refused = -1;  // a descriptor epoll would not take: not asked again
   };
@@ -39,4 +39,4 @@ class ConsoleWatch {
   std::vector<Watched> consoles_;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

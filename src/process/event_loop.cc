@@ -7,16 +7,16 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 EventLoop::EventLoop(int max_events) : events_(static_cast<std::size_t>(std::max(max_events, 1))) {
   epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
-  if (!epoll_) throw system_error("cannot create an event loop (epoll)", errno);
+  if (!epoll_) throw util::system_error("cannot create an event loop (epoll)", errno);
   wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!wake_) throw system_error("cannot create an event loop (eventfd)", errno);
+  if (!wake_) throw util::system_error("cannot create an event loop (eventfd)", errno);
   watch(wake_.get(), EPOLLIN, [this](std::uint32_t) {
     std::uint64_t count = 0;
-    read_retrying(wake_.get(), &count, sizeof(count));
+    util::read_retrying(wake_.get(), &count, sizeof(count));
   });
 }
 
@@ -28,7 +28,7 @@ void EventLoop::watch(int fd, std::uint32_t events, Handler handler) {
   event.events = events;
   event.data.ptr = entry.get();
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
-    throw system_error("cannot watch a descriptor", errno);
+    throw util::system_error("cannot watch a descriptor", errno);
   std::unique_ptr<Watch>& slot = watches_[fd];
   // Still known, yet epoll took it: that descriptor was closed while
   // watched, and this is a new one with its number.
@@ -78,7 +78,7 @@ int EventLoop::run_once(std::optional<std::chrono::milliseconds> timeout) {
   int count = ::epoll_wait(epoll_.get(), events_.data(), static_cast<int>(events_.size()),
                            wait_timeout(timeout));
   if (count < 0) {
-    if (errno != EINTR) throw system_error("the event loop cannot wait for events", errno);
+    if (errno != EINTR) throw util::system_error("the event loop cannot wait for events", errno);
     count = 0;
   }
   int handled = dispatch(count);
@@ -137,4 +137,4 @@ void EventLoop::run_due_deadlines() {
   }
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -40,7 +40,7 @@
 
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 class EventLoop {
  public:
@@ -114,8 +114,8 @@ class EventLoop {
   int dispatch(int count);
   void run_due_deadlines();
 
-  Fd epoll_;
-  Fd wake_;  // an eventfd: stop() makes it readable
+  util::Fd epoll_;
+  util::Fd wake_;  // an eventfd: stop() makes it readable
   std::vector<epoll_event> events_;
   // Keyed by descriptor; epoll's data points at the Watch, which stays
   // allocated (in retired_) until the batch that may still name it is over.
@@ -126,4 +126,4 @@ class EventLoop {
   std::atomic<bool> stop_{false};
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 std::string what_failed(const IncompleteLog& log) {
@@ -61,4 +61,4 @@ std::string mark_incomplete(const std::string& path, const LogFileFault& fault) 
                      fault.filed_bytes, std::strerror(fault.error));
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

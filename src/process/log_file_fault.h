@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 // What a relay knows about its failed file.
 struct LogFileFault {
@@ -45,4 +45,4 @@ std::string incomplete_logs_summary(const std::vector<IncompleteLog>& logs);
 // PATH marked as incomplete for the failure summary's "log file" line.
 std::string mark_incomplete(const std::string& path, const LogFileFault& fault);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -4,7 +4,7 @@
 #include <csignal>
 #include <sys/wait.h>
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 void ProcessGroups::forget(pid_t leader) {
   running_.erase(std::remove(running_.begin(), running_.end(), leader), running_.end());
@@ -41,4 +41,4 @@ void ProcessGroups::reap(const std::function<void(const ChildExit&)>& exited) {
   }
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -17,7 +17,7 @@
 
 #include "process/event_loop.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 // A child that exited, as waitpid() told it.
 struct ChildExit {
@@ -65,4 +65,4 @@ class ProcessGroups {
   EventLoop::Timer kill_timer_;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

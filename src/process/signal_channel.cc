@@ -8,7 +8,7 @@
 #include "util/error.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 sigset_t channel_signals() {
@@ -24,16 +24,16 @@ sigset_t channel_signals() {
 SignalChannel::SignalChannel() {
   sigset_t set = channel_signals();
   if (sigprocmask(SIG_BLOCK, &set, &previous_mask_) != 0)
-    throw system_error("cannot block signals", errno);
+    throw util::system_error("cannot block signals", errno);
   fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd_) throw system_error("cannot create a signalfd", errno);
+  if (!fd_) throw util::system_error("cannot create a signalfd", errno);
 }
 
 SignalChannel::~SignalChannel() { sigprocmask(SIG_SETMASK, &previous_mask_, nullptr); }
 
 std::optional<int> SignalChannel::next() {
   signalfd_siginfo info;
-  ssize_t got = read_retrying(fd_.get(), &info, sizeof(info));
+  ssize_t got = util::read_retrying(fd_.get(), &info, sizeof(info));
   if (got != static_cast<ssize_t>(sizeof(info))) return std::nullopt;
   return static_cast<int>(info.ssi_signo);
 }
@@ -75,13 +75,13 @@ const char* signal_name(int signal) {
 }
 
 std::optional<int> signal_number(std::string_view text) {
-  if (auto number = parse_int(text)) {
+  if (auto number = util::parse_int(text)) {
     if (*number > 0 && *number < 32 && std::string_view(signal_name(static_cast<int>(*number))) !=
                                             "an unknown signal")
       return static_cast<int>(*number);
     return std::nullopt;
   }
-  std::string name = to_upper(text);
+  std::string name = util::to_upper(text);
   if (!name.starts_with("SIG")) name = "SIG" + name;
   for (int signal = 1; signal < 32; ++signal) {
     if (name == signal_name(signal)) return signal;
@@ -89,4 +89,4 @@ std::optional<int> signal_number(std::string_view text) {
   return std::nullopt;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -12,7 +12,7 @@
 
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 class SignalChannel {
  public:
@@ -37,7 +37,7 @@ class SignalChannel {
 
  private:
   sigset_t previous_mask_{};
-  Fd fd_;
+  util::Fd fd_;
 };
 
 // "SIGTERM" for 15; "signal 99" for unknown numbers.
@@ -47,4 +47,4 @@ const char* signal_name(int signal);
 // it names no signal signal_name() knows.
 std::optional<int> signal_number(std::string_view text);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

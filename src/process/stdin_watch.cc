@@ -5,7 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 // Returns when stdin reached end-of-file (or failed): true; or when woken: false.
@@ -28,13 +28,13 @@ bool wait_for_stdin_close(int wake_fd) {
 }  // namespace
 
 StdinWatch::StdinWatch()
-    : wake_(make_pipe()), thread_([wake = wake_.read_end.get()] {
+    : wake_(util::make_pipe()), thread_([wake = wake_.read_end.get()] {
         if (wait_for_stdin_close(wake)) ::kill(::getpid(), SIGHUP);
       }) {}
 
 StdinWatch::~StdinWatch() {
-  write_all(wake_.write_end.get(), "x");
+  util::write_all(wake_.write_end.get(), "x");
   thread_.join();
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -13,7 +13,7 @@
 
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 class StdinWatch {
  public:
@@ -25,8 +25,8 @@ class StdinWatch {
   StdinWatch& operator=(const StdinWatch&) = delete;
 
  private:
-  Pipe wake_;
+  util::Pipe wake_;
   std::thread thread_;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

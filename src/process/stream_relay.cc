@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 constexpr std::size_t kTailKeep = 8 * 1024;
 }
@@ -53,7 +53,7 @@ void StreamRelay::feed(std::string_view chunk) {
 // Files CHUNK; returns what of it the console is to see (all of it, unless
 // the file failed just now in a stream the console did not show so far).
 std::string_view StreamRelay::write_file(std::string_view chunk) {
-  WriteResult result = write_now(file_.get(), chunk);
+  util::WriteResult result = util::write_now(file_.get(), chunk);
   filed_bytes_ += result.written;
   if (result.error == 0) return chunk;
   bool was_shown = shown_;
@@ -129,4 +129,4 @@ void StreamRelay::show(std::string_view whole_lines) {
   console_->write_lines(batch, file_.valid());
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

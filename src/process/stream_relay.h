@@ -21,7 +21,7 @@
 #include "util/console.h"
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 // The last lines a worker wrote (both streams), for the failure summary.
 class OutputTail {
@@ -36,9 +36,9 @@ class OutputTail {
 class StreamRelay {
  public:
   struct Outputs {
-    ConsoleSink* console = nullptr;  // null: never shown
+    util::ConsoleSink* console = nullptr;  // null: never shown
     bool shown = true;               // false: shown only once the file fails (-r, a filtered rank)
-    Fd file;                         // invalid: not filed (or could not be created: file_error)
+    util::Fd file;                         // invalid: not filed (or could not be created: file_error)
     int file_error = 0;              // errno: the file could not be created
     OutputTail* tail = nullptr;
     // Called once, when the file fails (or at construction, for file_error).
@@ -65,9 +65,9 @@ class StreamRelay {
   void show(std::string_view whole_lines);
 
   std::string prefix_;
-  ConsoleSink* console_;
+  util::ConsoleSink* console_;
   bool shown_;
-  Fd file_;
+  util::Fd file_;
   OutputTail* tail_;
   std::function<void(const LogFileFault&)> on_file_fault_;
   std::uint64_t filed_bytes_ = 0;
@@ -75,4 +75,4 @@ class StreamRelay {
   std::string partial_;  // the start of a line whose end has not arrived
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

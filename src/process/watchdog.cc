@@ -11,7 +11,7 @@
 #include "util/cgroup.h"
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 // Keeps only the standard descriptors and KEEP: an inherited end of the
@@ -40,14 +40,14 @@ void close_other_descriptors(int keep) {
   close_other_descriptors(pipe_fd);
   std::set<pid_t> groups;
   std::int32_t record = 0;
-  while (read_retrying(pipe_fd, &record, sizeof(record)) == static_cast<ssize_t>(sizeof(record))) {
+  while (util::read_retrying(pipe_fd, &record, sizeof(record)) == static_cast<ssize_t>(sizeof(record))) {
     if (record > 0) groups.insert(record);
     else groups.erase(-record);
   }
   for (pid_t group : groups) ::kill(-group, SIGKILL);
   if (!cgroup_dir.empty()) {
-    kill_cgroup(cgroup_dir);
-    remove_cgroup(cgroup_dir, std::chrono::seconds(1));
+    util::kill_cgroup(cgroup_dir);
+    util::remove_cgroup(cgroup_dir, std::chrono::seconds(1));
   }
   ::_exit(0);
 }
@@ -55,9 +55,9 @@ void close_other_descriptors(int keep) {
 }  // namespace
 
 Watchdog::Watchdog(const std::string& cgroup_dir) {
-  Pipe channel = make_pipe();
+  util::Pipe channel = util::make_pipe();
   pid_ = ::fork();
-  if (pid_ < 0) throw system_error("cannot fork the watchdog", errno);
+  if (pid_ < 0) throw util::system_error("cannot fork the watchdog", errno);
   if (pid_ == 0) {
     channel.write_end.reset();
     watchdog_main(channel.read_end.get(), cgroup_dir);
@@ -74,12 +74,12 @@ Watchdog::~Watchdog() {
 
 void Watchdog::watch(pid_t group) {
   auto record = static_cast<std::int32_t>(group);
-  write_all(pipe_.get(), std::string_view(reinterpret_cast<const char*>(&record), sizeof(record)));
+  util::write_all(pipe_.get(), std::string_view(reinterpret_cast<const char*>(&record), sizeof(record)));
 }
 
 void Watchdog::release(pid_t group) {
   auto record = static_cast<std::int32_t>(-group);
-  write_all(pipe_.get(), std::string_view(reinterpret_cast<const char*>(&record), sizeof(record)));
+  util::write_all(pipe_.get(), std::string_view(reinterpret_cast<const char*>(&record), sizeof(record)));
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

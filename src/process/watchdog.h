@@ -13,7 +13,7 @@
 
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 class Watchdog {
  public:
@@ -33,7 +33,7 @@ class Watchdog {
 
  private:
   pid_t pid_ = -1;
-  Fd pipe_;
+  util::Fd pipe_;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -14,7 +14,7 @@
 #include "util/open_file_limit.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 bool is_executable_file(const std::string& path) {
@@ -31,7 +31,7 @@ struct ExecArrays {
   std::vector<char*> envp;
 };
 
-ExecArrays make_exec_arrays(const std::vector<std::string>& argv, const Environment& environment) {
+ExecArrays make_exec_arrays(const std::vector<std::string>& argv, const util::Environment& environment) {
   ExecArrays arrays;
   arrays.storage = argv;
   std::size_t argc = arrays.storage.size();
@@ -75,7 +75,7 @@ constexpr int kCgroupStage = 1;
   SignalChannel::reset_in_child();
   // Node 0's rendezvous raised the launcher's own open-file limit; the
   // worker gets the limit the launcher was started with, as under torchrun.
-  restore_open_file_limit_in_child();
+  util::restore_open_file_limit_in_child();
   int input = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
   if (input >= 0) ::dup2(input, STDIN_FILENO);
   ::dup2(stdout_fd, STDOUT_FILENO);
@@ -87,34 +87,34 @@ constexpr int kCgroupStage = 1;
 }  // namespace
 
 std::optional<std::string> find_executable(const std::string& program,
-                                           const Environment& environment) {
+                                           const util::Environment& environment) {
   if (program.find('/') != std::string::npos)
     return is_executable_file(program) ? std::optional(program) : std::nullopt;
   std::string path = environment.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
-  for (const auto& folder : split(path, ':')) {
+  for (const auto& folder : util::split(path, ':')) {
     std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
     if (is_executable_file(candidate)) return candidate;
   }
   return std::nullopt;
 }
 
-StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment,
+StartedWorker start_worker(const std::vector<std::string>& argv, const util::Environment& environment,
                            int stdin_fd, int cgroup_procs_fd) {
   DLAUNCH_ASSERT(!argv.empty());
   auto path = find_executable(argv[0], environment);
   if (!path)
-    throw SystemError(fmt::format("cannot start worker: '{}' is not an executable file{}", argv[0],
+    throw util::SystemError(fmt::format("cannot start worker: '{}' is not an executable file{}", argv[0],
                                   argv[0].find('/') == std::string::npos ? " in PATH" : ""));
   ExecArrays arrays = make_exec_arrays(argv, environment);
-  Pipe out = make_pipe();
-  Pipe err = make_pipe();
-  Pipe exec_status = make_pipe();  // closes on exec; carries errno when exec fails
+  util::Pipe out = util::make_pipe();
+  util::Pipe err = util::make_pipe();
+  util::Pipe exec_status = util::make_pipe();  // closes on exec; carries errno when exec fails
   enlarge_pipe(out.write_end.get());
   enlarge_pipe(err.write_end.get());
 
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
-  if (pid < 0) throw system_error("cannot fork a worker", errno);
+  if (pid < 0) throw util::system_error("cannot fork a worker", errno);
   if (pid == 0)
     exec_in_child(*path, arrays, parent, stdin_fd, out.write_end.get(), err.write_end.get(),
                   exec_status.write_end.get(), cgroup_procs_fd);
@@ -127,11 +127,11 @@ StartedWorker start_worker(const std::vector<std::string>& argv, const Environme
 
 ExecResult confirm_exec(StartedWorker& worker) {
   ChildFailure failure{};
-  bool failed = read_retrying(worker.exec_status.get(), &failure, sizeof(failure)) ==
+  bool failed = util::read_retrying(worker.exec_status.get(), &failure, sizeof(failure)) ==
                 static_cast<ssize_t>(sizeof(failure));
   worker.exec_status.reset();
   if (!failed) return ExecResult{};
   return ExecResult{failure.error, failure.stage == kCgroupStage};
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -10,13 +10,13 @@
 #include "util/environment.h"
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 
 struct StartedWorker {
   pid_t pid = 0;  // also the id of the worker's process group
-  Fd stdout_pipe;
-  Fd stderr_pipe;
-  Fd exec_status;  // closes when exec succeeds; carries errno when it fails
+  util::Fd stdout_pipe;
+  util::Fd stderr_pipe;
+  util::Fd exec_status;  // closes when exec succeeds; carries errno when it fails
   std::string path;  // the program being executed
 };
 
@@ -24,7 +24,7 @@ struct StartedWorker {
 // the first executable match in PATH (from ENVIRONMENT, as the worker sees
 // it). nullopt when there is none.
 std::optional<std::string> find_executable(const std::string& program,
-                                           const Environment& environment);
+                                           const util::Environment& environment);
 
 // Forks and execs ARGV with ENVIRONMENT. The child gets a new process
 // group, SIGKILL when the launcher dies, STDIN_FD (default /dev/null) as
@@ -33,7 +33,7 @@ std::optional<std::string> find_executable(const std::string& program,
 // is ever outside it. It does not wait for the exec, so several workers
 // start side by side; confirm_exec() tells how it went. Throws SystemError
 // when the program is not found or fork fails.
-StartedWorker start_worker(const std::vector<std::string>& argv, const Environment& environment,
+StartedWorker start_worker(const std::vector<std::string>& argv, const util::Environment& environment,
                            int stdin_fd = -1, int cgroup_procs_fd = -1);
 
 // How a worker's start went.
@@ -45,4 +45,4 @@ struct ExecResult {
 // Waits until WORKER's exec has happened or failed.
 ExecResult confirm_exec(StartedWorker& worker);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -12,7 +12,7 @@
 #include "rendezvous/world.h"
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 
 class Coordinator {
  public:
@@ -50,4 +50,4 @@ class Coordinator {
 };
 
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

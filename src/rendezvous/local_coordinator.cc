@@ -3,7 +3,7 @@
 #include "rendezvous/verdict.h"
 #include "util/ports.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 
 LocalCoordinator::LocalCoordinator(std::string master_addr, std::optional<int> worker_port,
                                    int nproc, std::string run_id, int max_restarts)
@@ -21,10 +21,10 @@ World LocalCoordinator::join(int round) {
   world.worker_master_addr = master_addr_;
   world.run_id = run_id_;
   if (worker_port_) {
-    ensure_port_free(master_addr_, *worker_port_);
+    util::ensure_port_free(master_addr_, *worker_port_);
     world.worker_master_port = *worker_port_;
   } else {
-    world.worker_master_port = pick_free_port(master_addr_);
+    world.worker_master_port = util::pick_free_port(master_addr_);
   }
   return world;
 }
@@ -33,4 +33,4 @@ Verdict LocalCoordinator::finish(const NodeOutcome& outcome) {
   return decide_verdict(outcome, round_, max_restarts_);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

@@ -5,7 +5,7 @@
 
 #include "rendezvous/coordinator.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 
 class LocalCoordinator : public Coordinator {
  public:
@@ -29,4 +29,4 @@ class LocalCoordinator : public Coordinator {
   int round_ = 0;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

@@ -15,15 +15,15 @@ constexpr std::size_t kReadBudget = 4 * kReadSize;
 
 }  // namespace
 
-PeerConnection::PeerConnection(Fd fd, Clock::time_point now)
+PeerConnection::PeerConnection(util::Fd fd, util::Clock::time_point now)
     : fd_(std::move(fd)), connected_at_(now), last_heard_(now) {}
 
 const std::string& PeerConnection::address() const {
-  if (address_.empty()) address_ = peer_address(fd_.get());
+  if (address_.empty()) address_ = util::peer_address(fd_.get());
   return address_;
 }
 
-bool PeerConnection::receive(Clock::time_point now) {
+bool PeerConnection::receive(util::Clock::time_point now) {
   char buffer[kReadSize];
   for (std::size_t taken = 0; taken < kReadBudget;) {
     ssize_t got = ::recv(fd_.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
@@ -40,13 +40,13 @@ bool PeerConnection::receive(Clock::time_point now) {
   return true;
 }
 
-bool PeerConnection::send(std::string_view frame, Clock::time_point now) {
+bool PeerConnection::send(std::string_view frame, util::Clock::time_point now) {
   if (outbox_.empty()) backlog_since_ = now;
   outbox_.append(frame);
   return flush(now);
 }
 
-bool PeerConnection::flush(Clock::time_point now) {
+bool PeerConnection::flush(util::Clock::time_point now) {
   while (outbox_sent_ < outbox_.size()) {
     ssize_t sent = ::send(fd_.get(), outbox_.data() + outbox_sent_, outbox_.size() - outbox_sent_,
                           MSG_NOSIGNAL | MSG_DONTWAIT);

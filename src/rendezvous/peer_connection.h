@@ -22,7 +22,7 @@ namespace dlaunch::rendezvous {
 class PeerConnection {
  public:
   // FD must be a connected, non-blocking stream socket.
-  PeerConnection(Fd fd, Clock::time_point now);
+  PeerConnection(util::Fd fd, util::Clock::time_point now);
 
   int fd() const { return fd_.get(); }
   // "10.0.0.3:41234", for the log; looked up on first use, since most
@@ -32,7 +32,7 @@ class PeerConnection {
   // Reads what the socket holds, up to a fixed budget (a level-triggered
   // poll reports the rest). False when the peer closed the connection or it
   // failed.
-  bool receive(Clock::time_point now);
+  bool receive(util::Clock::time_point now);
   // The longest payload accepted from the peer (kMaxHandshakePayload until
   // it proved itself).
   void set_max_payload(std::uint32_t bytes) { reader_.set_max_payload(bytes); }
@@ -44,25 +44,25 @@ class PeerConnection {
 
   // Queues FRAME and writes what the socket takes now. False when the
   // connection failed.
-  bool send(std::string_view frame, Clock::time_point now);
+  bool send(std::string_view frame, util::Clock::time_point now);
   // Writes queued bytes. False when the connection failed.
-  bool flush(Clock::time_point now);
+  bool flush(util::Clock::time_point now);
   bool has_backlog() const { return !outbox_.empty(); }
   // Since when the outbox has held bytes the peer did not take.
-  Clock::time_point backlog_since() const { return backlog_since_; }
+  util::Clock::time_point backlog_since() const { return backlog_since_; }
 
-  Clock::time_point connected_at() const { return connected_at_; }
-  Clock::time_point last_heard() const { return last_heard_; }
+  util::Clock::time_point connected_at() const { return connected_at_; }
+  util::Clock::time_point last_heard() const { return last_heard_; }
 
  private:
-  Fd fd_;
+  util::Fd fd_;
   mutable std::string address_;
   FrameReader reader_;
   std::string outbox_;
   std::size_t outbox_sent_ = 0;
-  Clock::time_point connected_at_;
-  Clock::time_point last_heard_;
-  Clock::time_point backlog_since_;
+  util::Clock::time_point connected_at_;
+  util::Clock::time_point last_heard_;
+  util::Clock::time_point backlog_since_;
 };
 
 }  // namespace dlaunch::rendezvous

@@ -61,7 +61,7 @@ inline std::chrono::milliseconds heartbeat_interval(std::chrono::milliseconds ti
 }
 
 // A malformed frame or payload (util/error.h). The service drops such a peer.
-using ProtocolError = ::dlaunch::ProtocolError;
+using ProtocolError = ::dlaunch::util::ProtocolError;
 
 struct Frame {
   MessageType type;

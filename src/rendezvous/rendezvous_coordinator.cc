@@ -13,7 +13,7 @@
 #include "util/error.h"
 #include "util/socket.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 namespace {
 
 using rendezvous::Frame;
@@ -39,9 +39,9 @@ long long seconds_of(milliseconds duration) {
 // The link to node 0 failed: closed, silent, stalled, or it sent something
 // malformed or unauthentic. Before the World a launcher dials again; after
 // it, node 0 is lost.
-class LinkLost : public SystemError {
+class LinkLost : public util::SystemError {
  public:
-  using SystemError::SystemError;
+  using util::SystemError::SystemError;
 };
 
 rendezvous::DialSettings dial_settings(const RendezvousSettings& settings) {
@@ -58,14 +58,14 @@ rendezvous::DialSettings dial_settings(const RendezvousSettings& settings) {
 
 class RendezvousCoordinator : public Coordinator {
  public:
-  RendezvousCoordinator(RendezvousSettings settings, SignalChannel& signals)
+  RendezvousCoordinator(RendezvousSettings settings, process::SignalChannel& signals)
       : settings_(std::move(settings)), signals_(signals), dialer_(dial_settings(settings_), signals),
         heartbeat_timeout_(settings_.heartbeat_timeout) {
     if (settings_.node_rank == 0) start_service();
   }
 
   World join(int round) override {
-    auto deadline = Clock::now() + settings_.timeout;
+    auto deadline = util::Clock::now() + settings_.timeout;
     for (;;) {
       if (link_) send(MessageType::kJoin, rendezvous::encode(join_message(round, "")));
       else connect(round, "", deadline);
@@ -76,32 +76,32 @@ class RendezvousCoordinator : public Coordinator {
         // room, or restarted; dial again until the rendezvous deadline.
         dialer_.saw(lost.what());
         link_.reset();
-        dialer_.wait_for_signal_until(std::min(deadline, Clock::now() + kRedialPause));
+        dialer_.wait_for_signal_until(std::min(deadline, util::Clock::now() + kRedialPause));
       }
     }
   }
 
   void report_preflight_failure(const std::string& problem) override {
-    auto deadline = Clock::now() + std::min<milliseconds>(settings_.timeout, kPreflightReportLimit);
+    auto deadline = util::Clock::now() + std::min<milliseconds>(settings_.timeout, kPreflightReportLimit);
     try {
       if (!link_) connect(0, problem, deadline);
       else send(MessageType::kJoin, rendezvous::encode(join_message(0, problem)));
-      if (service_) wait_until_all_told(Clock::now() + settings_.timeout);
+      if (service_) wait_until_all_told(util::Clock::now() + settings_.timeout);
       else wait_for_frame(deadline, "node 0's answer");
-    } catch (const SystemError&) {
+    } catch (const util::SystemError&) {
       // Best effort: the problem itself is what this node reports.
-    } catch (const InputError&) {
-    } catch (const Interrupted&) {
+    } catch (const util::InputError&) {
+    } catch (const util::Interrupted&) {
     }
   }
 
   int event_fd() const override { return link_ ? link_->fd() : -1; }
 
-  std::optional<Clock::time_point> next_deadline() const override {
+  std::optional<util::Clock::time_point> next_deadline() const override {
     if (!link_ || lost_) return std::nullopt;
     auto due = std::min(link_->last_sent() + heartbeat_interval(heartbeat_timeout_),
                         link_->last_heard() + heartbeat_timeout_);
-    if (link_->has_backlog()) due = std::min(due, Clock::now() + kBacklogRetry);
+    if (link_->has_backlog()) due = std::min(due, util::Clock::now() + kBacklogRetry);
     return due;
   }
 
@@ -138,9 +138,9 @@ class RendezvousCoordinator : public Coordinator {
         if (frame.type == MessageType::kVerdict) return decode_or_lost(rendezvous::decode_verdict, frame).verdict;
         // A Stop that crossed our Outcome on the wire needs no action now.
       }
-    } catch (const SystemError& error) {
+    } catch (const util::SystemError& error) {
       return decide_alone(outcome, error.what());
-    } catch (const Interrupted& interrupted) {
+    } catch (const util::Interrupted& interrupted) {
       Verdict verdict = decide_verdict(RoundEnd{{outcome}, outcome.failure, true, round_, 0});
       verdict.kind = Verdict::Kind::kFailed;
       if (verdict.exit_code == 0) verdict.exit_code = 128 + interrupted.signal;
@@ -150,11 +150,11 @@ class RendezvousCoordinator : public Coordinator {
 
  private:
   void start_service() {
-    Fd listener;
+    util::Fd listener;
     try {
-      listener = listen_tcp(settings_.port);
-    } catch (const SystemError& error) {
-      throw SystemError(fmt::format(
+      listener = util::listen_tcp(settings_.port);
+    } catch (const util::SystemError& error) {
+      throw util::SystemError(fmt::format(
           "node 0 cannot host the rendezvous on port {}: {}. Another job may be using it; choose "
           "another with --master-port",
           settings_.port, error.what()));
@@ -172,7 +172,7 @@ class RendezvousCoordinator : public Coordinator {
   }
 
   // Dials node 0 and joins ROUND with PROBLEM (empty: none) in the handshake.
-  void connect(int round, const std::string& problem, Clock::time_point deadline) {
+  void connect(int round, const std::string& problem, util::Clock::time_point deadline) {
     rendezvous::Dialed dialed = dialer_.dial(join_message(round, problem), deadline);
     if (dialed.heartbeat_timeout.count() > 0) heartbeat_timeout_ = dialed.heartbeat_timeout;
     link_.emplace(std::move(dialed.link));
@@ -199,18 +199,19 @@ class RendezvousCoordinator : public Coordinator {
 
   // Waits for ROUND's World and checks it against this node's settings
   // before any worker starts.
-  World await_world(int round, Clock::time_point deadline) {
+  World await_world(int round, util::Clock::time_point deadline) {
     // The service enforces the join deadline and names the missing nodes;
     // the margin only guards against a service that went silent.
     Frame frame = wait_for_frame(deadline + kAnswerMargin, "the world");
-    if (frame.type == MessageType::kAbort) throw SystemError(decode_or_lost(rendezvous::decode_text, frame).reason);
+    if (frame.type == MessageType::kAbort)
+      throw util::SystemError(decode_or_lost(rendezvous::decode_text, frame).reason);
     if (frame.type != MessageType::kWorld)
       throw LinkLost(fmt::format("node 0 ({}) sent an unexpected message while nodes joined", link_->address()));
     World world = decode_or_lost(rendezvous::decode_world, frame);
     rendezvous::WorldExpectation expected{round, settings_.nnodes, settings_.node_rank, settings_.nproc,
                                           settings_.run_id, settings_.allow_uneven};
     if (auto mismatch = rendezvous::world_mismatch(world, expected))
-      throw SystemError(fmt::format(
+      throw util::SystemError(fmt::format(
           "protocol error: node 0 ({}) sent a world that does not fit this node: it gives {}. Give "
           "every node the same settings and the same dlaunch version",
           link_->address(), *mismatch));
@@ -228,9 +229,9 @@ class RendezvousCoordinator : public Coordinator {
     }
   }
 
-  void wait_until_all_told(Clock::time_point deadline) {
-    while (Clock::now() < deadline) {
-      auto step = std::min(deadline, Clock::now() + milliseconds(200));
+  void wait_until_all_told(util::Clock::time_point deadline) {
+    while (util::Clock::now() < deadline) {
+      auto step = std::min(deadline, util::Clock::now() + milliseconds(200));
       if (service_->wait_until_all_told(step)) return;
       check_signals();
       try {
@@ -242,7 +243,7 @@ class RendezvousCoordinator : public Coordinator {
 
   void check_signals() {
     while (auto signal = signals_.next()) {
-      if (SignalChannel::stops_job(*signal)) throw Interrupted{*signal};
+      if (process::SignalChannel::stops_job(*signal)) throw util::Interrupted{*signal};
     }
   }
 
@@ -263,7 +264,7 @@ class RendezvousCoordinator : public Coordinator {
   // Throws LinkLost when node 0 has been silent, or has not read, for the
   // heartbeat timeout.
   void keep_link() {
-    auto now = Clock::now();
+    auto now = util::Clock::now();
     if (now - link_->last_heard() > heartbeat_timeout_)
       throw LinkLost(fmt::format("node 0 ({}:{}) sent nothing for {} s (--heartbeat-timeout): its host "
                                  "may be down, its network cut, or its launcher frozen",
@@ -291,7 +292,7 @@ class RendezvousCoordinator : public Coordinator {
   // The next frame (queued ones first), waiting until DEADLINE (none: forever)
   // while keeping the heartbeat. Throws LinkLost when the link fails and
   // SystemError at DEADLINE.
-  Frame wait_for_frame(std::optional<Clock::time_point> deadline, const char* waiting_for) {
+  Frame wait_for_frame(std::optional<util::Clock::time_point> deadline, const char* waiting_for) {
     for (;;) {
       if (!pending_.empty()) {
         Frame frame = std::move(pending_.front());
@@ -308,7 +309,7 @@ class RendezvousCoordinator : public Coordinator {
       if (deadline) wake = std::min(wake, *deadline);
       short events = static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0));
       pollfd fds[2] = {{link_->fd(), events, 0}, {signals_.fd(), POLLIN, 0}};
-      ::poll(fds, 2, millis_until(wake));
+      ::poll(fds, 2, util::millis_until(wake));
       if (fds[1].revents != 0) check_signals();
       if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !link_->receive()) {
         try {
@@ -319,8 +320,8 @@ class RendezvousCoordinator : public Coordinator {
         throw LinkLost(lost_message());
       }
       keep_link();
-      if (deadline && Clock::now() >= *deadline && !link_->mid_frame())
-        throw SystemError(fmt::format("timed out waiting for {} from the rendezvous at {}:{}",
+      if (deadline && util::Clock::now() >= *deadline && !link_->mid_frame())
+        throw util::SystemError(fmt::format("timed out waiting for {} from the rendezvous at {}:{}",
                                       waiting_for, settings_.master_addr, settings_.port));
     }
   }
@@ -338,7 +339,7 @@ class RendezvousCoordinator : public Coordinator {
   }
 
   RendezvousSettings settings_;
-  SignalChannel& signals_;
+  process::SignalChannel& signals_;
   rendezvous::ServiceDialer dialer_;
   std::unique_ptr<rendezvous::RendezvousServer> service_;
   std::optional<rendezvous::ServiceLink> link_;
@@ -352,8 +353,8 @@ class RendezvousCoordinator : public Coordinator {
 }  // namespace
 
 std::unique_ptr<Coordinator> make_rendezvous_coordinator(const RendezvousSettings& settings,
-                                                         SignalChannel& signals) {
+                                                         process::SignalChannel& signals) {
   return std::make_unique<RendezvousCoordinator>(settings, signals);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

@@ -11,7 +11,7 @@
 #include "rendezvous/coordinator.h"
 #include "process/signal_channel.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 
 struct RendezvousSettings {
   std::string master_addr;
@@ -41,6 +41,6 @@ struct RendezvousSettings {
 // (rendezvous/service_dialer.h), and every World is checked against these
 // settings before a worker starts (rendezvous/world_check.h).
 std::unique_ptr<Coordinator> make_rendezvous_coordinator(const RendezvousSettings& settings,
-                                                         SignalChannel& signals);
+                                                         process::SignalChannel& signals);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

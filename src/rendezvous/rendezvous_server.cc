@@ -65,16 +65,16 @@ std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
 
 class RendezvousServer::Loop {
  public:
-  Loop(Fd listener, ServerSettings settings)
+  Loop(util::Fd listener, ServerSettings settings)
       : listener_(std::move(listener)), settings_(std::move(settings)), events_(kEventsPerBatch) {
-    std::size_t open_files = raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
+    std::size_t open_files = util::raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
     max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
                                                : unproven_capacity(open_files, settings_.nnodes);
     spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    set_nonblocking(listener_.get());
-    set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
+    util::set_nonblocking(listener_.get());
+    util::set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
     events_.watch(listener_.get(), EPOLLIN, [this](std::uint32_t) { accept_peers(); });
-    auto now = Clock::now();
+    auto now = util::Clock::now();
     arm_join_deadline();
     tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
     arm_tick(now + tick_);
@@ -93,7 +93,7 @@ class RendezvousServer::Loop {
   // From any thread: run() returns.
   void stop() { events_.stop(); }
 
-  bool wait_until_all_told(Clock::time_point deadline) {
+  bool wait_until_all_told(util::Clock::time_point deadline) {
     std::unique_lock lock(told_mutex_);
     return told_changed_.wait_until(lock, deadline,
                                     [&] { return static_cast<int>(told_.size()) >= settings_.nnodes; });
@@ -105,15 +105,15 @@ class RendezvousServer::Loop {
   // While the nodes join round round_: those missing then abort the job.
   void arm_join_deadline() {
     events_.cancel(join_deadline_);
-    join_deadline_ = events_.at(Clock::now() + settings_.join_timeout, [this] {
+    join_deadline_ = events_.at(util::Clock::now() + settings_.join_timeout, [this] {
       if (phase_ == Phase::kJoining) abort_missing();
     });
   }
 
   // The fixed tick: heartbeats, and the handshake and heartbeat deadlines.
-  void arm_tick(Clock::time_point when) {
+  void arm_tick(util::Clock::time_point when) {
     events_.at(when, [this] {
-      auto now = Clock::now();
+      auto now = util::Clock::now();
       on_tick(now);
       arm_tick(now + tick_);
     });
@@ -123,7 +123,7 @@ class RendezvousServer::Loop {
     if (settings_.log) settings_.log(message);
     // Through the launcher's console sink: a stalled stderr must not stall
     // this thread (and with it every node's heartbeat).
-    else console_err().write_message(fmt::format("dlaunch: rendezvous: {}", message));
+    else util::console_err().write_message(fmt::format("dlaunch: rendezvous: {}", message));
   }
 
   void log_refusal(const std::string& message) {
@@ -134,7 +134,7 @@ class RendezvousServer::Loop {
   }
 
   void accept_peers() {
-    auto now = Clock::now();
+    auto now = util::Clock::now();
     for (;;) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
@@ -143,7 +143,7 @@ class RendezvousServer::Loop {
         return;
       }
       if (unproven_.size() >= max_unproven_) evict_oldest_unproven();
-      greet(Fd(fd), now);
+      greet(util::Fd(fd), now);
     }
   }
 
@@ -170,20 +170,20 @@ class RendezvousServer::Loop {
     }
     if (!spare_fd_) return false;
     spare_fd_.reset();
-    Fd refused(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    util::Fd refused(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (refused) log_refusal("closed a new connection: node 0's launcher is out of file descriptors");
     spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     return refused.valid();
   }
 
-  void greet(Fd socket, Clock::time_point now) {
+  void greet(util::Fd socket, util::Clock::time_point now) {
     auto peer = std::make_unique<Peer>(PeerConnection(std::move(socket), now),
                                        random_bytes(kChallengeSize));
     Peer* raw = peer.get();
     raw->connection.set_max_payload(kMaxHandshakePayload);
     try {
       events_.watch(raw->connection.fd(), EPOLLIN, [this, raw](std::uint32_t events) { on_event(*raw, events); });
-    } catch (const SystemError& error) {
+    } catch (const util::SystemError& error) {
       // The kernel's limit on watched descriptors (a flood): this connection
       // is closed, the service goes on for the launchers already held.
       log_refusal(fmt::format("closed a new connection: {}", error.what()));
@@ -198,7 +198,7 @@ class RendezvousServer::Loop {
 
   void on_event(Peer& peer, std::uint32_t events) {
     if (peer.closed) return;
-    auto now = Clock::now();
+    auto now = util::Clock::now();
     if ((events & EPOLLOUT) != 0 && !flush(peer, now)) return;
     if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) return;
     bool open = peer.connection.receive(now);
@@ -354,7 +354,7 @@ class RendezvousServer::Loop {
     world.round = round_;
     world.run_id = settings_.run_id;
     world.worker_master_addr = settings_.worker_master_addr;
-    world.worker_master_port = pick_free_port(settings_.worker_master_addr);
+    world.worker_master_port = util::pick_free_port(settings_.worker_master_addr);
     world.heartbeat_timeout_ms = static_cast<int>(settings_.heartbeat_timeout.count());
     for (const auto& [rank, peer] : joined_) world.nproc_per_node.push_back(nodes_[rank].nproc);
     phase_ = Phase::kRunning;
@@ -470,7 +470,7 @@ class RendezvousServer::Loop {
     told_changed_.notify_all();
   }
 
-  void on_tick(Clock::time_point now) {
+  void on_tick(util::Clock::time_point now) {
     bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
     for (auto& [raw, peer] : peers_) {
@@ -483,7 +483,7 @@ class RendezvousServer::Loop {
 
   // Drops PEER when it overstayed: no Join in time, silence, or a stalled
   // outbox. True when it was dropped.
-  bool expired(Peer& peer, Clock::time_point now) {
+  bool expired(Peer& peer, util::Clock::time_point now) {
     if (!peer.authenticated) {
       if (now - peer.connection.connected_at() < settings_.handshake_timeout) return false;
       log_refusal(fmt::format("dropped {}: it did not prove the job's token within {} ms{}", describe(peer),
@@ -511,7 +511,7 @@ class RendezvousServer::Loop {
 
   // Each peer's copy is sealed with its own session keys.
   void broadcast(MessageType type, const std::string& payload, const Peer* except) {
-    auto now = Clock::now();
+    auto now = util::Clock::now();
     for (auto& [rank, peer] : joined_snapshot()) {
       if (peer != except && !peer->closed) send_frame(*peer, peer->session.frame(type, payload), now);
     }
@@ -525,16 +525,16 @@ class RendezvousServer::Loop {
 
   void send(Peer& peer, MessageType type, const std::string& payload) {
     if (peer.closed) return;
-    send_frame(peer, peer.session.frame(type, payload), Clock::now());
+    send_frame(peer, peer.session.frame(type, payload), util::Clock::now());
   }
 
-  void send_frame(Peer& peer, const std::string& frame, Clock::time_point now) {
+  void send_frame(Peer& peer, const std::string& frame, util::Clock::time_point now) {
     if (peer.closed) return;
     if (!peer.connection.send(frame, now)) return close(peer);
     update_watch(peer);
   }
 
-  bool flush(Peer& peer, Clock::time_point now) {
+  bool flush(Peer& peer, util::Clock::time_point now) {
     if (!peer.connection.flush(now)) {
       on_disconnect(peer);
       return false;
@@ -574,20 +574,20 @@ class RendezvousServer::Loop {
     std::string host;
   };
 
-  Fd listener_;
+  util::Fd listener_;
   ServerSettings settings_;
-  EventLoop events_;
+  process::EventLoop events_;
   std::unordered_map<Peer*, std::unique_ptr<Peer>> peers_;
   std::vector<Peer*> closed_;
   std::list<Peer*> unproven_;  // oldest first
   std::size_t max_unproven_ = 0;
-  Fd spare_fd_;  // given up to accept (and close) a connection when out of descriptors
+  util::Fd spare_fd_;  // given up to accept (and close) a connection when out of descriptors
   int refusals_ = 0;
   Phase phase_ = Phase::kJoining;
   int round_ = 0;
-  EventLoop::Timer join_deadline_;
+  process::EventLoop::Timer join_deadline_;
   std::chrono::milliseconds tick_;
-  Clock::time_point last_heartbeat_;
+  util::Clock::time_point last_heartbeat_;
   std::map<int, Peer*> joined_;
   std::map<int, NodeInfo> nodes_;
   std::map<int, std::string> refused_ranks_;
@@ -600,7 +600,7 @@ class RendezvousServer::Loop {
   std::set<int> told_;
 };
 
-RendezvousServer::RendezvousServer(Fd listener, ServerSettings settings)
+RendezvousServer::RendezvousServer(util::Fd listener, ServerSettings settings)
     : loop_(std::make_unique<Loop>(std::move(listener), std::move(settings))),
       thread_([this] { loop_->run(); }) {}
 

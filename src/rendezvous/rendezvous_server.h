@@ -56,7 +56,7 @@ struct ServerSettings {
 class RendezvousServer {
  public:
   // Serves on LISTENER (already bound) on a new thread.
-  RendezvousServer(Fd listener, ServerSettings settings);
+  RendezvousServer(util::Fd listener, ServerSettings settings);
   // Stops the thread and closes every connection.
   ~RendezvousServer();
   RendezvousServer(const RendezvousServer&) = delete;

@@ -49,19 +49,19 @@ struct ServiceDialer::Attempt {
   std::string seen;  // what this attempt met, for the user; empty: nobody answered
 };
 
-ServiceDialer::ServiceDialer(DialSettings settings, SignalChannel& signals)
+ServiceDialer::ServiceDialer(DialSettings settings, process::SignalChannel& signals)
     : settings_(std::move(settings)), signals_(signals) {}
 
-Dialed ServiceDialer::dial(const JoinMessage& join, Clock::time_point deadline) {
+Dialed ServiceDialer::dial(const JoinMessage& join, util::Clock::time_point deadline) {
   deadline_ = deadline;
   std::mt19937 random(std::random_device{}());
   milliseconds backoff(20);
   for (;;) {
-    std::vector<TcpAddress> addresses;
+    std::vector<util::TcpAddress> addresses;
     try {
-      addresses = resolve_tcp(settings_.master_addr, settings_.port);
-    } catch (const SystemError& error) {
-      throw InputError(fmt::format("node {} cannot reach the master address: {}. Check "
+      addresses = util::resolve_tcp(settings_.master_addr, settings_.port);
+    } catch (const util::SystemError& error) {
+      throw util::InputError(fmt::format("node {} cannot reach the master address: {}. Check "
                                    "--master-addr (or the Slurm node list) and this node's DNS",
                                    settings_.node_rank, error.what()));
     }
@@ -70,16 +70,16 @@ Dialed ServiceDialer::dial(const JoinMessage& join, Clock::time_point deadline) 
       if (result.dialed) return std::move(*result.dialed);
       if (!result.seen.empty()) saw(result.seen);
     }
-    if (Clock::now() >= deadline) give_up();
+    if (util::Clock::now() >= deadline) give_up();
     // Capped exponential backoff with jitter, so many nodes started at once
     // do not hammer node 0 in lockstep.
     auto jitter = milliseconds(random() % (backoff.count() / 2 + 1));
-    wait_for_signal_until(std::min(deadline, Clock::now() + backoff + jitter));
+    wait_for_signal_until(std::min(deadline, util::Clock::now() + backoff + jitter));
     backoff = std::min(backoff * 2, milliseconds(1000));
   }
 }
 
-bool ServiceDialer::out_of_time() const { return Clock::now() >= deadline_; }
+bool ServiceDialer::out_of_time() const { return util::Clock::now() >= deadline_; }
 
 void ServiceDialer::saw(const std::string& what) {
   last_seen_ = what;
@@ -87,18 +87,18 @@ void ServiceDialer::saw(const std::string& what) {
   std::string line = fmt::format("node {}: {}; trying again until --rdzv-timeout ({} s)",
                                  settings_.node_rank, what, seconds_of(settings_.rendezvous_timeout));
   if (settings_.notice) settings_.notice(line);
-  else console_err().write_message("dlaunch: " + line);
+  else util::console_err().write_message("dlaunch: " + line);
 }
 
 void ServiceDialer::give_up() const {
   if (last_seen_.empty())
-    throw SystemError(fmt::format(
+    throw util::SystemError(fmt::format(
         "node {} could not reach the rendezvous at {}:{} within {} s: node 0 is missing (its "
         "launcher has not started, or --master-addr/--master-port are wrong). Start dlaunch run "
         "with --node-rank 0 on the master node",
         settings_.node_rank, settings_.master_addr, settings_.port,
         seconds_of(settings_.rendezvous_timeout)));
-  throw SystemError(fmt::format(
+  throw util::SystemError(fmt::format(
       "node {} could not join the rendezvous at {}:{} within {} s: {}. Check that node 0's "
       "launcher runs there with the same settings{}",
       settings_.node_rank, settings_.master_addr, settings_.port,
@@ -106,18 +106,18 @@ void ServiceDialer::give_up() const {
       settings_.token ? " and the same rendezvous token" : ""));
 }
 
-ServiceDialer::Attempt ServiceDialer::attempt(const TcpAddress& address, const JoinMessage& join,
-                                              Clock::time_point deadline) {
-  auto handshake_deadline = std::min(deadline, Clock::now() + settings_.handshake_timeout);
-  Fd socket = try_connect_address(address, handshake_deadline);
+ServiceDialer::Attempt ServiceDialer::attempt(const util::TcpAddress& address, const JoinMessage& join,
+                                              util::Clock::time_point deadline) {
+  auto handshake_deadline = std::min(deadline, util::Clock::now() + settings_.handshake_timeout);
+  util::Fd socket = util::try_connect_address(address, handshake_deadline);
   if (!socket) return {};  // nobody listens (yet): the usual wait for node 0
-  PeerConnection connection(std::move(socket), Clock::now());
+  PeerConnection connection(std::move(socket), util::Clock::now());
   connection.set_max_payload(kMaxHandshakePayload);
   return handshake(connection, address.text, join, handshake_deadline);
 }
 
 ServiceDialer::Attempt ServiceDialer::handshake(PeerConnection& connection, const std::string& address,
-                                                const JoinMessage& join, Clock::time_point deadline) {
+                                                const JoinMessage& join, util::Clock::time_point deadline) {
   Frame frame;
   std::string error;
   switch (receive_frame(connection, deadline, frame, error)) {
@@ -133,7 +133,7 @@ ServiceDialer::Attempt ServiceDialer::handshake(PeerConnection& connection, cons
     case Received::kFrame: break;
   }
   if (frame.type == MessageType::kAbort) {
-    if (!settings_.token) throw SystemError(abort_reason(frame.payload));
+    if (!settings_.token) throw util::SystemError(abort_reason(frame.payload));
     return {std::nullopt, fmt::format("{} refused this launcher before any handshake, without proving it "
                                       "holds the job's token: \"{}\"",
                                       address, abort_reason(frame.payload))};
@@ -150,7 +150,7 @@ ServiceDialer::Attempt ServiceDialer::handshake(PeerConnection& connection, cons
   std::string nonce = random_bytes(kChallengeSize);
   if (challenge.token_required && !settings_.token) {
     send_join(connection, join, challenge.nonce, nonce);  // node 0 logs the refusal, and names it at its timeout
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "node 0's rendezvous requires a token and node {} has none; give every node the same "
         "secret in $DLAUNCH_RDZV_TOKEN or --rdzv-token-file (dlaunch submit does this for you)",
         settings_.node_rank));
@@ -173,7 +173,7 @@ ServiceDialer::Attempt ServiceDialer::handshake(PeerConnection& connection, cons
 }
 
 ServiceDialer::Attempt ServiceDialer::welcome(PeerConnection& connection, Session session,
-                                              const std::string& address, Clock::time_point deadline) {
+                                              const std::string& address, util::Clock::time_point deadline) {
   Frame frame;
   std::string error;
   switch (receive_frame(connection, deadline, frame, error)) {
@@ -198,7 +198,7 @@ ServiceDialer::Attempt ServiceDialer::welcome(PeerConnection& connection, Sessio
     return {std::nullopt, fmt::format("{} did not prove it holds the job's token: {}", address, unproved.what())};
   }
   // Proved (or no token): node 0 has the last word.
-  if (frame.type == MessageType::kAbort) throw SystemError(abort_reason(payload));
+  if (frame.type == MessageType::kAbort) throw util::SystemError(abort_reason(payload));
   try {
     if (frame.type != MessageType::kWelcome) throw ProtocolError(fmt::format("{} instead of a welcome", type_name(frame.type)));
     WelcomeMessage welcome = decode_welcome(payload);
@@ -214,11 +214,12 @@ void ServiceDialer::send_join(PeerConnection& connection, JoinMessage join, cons
                               const std::string& nonce) {
   join.nonce = nonce;
   if (settings_.token) join.proof = join_proof(*settings_.token, challenge, nonce, signed_part(join));
-  connection.send(encode_frame(MessageType::kJoin, encode(join)), Clock::now());
+  connection.send(encode_frame(MessageType::kJoin, encode(join)), util::Clock::now());
 }
 
-ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection, Clock::time_point deadline,
-                                                     Frame& frame, std::string& error) {
+ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection,
+                                                     util::Clock::time_point deadline, Frame& frame,
+                                                     std::string& error) {
   for (;;) {
     try {
       if (auto next = connection.next_frame()) {
@@ -229,11 +230,11 @@ ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection,
       error = garbage.what();
       return Received::kGarbage;
     }
-    if (Clock::now() >= deadline) return Received::kTimedOut;
+    if (util::Clock::now() >= deadline) return Received::kTimedOut;
     pollfd fds[2] = {{connection.fd(), POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
-    ::poll(fds, 2, millis_until(deadline));
+    ::poll(fds, 2, util::millis_until(deadline));
     if (fds[1].revents != 0) check_signals();
-    if (fds[0].revents != 0 && !connection.receive(Clock::now())) {
+    if (fds[0].revents != 0 && !connection.receive(util::Clock::now())) {
       // Closed: whatever whole frame arrived before the close still counts.
       try {
         if (auto last = connection.next_frame()) {
@@ -247,14 +248,14 @@ ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection,
   }
 }
 
-void ServiceDialer::wait_for_signal_until(Clock::time_point when) {
+void ServiceDialer::wait_for_signal_until(util::Clock::time_point when) {
   pollfd signal_fd{signals_.fd(), POLLIN, 0};
-  while (::poll(&signal_fd, 1, millis_until(when)) > 0) check_signals();
+  while (::poll(&signal_fd, 1, util::millis_until(when)) > 0) check_signals();
 }
 
 void ServiceDialer::check_signals() {
   while (auto signal = signals_.next()) {
-    if (SignalChannel::stops_job(*signal)) throw Interrupted{*signal};
+    if (process::SignalChannel::stops_job(*signal)) throw util::Interrupted{*signal};
   }
 }
 

@@ -48,7 +48,7 @@ struct Dialed {
 class ServiceDialer {
  public:
   // SIGNALS lets every wait end when the launcher is told to stop.
-  ServiceDialer(DialSettings settings, SignalChannel& signals);
+  ServiceDialer(DialSettings settings, process::SignalChannel& signals);
 
   // Dials node 0 and completes the handshake with JOIN (nonce and proof
   // added here), trying again until DEADLINE. Throws SystemError when node 0,
@@ -56,27 +56,27 @@ class ServiceDialer {
   // (naming what was seen); InputError when node 0 requires a token and
   // this launcher has none, or the master address does not resolve;
   // Interrupted on a stop signal.
-  Dialed dial(const JoinMessage& join, Clock::time_point deadline);
+  Dialed dial(const JoinMessage& join, util::Clock::time_point deadline);
 
   // Records WHAT, seen on a link after the handshake (it closed before the
   // World): noticed once, and named if the deadline passes.
   void saw(const std::string& what);
 
   // Sleeps until WHEN, unless a stop signal arrives (then throws Interrupted).
-  void wait_for_signal_until(Clock::time_point when);
+  void wait_for_signal_until(util::Clock::time_point when);
 
  private:
   struct Attempt;
   enum class Received { kFrame, kTimedOut, kClosed, kGarbage };
   // The next frame from CONNECTION, waiting until DEADLINE; ERROR says why
   // the bytes were garbage.
-  Received receive_frame(PeerConnection& connection, Clock::time_point deadline, Frame& frame,
+  Received receive_frame(PeerConnection& connection, util::Clock::time_point deadline, Frame& frame,
                          std::string& error);
-  Attempt attempt(const TcpAddress& address, const JoinMessage& join, Clock::time_point deadline);
+  Attempt attempt(const util::TcpAddress& address, const JoinMessage& join, util::Clock::time_point deadline);
   Attempt handshake(PeerConnection& connection, const std::string& address, const JoinMessage& join,
-                    Clock::time_point deadline);
+                    util::Clock::time_point deadline);
   Attempt welcome(PeerConnection& connection, Session session, const std::string& address,
-                  Clock::time_point deadline);
+                  util::Clock::time_point deadline);
   void send_join(PeerConnection& connection, JoinMessage join, const std::string& challenge,
                  const std::string& nonce);
   [[noreturn]] void give_up() const;
@@ -85,10 +85,10 @@ class ServiceDialer {
   void check_signals();
 
   DialSettings settings_;
-  SignalChannel& signals_;
+  process::SignalChannel& signals_;
   std::set<std::string> noticed_;
   std::string last_seen_;
-  Clock::time_point deadline_;
+  util::Clock::time_point deadline_;
 };
 
 }  // namespace dlaunch::rendezvous

@@ -4,12 +4,12 @@ namespace dlaunch::rendezvous {
 
 ServiceLink::ServiceLink(PeerConnection connection, Session session, std::string address)
     : connection_(std::move(connection)), session_(std::move(session)), address_(std::move(address)),
-      last_sent_(Clock::now()) {
+      last_sent_(util::Clock::now()) {
   connection_.set_max_payload(kMaxPayload);
 }
 
 bool ServiceLink::send(MessageType type, std::string_view payload) {
-  last_sent_ = Clock::now();
+  last_sent_ = util::Clock::now();
   return connection_.send(session_.frame(type, payload), last_sent_);
 }
 

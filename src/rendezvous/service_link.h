@@ -28,27 +28,27 @@ class ServiceLink {
   // the connection failed.
   bool send(MessageType type, std::string_view payload);
   // Writes queued bytes. False when the connection failed.
-  bool flush() { return connection_.flush(Clock::now()); }
+  bool flush() { return connection_.flush(util::Clock::now()); }
   bool has_backlog() const { return connection_.has_backlog(); }
-  Clock::time_point backlog_since() const { return connection_.backlog_since(); }
+  util::Clock::time_point backlog_since() const { return connection_.backlog_since(); }
 
   // Reads what arrived (a bounded amount). False when node 0 closed the
   // connection or it failed.
-  bool receive() { return connection_.receive(Clock::now()); }
+  bool receive() { return connection_.receive(util::Clock::now()); }
   // The next frame node 0 sent, heartbeats aside, its payload checked and
   // unsealed. Throws ProtocolError on a malformed or unauthentic frame.
   std::optional<Frame> next();
   // True while part of a frame has arrived but not the rest.
   bool mid_frame() const { return connection_.mid_frame(); }
 
-  Clock::time_point last_heard() const { return connection_.last_heard(); }
-  Clock::time_point last_sent() const { return last_sent_; }
+  util::Clock::time_point last_heard() const { return connection_.last_heard(); }
+  util::Clock::time_point last_sent() const { return last_sent_; }
 
  private:
   PeerConnection connection_;
   Session session_;
   std::string address_;
-  Clock::time_point last_sent_;
+  util::Clock::time_point last_sent_;
 };
 
 }  // namespace dlaunch::rendezvous

@@ -25,14 +25,14 @@ std::string hmac_sha256(std::string_view key, std::string_view data) {
   unsigned int size = 0;
   if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
            reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest, &size) == nullptr)
-    throw SystemError("cannot compute the rendezvous proof: OpenSSL's HMAC-SHA256 failed");
+    throw util::SystemError("cannot compute the rendezvous proof: OpenSSL's HMAC-SHA256 failed");
   return std::string(reinterpret_cast<const char*>(digest), size);
 }
 
 std::string random_bytes(std::size_t size) {
   std::string bytes(size, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(size)) != 1)
-    throw SystemError("cannot draw random bytes for the rendezvous: OpenSSL's RAND_bytes failed");
+    throw util::SystemError("cannot draw random bytes for the rendezvous: OpenSSL's RAND_bytes failed");
   return bytes;
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 
 Verdict decide_verdict(const RoundEnd& end) {
   Verdict verdict;
@@ -25,4 +25,4 @@ Verdict decide_verdict(const NodeOutcome& outcome, int round, int max_restarts) 
   return decide_verdict(RoundEnd{{outcome}, outcome.failure, false, round, max_restarts});
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

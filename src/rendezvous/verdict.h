@@ -8,7 +8,7 @@
 
 #include "rendezvous/world.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 
 // What is known when every node's workers of one round have exited.
 struct RoundEnd {
@@ -29,4 +29,4 @@ Verdict decide_verdict(const RoundEnd& end);
 // The rule for one node alone: its OUTCOME in ROUND with MAX_RESTARTS.
 Verdict decide_verdict(const NodeOutcome& outcome, int round, int max_restarts);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

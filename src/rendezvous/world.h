@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 
 struct World {
   int round = 0;                      // restart count, TORCHELASTIC_RESTART_COUNT
@@ -59,4 +59,4 @@ struct Verdict {
 // description of a failure that is not a worker's.
 std::string describe_failure(const Failure& failure);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

@@ -77,7 +77,7 @@ class Parser {
  private:
   [[noreturn]] void fail(std::size_t position, std::string_view fault,
                          std::string_view expected) const {
-    throw InputError(fmt::format("invalid hostlist '{}': {} at position {}; expected {}",
+    throw util::InputError(fmt::format("invalid hostlist '{}': {} at position {}; expected {}",
                                  expression_, fault, position + 1, expected));
   }
 
@@ -256,7 +256,7 @@ void expand_pattern(const Pattern& pattern, const Visitor& visit) {
 }
 
 [[noreturn]] void too_many_hosts(std::string_view expression) {
-  throw InputError(fmt::format("hostlist '{}' names more than {} hosts; expected a smaller list",
+  throw util::InputError(fmt::format("hostlist '{}' names more than {} hosts; expected a smaller list",
                                expression, std::numeric_limits<std::size_t>::max()));
 }
 
@@ -420,7 +420,7 @@ std::string compress_hostlist(const std::vector<std::string>& hosts) {
 std::string first_host(std::string_view expression) {
   std::vector<Pattern> patterns = Parser(expression).parse();
   if (patterns.empty())
-    throw InputError(
+    throw util::InputError(
         fmt::format("hostlist '{}' names no hosts; expected at least one host name", expression));
   const Pattern& first = patterns.front();
   std::string host;

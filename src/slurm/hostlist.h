@@ -41,7 +41,7 @@ namespace dlaunch::slurm {
 // "rack1-node1, rack1-node2, ..." order). One range names at most 65536
 // hosts, as in Slurm ("n[1-65536]"; "n[0-65536]" is refused), while several
 // ranges or groups may name more ("n[1-65536,65537-70000]", "r[1-4]n[1-65536]").
-// Throws dlaunch::InputError naming the expression, the position and fault,
+// Throws util::InputError naming the expression, the position and fault,
 // and what is expected.
 std::vector<std::string> expand_hostlist(std::string_view expression);
 

@@ -6,15 +6,15 @@
 #include "util/strings.h"
 #include "util/subprocess.h"
 
-namespace dlaunch {
+namespace dlaunch::slurm {
 
 void requeue_job(const std::string& job_id) {
-  CapturedRun requeue = run_captured({"scontrol", "requeue", job_id});
+  util::CapturedRun requeue = util::run_captured({"scontrol", "requeue", job_id});
   if (requeue.exit_code == 0) return;
-  throw SystemError(fmt::format(
+  throw util::SystemError(fmt::format(
       "scontrol requeue {} failed (exit {}): {}. The job must be a batch job submitted with "
       "--requeue on a cluster that allows requeueing (JobRequeue in slurm.conf)",
-      job_id, requeue.exit_code, trim(requeue.err.empty() ? requeue.out : requeue.err)));
+      job_id, requeue.exit_code, util::trim(requeue.err.empty() ? requeue.out : requeue.err)));
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::slurm

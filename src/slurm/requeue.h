@@ -3,11 +3,11 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::slurm {
 
 // Runs `scontrol requeue JOB_ID`. Slurm then stops every step of the job
 // and starts the batch script again, with SLURM_RESTART_COUNT one higher.
 // Throws SystemError with scontrol's own message and what to check.
 void requeue_job(const std::string& job_id);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::slurm

@@ -9,28 +9,28 @@
 namespace dlaunch::slurm {
 namespace {
 
-std::optional<Sourced<std::string>> first_set(const Environment& environment,
+std::optional<util::Sourced<std::string>> first_set(const util::Environment& environment,
                                               std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    if (auto value = environment.get(name)) return Sourced<std::string>{*value, name};
+    if (auto value = environment.get(name)) return util::Sourced<std::string>{*value, name};
   }
   return std::nullopt;
 }
 
-std::optional<Sourced<int>> first_int(const Environment& environment,
+std::optional<util::Sourced<int>> first_int(const util::Environment& environment,
                                       std::initializer_list<const char*> names, int low) {
   auto found = first_set(environment, names);
   if (!found) return std::nullopt;
-  auto value = parse_int_in_range(found->value, low, 1 << 30, found->source);
-  return Sourced<int>{static_cast<int>(value), found->source};
+  auto value = util::parse_int_in_range(found->value, low, 1 << 30, found->source);
+  return util::Sourced<int>{static_cast<int>(value), found->source};
 }
 
-std::optional<Sourced<int>> gpus_on_node(const Environment& environment) {
+std::optional<util::Sourced<int>> gpus_on_node(const util::Environment& environment) {
   if (auto declared = first_int(environment, {"SLURM_GPUS_ON_NODE"}, 0)) return declared;
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
     if (auto list = environment.get(name)) {
       int count = count_device_list(*list);
-      if (count > 0) return Sourced<int>{count, name};
+      if (count > 0) return util::Sourced<int>{count, name};
     }
   }
   return std::nullopt;
@@ -43,16 +43,16 @@ bool SlurmContext::in_batch_step_of_multinode_job() const {
 }
 
 int count_device_list(const std::string& list) {
-  std::string_view trimmed = trim(list);
+  std::string_view trimmed = util::trim(list);
   if (trimmed.empty() || trimmed == "NoDevFiles") return 0;
   int count = 0;
-  for (const auto& item : split(trimmed, ',')) {
-    if (!trim(item).empty()) ++count;
+  for (const auto& item : util::split(trimmed, ',')) {
+    if (!util::trim(item).empty()) ++count;
   }
   return count;
 }
 
-std::optional<SlurmContext> read_slurm_context(const Environment& environment) {
+std::optional<SlurmContext> read_slurm_context(const util::Environment& environment) {
   auto job_id = environment.get("SLURM_JOB_ID");
   if (!job_id || !environment.has("SLURM_NODEID")) return std::nullopt;
 
@@ -60,7 +60,7 @@ std::optional<SlurmContext> read_slurm_context(const Environment& environment) {
   context.job_id = *job_id;
   if (auto step = environment.get("SLURM_STEP_ID")) {
     context.step_id = static_cast<std::uint64_t>(
-        parse_int_in_range(*step, 0, std::int64_t{1} << 40, "SLURM_STEP_ID"));
+        util::parse_int_in_range(*step, 0, std::int64_t{1} << 40, "SLURM_STEP_ID"));
   }
   context.num_nodes =
       first_int(environment, {"SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"}, 1);
@@ -69,20 +69,20 @@ std::optional<SlurmContext> read_slurm_context(const Environment& environment) {
       first_set(environment, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"});
   context.gpus_on_node = gpus_on_node(environment);
   if (auto ports = environment.get("SLURM_STEP_RESV_PORTS")) {
-    std::string first = split(split(*ports, ',')[0], '-')[0];
+    std::string first = util::split(util::split(*ports, ',')[0], '-')[0];
     context.reserved_port =
-        static_cast<int>(parse_int_in_range(first, 1, 65535, "SLURM_STEP_RESV_PORTS"));
+        static_cast<int>(util::parse_int_in_range(first, 1, 65535, "SLURM_STEP_RESV_PORTS"));
   }
   return context;
 }
 
-std::optional<Sourced<std::string>> first_node(const SlurmContext& context) {
+std::optional<util::Sourced<std::string>> first_node(const SlurmContext& context) {
   if (!context.nodelist) return std::nullopt;
   try {
-    return Sourced<std::string>{first_host(context.nodelist->value),
+    return util::Sourced<std::string>{first_host(context.nodelist->value),
                                 "first host of " + context.nodelist->source};
-  } catch (const InputError& error) {
-    throw InputError(fmt::format("{} is not a valid Slurm hostlist: {}", context.nodelist->source,
+  } catch (const util::InputError& error) {
+    throw util::InputError(fmt::format("{} is not a valid Slurm hostlist: {}", context.nodelist->source,
                                  error.what()));
   }
 }

@@ -17,10 +17,10 @@ namespace dlaunch::slurm {
 struct SlurmContext {
   std::string job_id;                             // SLURM_JOB_ID
   std::optional<std::uint64_t> step_id;           // SLURM_STEP_ID; absent in the batch step
-  std::optional<Sourced<int>> num_nodes;          // SLURM_STEP_NUM_NODES, else SLURM_JOB_NUM_NODES
-  std::optional<Sourced<int>> node_id;            // SLURM_NODEID
-  std::optional<Sourced<std::string>> nodelist;   // SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST
-  std::optional<Sourced<int>> gpus_on_node;       // SLURM_GPUS_ON_NODE, else counted device lists
+  std::optional<util::Sourced<int>> num_nodes;          // SLURM_STEP_NUM_NODES, else SLURM_JOB_NUM_NODES
+  std::optional<util::Sourced<int>> node_id;            // SLURM_NODEID
+  std::optional<util::Sourced<std::string>> nodelist;   // SLURM_STEP_NODELIST, else SLURM_JOB_NODELIST
+  std::optional<util::Sourced<int>> gpus_on_node;       // SLURM_GPUS_ON_NODE, else counted device lists
   // The first port Slurm reserved for the step (SLURM_STEP_RESV_PORTS,
   // "12000-12004" or "12000,12003"), the same on every node of the step.
   std::optional<int> reserved_port;
@@ -33,7 +33,7 @@ struct SlurmContext {
 // The Slurm context of ENVIRONMENT, or nullopt when not inside a Slurm job
 // step (SLURM_JOB_ID and SLURM_NODEID must both be set). Throws InputError
 // naming the variable when a SLURM_* value is malformed.
-std::optional<SlurmContext> read_slurm_context(const Environment& environment);
+std::optional<SlurmContext> read_slurm_context(const util::Environment& environment);
 
 // How many devices a list such as CUDA_VISIBLE_DEVICES="0,1,3" or
 // "GPU-8f2c...,GPU-1a3b..." names. Slurm writes "NoDevFiles" or an empty
@@ -42,6 +42,6 @@ int count_device_list(const std::string& list);
 
 // The first host of the step's node list, expanded by dlaunch's own
 // hostlist parser (not scontrol). nullopt when no list is known.
-std::optional<Sourced<std::string>> first_node(const SlurmContext& context);
+std::optional<util::Sourced<std::string>> first_node(const SlurmContext& context);
 
 }  // namespace dlaunch::slurm

@@ -23,7 +23,7 @@ std::vector<std::string> expand_bounded(std::string_view expression, const std::
                                         std::size_t already) {
   std::size_t count = slurm::count_hosts(expression);
   if (already + count > kMaxHosts)
-    throw InputError(fmt::format("{}: '{}' makes the host list longer than {} hosts; check the range",
+    throw util::InputError(fmt::format("{}: '{}' makes the host list longer than {} hosts; check the range",
                                  where, expression, kMaxHosts));
   return slurm::expand_hostlist(expression);
 }
@@ -46,7 +46,7 @@ std::vector<std::string> words_of(std::string_view line) {
 void add_unique(std::vector<HostEntry>& hosts, std::set<std::string>& seen, HostEntry entry,
                 const std::string& where) {
   if (!seen.insert(entry.host).second)
-    throw InputError(fmt::format("{}: host '{}' is listed twice; list each host once (give it "
+    throw util::InputError(fmt::format("{}: host '{}' is listed twice; list each host once (give it "
                                  "slots=N for several workers)",
                                  where, entry.host));
   hosts.push_back(std::move(entry));
@@ -54,25 +54,25 @@ void add_unique(std::vector<HostEntry>& hosts, std::set<std::string>& seen, Host
 
 int parse_slots(std::string_view word, const std::string& where) {
   return static_cast<int>(
-      parse_int_in_range(word.substr(6), 1, kMaxSlots, where + ": slots"));
+      util::parse_int_in_range(word.substr(6), 1, kMaxSlots, where + ": slots"));
 }
 
 // "host1:0,2" -> {"host1", {0, 2}}; "host1" -> {"host1", {}}.
 std::map<std::string, std::vector<int>> parse_selection(const std::string& text,
                                                         const char* option) {
   std::map<std::string, std::vector<int>> selection;
-  for (const auto& part : split(text, '@')) {
-    std::string_view item = trim(part);
+  for (const auto& part : util::split(text, '@')) {
+    std::string_view item = util::trim(part);
     if (item.empty())
-      throw InputError(fmt::format("{} '{}': an empty host between '@'; expected HOST[:SLOT,...]@...",
+      throw util::InputError(fmt::format("{} '{}': an empty host between '@'; expected HOST[:SLOT,...]@...",
                                    option, text));
     auto colon = item.find(':');
     std::string_view names = item.substr(0, colon);
     std::vector<int> slots;
     if (colon != std::string_view::npos) {
-      for (const auto& slot : split(item.substr(colon + 1), ','))
-        slots.push_back(static_cast<int>(parse_int_in_range(
-            trim(slot), 0, kMaxSlots - 1, fmt::format("{} '{}': slot", option, text))));
+      for (const auto& slot : util::split(item.substr(colon + 1), ','))
+        slots.push_back(static_cast<int>(util::parse_int_in_range(
+            util::trim(slot), 0, kMaxSlots - 1, fmt::format("{} '{}': slot", option, text))));
     }
     for (const auto& host : expand_bounded(names, option, selection.size())) selection[host] = slots;
   }
@@ -89,13 +89,13 @@ std::vector<int> all_slots(const HostEntry& entry) {
 void check_slots(const HostEntry& entry, const std::vector<int>& slots, const char* option) {
   if (slots.empty()) return;
   if (!entry.slots)
-    throw InputError(fmt::format("{} selects slots of '{}', which has no slots=N; give it a slot "
+    throw util::InputError(fmt::format("{} selects slots of '{}', which has no slots=N; give it a slot "
                                  "count in the hostfile",
                                  option, entry.host));
   std::vector<int> available = all_slots(entry);
   for (int slot : slots) {
     if (std::find(available.begin(), available.end(), slot) == available.end())
-      throw InputError(fmt::format("{} selects slot {} of '{}', which has slots {}", option, slot,
+      throw util::InputError(fmt::format("{} selects slot {} of '{}', which has slots {}", option, slot,
                                    entry.host, fmt::join(available, ",")));
   }
 }
@@ -115,7 +115,7 @@ void require_known(const std::map<std::string, std::vector<int>>& selection,
     bool known = std::any_of(hosts.begin(), hosts.end(),
                              [&](const HostEntry& entry) { return entry.host == host; });
     if (!known)
-      throw InputError(fmt::format("{} names host '{}', which is not in the host list", option, host));
+      throw util::InputError(fmt::format("{} names host '{}', which is not in the host list", option, host));
   }
 }
 
@@ -125,7 +125,7 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
   std::vector<HostEntry> hosts;
   std::set<std::string> seen;
   int number = 0;
-  for (const auto& raw : split(text, '\n')) {
+  for (const auto& raw : util::split(text, '\n')) {
     ++number;
     std::string_view line = raw;
     line = line.substr(0, line.find('#'));
@@ -135,7 +135,7 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
     std::optional<int> slots;
     for (std::size_t i = 1; i < words.size(); ++i) {
       if (!words[i].starts_with("slots=") || slots)
-        throw InputError(fmt::format("{}: unexpected '{}'; expected 'HOST [slots=N]' (HOST may be a "
+        throw util::InputError(fmt::format("{}: unexpected '{}'; expected 'HOST [slots=N]' (HOST may be a "
                                      "hostlist such as gpu[01-04])",
                                      where, words[i]));
       slots = parse_slots(words[i], where);
@@ -144,7 +144,7 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
       add_unique(hosts, seen, HostEntry{host, slots, {}}, where);
   }
   if (hosts.empty())
-    throw InputError(fmt::format("{} lists no host; expected one 'HOST [slots=N]' a line", source));
+    throw util::InputError(fmt::format("{} lists no host; expected one 'HOST [slots=N]' a line", source));
   return hosts;
 }
 
@@ -153,7 +153,8 @@ std::vector<HostEntry> parse_host_list(std::string_view text) {
   std::set<std::string> seen;
   for (const auto& host : expand_bounded(text, "--hosts", 0))
     add_unique(hosts, seen, HostEntry{host, std::nullopt, {}}, "--hosts");
-  if (hosts.empty()) throw InputError("--hosts is empty; expected host names such as h1,h2 or gpu[01-04]");
+  if (hosts.empty())
+    throw util::InputError("--hosts is empty; expected host names such as h1,h2 or gpu[01-04]");
   return hosts;
 }
 
@@ -199,7 +200,7 @@ std::vector<HostEntry> select_hosts(std::vector<HostEntry> hosts,
     std::erase_if(hosts, [](const HostEntry& entry) { return entry.slots && *entry.slots == 0; });
   }
   if (hosts.empty())
-    throw InputError("--include/--exclude leave no host to run on; check the selection against "
+    throw util::InputError("--include/--exclude leave no host to run on; check the selection against "
                      "the host list");
   return hosts;
 }

@@ -20,17 +20,17 @@ bool valid_name(std::string_view name) {
 
 void check_name(const std::string& name, const std::string& where) {
   if (!valid_name(name))
-    throw InputError(fmt::format("{}: '{}' is not a variable name (letters, digits and _, not "
+    throw util::InputError(fmt::format("{}: '{}' is not a variable name (letters, digits and _, not "
                                  "starting with a digit)",
                                  where, name));
-  if (name == kTokenVariable)
-    throw InputError(fmt::format("{}: {} is dlaunch ssh's own rendezvous secret; it makes one per job",
+  if (name == launch::kTokenVariable)
+    throw util::InputError(fmt::format("{}: {} is dlaunch ssh's own rendezvous secret; it makes one per job",
                                  where, name));
 }
 
 std::pair<std::string, std::string> parse_assignment(std::string_view text, const std::string& where) {
   auto equals = text.find('=');
-  std::string name(trim(text.substr(0, equals)));
+  std::string name(util::trim(text.substr(0, equals)));
   check_name(name, where);
   return {name, std::string(text.substr(equals + 1))};
 }
@@ -75,25 +75,25 @@ std::string remote_launch_command(const JobPlan& plan, const HostLaunch& host) {
   // The secret arrives as the first line of stdin; the rest of stdin stays
   // open for the job's life (dlaunch run --stop-on-stdin-close).
   return fmt::format("cd -- {} && IFS= read -r {} && export {} && exec {} {}",
-                     shell_quote(plan.working_dir), kTokenVariable, kTokenVariable,
-                     shell_join(env), shell_join(run));
+                     util::shell_quote(plan.working_dir), launch::kTokenVariable, launch::kTokenVariable,
+                     util::shell_join(env), util::shell_join(run));
 }
 
 std::string remote_preflight_command(const JobPlan& plan, const std::vector<std::string>& worker_argv) {
-  std::string dlaunch = shell_quote(plan.remote_dlaunch);
+  std::string dlaunch = util::shell_quote(plan.remote_dlaunch);
   std::string text = fmt::format(
       "cd -- {} 2>/dev/null || {{ echo 'dlaunch-preflight: no-dir'; exit 0; }}; "
       "command -v -- {} >/dev/null 2>&1 || {{ echo 'dlaunch-preflight: no-dlaunch'; exit 0; }}; "
       "echo \"dlaunch-preflight: version $({} version 2>&1)\"; ",
-      shell_quote(plan.working_dir), dlaunch, dlaunch);
+      util::shell_quote(plan.working_dir), dlaunch, dlaunch);
   if (!worker_argv.empty()) {
     text += fmt::format("command -v -- {} >/dev/null 2>&1 || echo 'dlaunch-preflight: no-program'; ",
-                        shell_quote(worker_argv.front()));
+                        util::shell_quote(worker_argv.front()));
     // An interpreter's script (python -u train.py) must be there too.
     for (std::size_t i = 1; i < worker_argv.size(); ++i) {
       const std::string& word = worker_argv[i];
       if (word.ends_with(".py") && !word.starts_with("-")) {
-        text += fmt::format("[ -f {} ] || echo 'dlaunch-preflight: no-script {}'; ", shell_quote(word),
+        text += fmt::format("[ -f {} ] || echo 'dlaunch-preflight: no-script {}'; ", util::shell_quote(word),
                             word);
         break;
       }
@@ -109,14 +109,14 @@ std::vector<std::pair<std::string, std::string>> carried_variables(
   std::vector<std::pair<std::string, std::string>> variables;
   if (env_file_text) {
     int number = 0;
-    for (const auto& raw : split(*env_file_text, '\n')) {
+    for (const auto& raw : util::split(*env_file_text, '\n')) {
       ++number;
-      std::string_view line = trim(raw);
+      std::string_view line = util::trim(raw);
       if (line.empty() || line[0] == '#') continue;
-      if (line.starts_with("export ")) line = trim(line.substr(7));
+      if (line.starts_with("export ")) line = util::trim(line.substr(7));
       std::string where = fmt::format("{}:{}", env_file_name, number);
       if (line.find('=') == std::string_view::npos)
-        throw InputError(fmt::format("{}: expected NAME=VALUE, got '{}'", where, line));
+        throw util::InputError(fmt::format("{}: expected NAME=VALUE, got '{}'", where, line));
       variables.push_back(parse_assignment(line, where));
     }
   }
@@ -128,7 +128,7 @@ std::vector<std::pair<std::string, std::string>> carried_variables(
     check_name(option, "--env");
     auto value = environment_value(option);
     if (!value)
-      throw InputError(fmt::format("--env {}: {} is not set here; set it, or give --env {}=VALUE",
+      throw util::InputError(fmt::format("--env {}: {} is not set here; set it, or give --env {}=VALUE",
                                    option, option, option));
     variables.emplace_back(option, *value);
   }

@@ -19,7 +19,7 @@ struct OwnOption {
 };
 
 int seconds_value(const std::string& value, const char* option) {
-  return static_cast<int>(parse_int_in_range(value, 1, 3600, option));
+  return static_cast<int>(util::parse_int_in_range(value, 1, 3600, option));
 }
 
 const std::vector<OwnOption>& own_options() {
@@ -41,7 +41,7 @@ const std::vector<OwnOption>& own_options() {
        "Address of node 0 as the other hosts reach it (default: the first host's name)"},
       {"--master-port", true,
        [](SshOptions& o, const std::string& v) {
-         o.master_port = static_cast<int>(parse_int_in_range(v, 1, 65535, "--master-port"));
+         o.master_port = static_cast<int>(util::parse_int_in_range(v, 1, 65535, "--master-port"));
        },
        "Port of node 0's rendezvous (default: picked at random in 20000-32767)"},
       {"--env", true, [](SshOptions& o, const std::string& v) { o.env.push_back(v); },
@@ -83,8 +83,9 @@ std::string dashed(std::string_view name) {
   std::vector<std::string> known;
   for (const auto& option : own_options()) known.emplace_back(option.name);
   std::string hint;
-  if (auto close = closest_match(dashed(name), known)) hint = fmt::format(" Did you mean '{}'?", *close);
-  throw UsageError(fmt::format(
+  if (auto close = util::closest_match(dashed(name), known))
+    hint = fmt::format(" Did you mean '{}'?", *close);
+  throw util::UsageError(fmt::format(
       "unknown option '{}' for dlaunch ssh.{} 'dlaunch ssh --help' lists its options; every "
       "'dlaunch run' option is accepted too. Put '--' before a PROGRAM whose name starts with '-'",
       name, hint));
@@ -93,7 +94,7 @@ std::string dashed(std::string_view name) {
 void refuse_set_by_ssh(std::string_view name) {
   for (const char* set : kSetBySsh) {
     if (dashed(name) == set)
-      throw UsageError(fmt::format("{} is set by dlaunch ssh for every host; {}", name,
+      throw util::UsageError(fmt::format("{} is set by dlaunch ssh for every host; {}", name,
                                    dashed(name) == "--master-addr" || dashed(name) == "--master-port"
                                        ? "give it before the run options"
                                        : "leave it out"));
@@ -105,7 +106,7 @@ void refuse_set_by_ssh(std::string_view name) {
 void check_run_args(const std::vector<std::string>& run_args) {
   std::vector<std::string> probe = run_args;
   probe.insert(probe.end(), {"--", "true"});
-  parse_run_options(probe, Environment(), /*require_program=*/true);
+  launch::parse_run_options(probe, util::Environment(), /*require_program=*/true);
 }
 
 }  // namespace
@@ -130,7 +131,7 @@ std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args
     bool inline_value = name.size() < arg.size();
     auto value_of = [&](const std::string& option) {
       if (inline_value) return arg.substr(name.size() + 1);
-      if (i + 1 >= args.size()) throw UsageError(fmt::format("{} needs a value", option));
+      if (i + 1 >= args.size()) throw util::UsageError(fmt::format("{} needs a value", option));
       return args[++i];
     };
     if (const OwnOption* own = find_own(dashed(name))) {
@@ -138,19 +139,19 @@ std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args
       continue;
     }
     refuse_set_by_ssh(name);
-    RunOptionKind kind = run_option_kind(arg);
-    if (kind == RunOptionKind::kUnknown) throw_unknown(name);
+    launch::RunOptionKind kind = launch::run_option_kind(arg);
+    if (kind == launch::RunOptionKind::kUnknown) throw_unknown(name);
     options.run_args.push_back(arg);
-    if (kind == RunOptionKind::kValued && !inline_value) {
-      if (i + 1 >= args.size()) throw UsageError(fmt::format("{} needs a value", name));
+    if (kind == launch::RunOptionKind::kValued && !inline_value) {
+      if (i + 1 >= args.size()) throw util::UsageError(fmt::format("{} needs a value", name));
       options.run_args.push_back(args[++i]);
     }
   }
   if (options.command.empty())
-    throw UsageError("no PROGRAM given to dlaunch ssh. Usage: dlaunch ssh --hosts H1,H2 [options] "
+    throw util::UsageError("no PROGRAM given to dlaunch ssh. Usage: dlaunch ssh --hosts H1,H2 [options] "
                      "[--] PROGRAM [ARGS...]");
   if (options.hosts.has_value() == options.hostfile.has_value())
-    throw UsageError("give the hosts with --hosts H1,H2,... or --hostfile FILE (one of the two)");
+    throw util::UsageError("give the hosts with --hosts H1,H2,... or --hostfile FILE (one of the two)");
   check_run_args(options.run_args);
   return options;
 }

@@ -21,14 +21,14 @@ constexpr int kSshFailed = 255;
 constexpr std::chrono::seconds kCheckAllowance(20);
 
 struct Check {
-  StartedWorker process;
+  process::StartedWorker process;
   std::string out;
   std::string err;
   int exit_code = -1;
 };
 
 // Reads every check's output until all have closed it, or DEADLINE.
-void collect_output(std::vector<Check>& checks, Clock::time_point deadline) {
+void collect_output(std::vector<Check>& checks, util::Clock::time_point deadline) {
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<std::string*> sinks;
@@ -42,12 +42,12 @@ void collect_output(std::vector<Check>& checks, Clock::time_point deadline) {
         sinks.push_back(&check.err);
       }
     }
-    if (fds.empty() || Clock::now() >= deadline) return;
-    if (::poll(fds.data(), fds.size(), millis_until(deadline)) <= 0) continue;
+    if (fds.empty() || util::Clock::now() >= deadline) return;
+    if (::poll(fds.data(), fds.size(), util::millis_until(deadline)) <= 0) continue;
     char buffer[4096];
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
-      ssize_t got = read_retrying(fds[i].fd, buffer, sizeof(buffer));
+      ssize_t got = util::read_retrying(fds[i].fd, buffer, sizeof(buffer));
       if (got > 0) {
         sinks[i]->append(buffer, static_cast<std::size_t>(got));
         continue;
@@ -71,8 +71,8 @@ void finish(Check& check) {
 }
 
 std::string last_line(const std::string& text) {
-  auto lines = split(std::string(trim(text)), '\n');
-  return lines.empty() ? std::string("(no message)") : std::string(trim(lines.back()));
+  auto lines = util::split(std::string(util::trim(text)), '\n');
+  return lines.empty() ? std::string("(no message)") : std::string(util::trim(lines.back()));
 }
 
 }  // namespace
@@ -96,8 +96,8 @@ std::vector<std::string> interpret_preflight(const JobPlan& plan, const std::str
   }
   std::string version;
   bool answered = false;
-  for (const auto& raw : split(out, '\n')) {
-    std::string_view line = trim(raw);
+  for (const auto& raw : util::split(out, '\n')) {
+    std::string_view line = util::trim(raw);
     if (!line.starts_with("dlaunch-preflight: ")) continue;
     answered = true;
     std::string_view what = line.substr(19);
@@ -109,7 +109,7 @@ std::vector<std::string> interpret_preflight(const JobPlan& plan, const std::str
       problem(fmt::format("dlaunch is not at {} there; install the same dlaunch on every host, or "
                           "give its path with --remote-dlaunch",
                           plan.remote_dlaunch));
-    else if (what.starts_with("version ")) version = std::string(trim(what.substr(8)));
+    else if (what.starts_with("version ")) version = std::string(util::trim(what.substr(8)));
     else if (what == "no-program")
       problem(fmt::format("cannot find '{}' there (not an executable, nor in that host's PATH)",
                           worker_argv.empty() ? "" : worker_argv.front()));
@@ -129,12 +129,12 @@ std::vector<std::string> interpret_preflight(const JobPlan& plan, const std::str
 
 std::vector<std::string> preflight_hosts(const JobPlan& plan, const std::vector<std::string>& hosts,
                                          const std::vector<std::string>& worker_argv) {
-  Environment environment = Environment::from_process();
+  util::Environment environment = util::Environment::from_process();
   std::string command = remote_preflight_command(plan, worker_argv);
   std::vector<Check> checks(hosts.size());
   for (std::size_t i = 0; i < hosts.size(); ++i)
-    checks[i].process = start_worker(ssh_argv(plan, hosts[i], command), environment);
-  collect_output(checks, Clock::now() + std::chrono::seconds(plan.connect_timeout) + kCheckAllowance);
+    checks[i].process = process::start_worker(ssh_argv(plan, hosts[i], command), environment);
+  collect_output(checks, util::Clock::now() + std::chrono::seconds(plan.connect_timeout) + kCheckAllowance);
   std::vector<std::string> problems;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     finish(checks[i]);

@@ -26,24 +26,24 @@ constexpr std::chrono::seconds kKillGrace(5);
 // After every ssh ended: how long their pipes may still deliver output.
 constexpr std::chrono::seconds kDrain(2);
 
-using Clock = EventLoop::Clock;
+using Clock = process::EventLoop::Clock;
 
 struct HostSession {
   const Session* spec = nullptr;
   pid_t pid = 0;
   int exit_code = 0;
-  Fd input;  // the write end of its stdin
-  std::unique_ptr<ChildOutput> output;
+  util::Fd input;  // the write end of its stdin
+  std::unique_ptr<process::ChildOutput> output;
   std::string log_file;
 };
 
 class SessionLoop {
  public:
   SessionLoop(const std::vector<Session>& sessions, const SessionSettings& settings,
-              SignalChannel& signals)
+              process::SignalChannel& signals)
       : specs_(sessions), settings_(settings), signals_(signals),
-        out_(settings.console_stdout ? settings.console_stdout : &console_out()),
-        err_(settings.console_stderr ? settings.console_stderr : &console_err()),
+        out_(settings.console_stdout ? settings.console_stdout : &util::console_out()),
+        err_(settings.console_stderr ? settings.console_stderr : &util::console_err()),
         console_watch_(loop_, {out_, err_}),
         groups_(loop_) {}
 
@@ -67,27 +67,28 @@ class SessionLoop {
   void start(const Session& spec) {
     auto session = std::make_unique<HostSession>();
     session->spec = &spec;
-    Pipe input = make_pipe();
-    StartedWorker started = start_worker(spec.argv, Environment::from_process(), input.read_end.get());
+    util::Pipe input = util::make_pipe();
+    process::StartedWorker started =
+        process::start_worker(spec.argv, util::Environment::from_process(), input.read_end.get());
     session->pid = started.pid;
     groups_.add(started.pid);
     session->input = std::move(input.write_end);
     // The secret goes first; the pipe then stays open until the hang-up.
-    write_all(session->input.get(), settings_.first_line);
-    Fd file;
+    util::write_all(session->input.get(), settings_.first_line);
+    util::Fd file;
     if (settings_.host_log_dir) {
       std::filesystem::create_directories(*settings_.host_log_dir);
       session->log_file = fmt::format("{}/{}.log", *settings_.host_log_dir, spec.host);
       file.reset(::open(session->log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-      if (!file) throw system_error(fmt::format("cannot create {}", session->log_file), errno);
+      if (!file) throw util::system_error(fmt::format("cannot create {}", session->log_file), errno);
     }
-    auto stream_outputs = [&](ConsoleSink* console) {
-      StreamRelay::Outputs outputs;
+    auto stream_outputs = [&](util::ConsoleSink* console) {
+      process::StreamRelay::Outputs outputs;
       outputs.console = console;
       // With --host-log-dir the console gets a host's output only when its file fails.
       outputs.shown = !settings_.host_log_dir;
       if (file) outputs.file.reset(::dup(file.get()));
-      outputs.on_file_fault = [this, path = session->log_file](const LogFileFault& fault) {
+      outputs.on_file_fault = [this, path = session->log_file](const process::LogFileFault& fault) {
         err_->write_message(fmt::format(
             "dlaunch ssh: {} could not be written ({}); that host's output goes to the console "
             "instead",
@@ -96,7 +97,7 @@ class SessionLoop {
       return outputs;
     };
     // Worker lines arrive prefixed [host:rankN]: by that host's dlaunch run.
-    session->output = std::make_unique<ChildOutput>("", stream_outputs(out_), stream_outputs(err_));
+    session->output = std::make_unique<process::ChildOutput>("", stream_outputs(out_), stream_outputs(err_));
     session->output->relay(loop_, std::move(started.stdout_pipe), std::move(started.stderr_pipe),
                            buffer_, [this] { --open_pipes_; });
     open_pipes_ += 2;
@@ -106,7 +107,7 @@ class SessionLoop {
   void on_signals() {
     while (auto signal = signals_.next()) {
       if (*signal == SIGCHLD) reap();
-      else if (SignalChannel::stops_job(*signal)) on_stop_signal(*signal);
+      else if (process::SignalChannel::stops_job(*signal)) on_stop_signal(*signal);
       else groups_.signal(*signal);  // USR1/USR2 reach the hosts' launchers as they would locally
     }
   }
@@ -117,11 +118,11 @@ class SessionLoop {
       return;
     }
     if (stop_signal_ == 0) stop_signal_ = signal;
-    hang_up_all(fmt::format("received {}", signal_name(signal)));
+    hang_up_all(fmt::format("received {}", process::signal_name(signal)));
   }
 
   void reap() {
-    groups_.reap([&](const ChildExit& child) {
+    groups_.reap([&](const process::ChildExit& child) {
       for (auto& session : sessions_) {
         if (session->pid != child.pid || !child.leader) continue;
         session->exit_code = child.exit_code;
@@ -173,18 +174,18 @@ class SessionLoop {
 
   const std::vector<Session>& specs_;
   const SessionSettings& settings_;
-  SignalChannel& signals_;
-  ConsoleSink* out_;
-  ConsoleSink* err_;
-  EventLoop loop_;  // before what watches in it: they unwatch before it closes
-  ConsoleWatch console_watch_;
-  ProcessGroups groups_;  // the ssh processes' groups
+  process::SignalChannel& signals_;
+  util::ConsoleSink* out_;
+  util::ConsoleSink* err_;
+  process::EventLoop loop_;  // before what watches in it: they unwatch before it closes
+  process::ConsoleWatch console_watch_;
+  process::ProcessGroups groups_;  // the ssh processes' groups
   std::vector<std::unique_ptr<HostSession>> sessions_;
   int open_pipes_ = 0;
   int stop_signal_ = 0;
   bool hung_up_ = false;
   std::string reason_;
-  EventLoop::Timer drain_timer_;  // armed when the last ssh ended
+  process::EventLoop::Timer drain_timer_;  // armed when the last ssh ended
   bool drained_ = false;
   char buffer_[64 * 1024];  // every session's pipe is read through it
 };
@@ -192,7 +193,7 @@ class SessionLoop {
 }  // namespace
 
 int run_sessions(const std::vector<Session>& sessions, const SessionSettings& settings,
-                 SignalChannel& signals) {
+                 process::SignalChannel& signals) {
   DLAUNCH_ASSERT(!sessions.empty());
   auto loop = std::make_unique<SessionLoop>(sessions, settings, signals);
   return loop->run();

@@ -31,8 +31,8 @@ struct SessionSettings {
   std::chrono::milliseconds grace{45'000};   // from hang-up to SIGTERM of the ssh processes
   // Where output and messages go; null: the process's console_out() /
   // console_err(), which never block on a stalled reader (util/console.h).
-  ConsoleSink* console_stdout = nullptr;
-  ConsoleSink* console_stderr = nullptr;
+  util::ConsoleSink* console_stdout = nullptr;
+  util::ConsoleSink* console_stderr = nullptr;
 };
 
 // Runs SESSIONS to the end and returns the job's exit code: node 0's, as
@@ -40,6 +40,6 @@ struct SessionSettings {
 // the first other host's code; 128+N when dlaunch ssh was stopped by
 // signal N. Throws SystemError when ssh cannot be started.
 int run_sessions(const std::vector<Session>& sessions, const SessionSettings& settings,
-                 SignalChannel& signals);
+                 process::SignalChannel& signals);
 
 }  // namespace dlaunch::ssh

@@ -36,7 +36,7 @@ const char* toml_type_name(const toml::node& node) {
 Value convert(const Key& key, const toml::node& node, const std::string& path,
               const std::string& name) {
   auto wrong_type = [&] {
-    return InputError(fmt::format("{}: '{}' must be {}, got {}", where(path, node), name,
+    return util::InputError(fmt::format("{}: '{}' must be {}, got {}", where(path, node), name,
                                   kind_name(key.kind), toml_type_name(node)));
   };
   switch (key.kind) {
@@ -47,7 +47,8 @@ Value convert(const Key& key, const toml::node& node, const std::string& path,
       if (integer == nullptr) throw wrong_type();
       std::int64_t number = integer->get();
       if (number < 0)
-        throw InputError(fmt::format("{}: '{}' must not be negative, got {}", where(path, node), name, number));
+        throw util::InputError(
+            fmt::format("{}: '{}' must not be negative, got {}", where(path, node), name, number));
       return number;
     }
     case ValueKind::kBool:
@@ -81,8 +82,9 @@ void read_settings_table(const toml::table& table, const std::string& path,
       std::string dashed = name;
       for (char& c : dashed) c = (c == '_') ? '-' : c;
       std::string hint;
-      if (auto close = closest_match(dashed, key_names())) hint = fmt::format("; did you mean '{}'?", *close);
-      throw InputError(fmt::format("{}: unknown key '{}' in [{}]{}", where(path, node), name,
+      if (auto close = util::closest_match(dashed, key_names()))
+        hint = fmt::format("; did you mean '{}'?", *close);
+      throw util::InputError(fmt::format("{}: unknown key '{}' in [{}]{}", where(path, node), name,
                                    table_name, hint));
     }
     Value value = convert(*key, node, path, name);
@@ -98,7 +100,7 @@ const toml::table& expect_table(const toml::node& node, const std::string& path,
                                 const std::string& name) {
   const toml::table* table = node.as_table();
   if (table == nullptr)
-    throw InputError(fmt::format("{}: '{}' must be a table ([{}])", where(path, node), name, name));
+    throw util::InputError(fmt::format("{}: '{}' must be a table ([{}])", where(path, node), name, name));
   return *table;
 }
 
@@ -106,14 +108,14 @@ toml::table parse(const std::string& path) {
   try {
     return toml::parse_file(path);
   } catch (const toml::parse_error& error) {
-    throw InputError(fmt::format("{}:{}:{}: not valid TOML: {}", path, error.source().begin.line,
+    throw util::InputError(fmt::format("{}:{}:{}: not valid TOML: {}", path, error.source().begin.line,
                                  error.source().begin.column, error.description()));
   }
 }
 
 }  // namespace
 
-std::optional<std::string> find_config_file(const Environment& environment) {
+std::optional<std::string> find_config_file(const util::Environment& environment) {
   if (std::filesystem::exists("dlaunch.toml")) return std::string("dlaunch.toml");
   std::string base;
   if (auto xdg = environment.get("XDG_CONFIG_HOME")) base = *xdg;
@@ -134,7 +136,7 @@ void apply_config_file(SubmitSettings& settings, const std::string& path,
     if (name == "defaults") defaults = &expect_table(node, path, name);
     else if (name == "profiles") profiles = &expect_table(node, path, name);
     else
-      throw InputError(fmt::format("{}: unknown top-level key '{}'; expected [defaults] or "
+      throw util::InputError(fmt::format("{}: unknown top-level key '{}'; expected [defaults] or "
                                    "[profiles.NAME]",
                                    where(path, node), name));
   }
@@ -153,9 +155,9 @@ void apply_config_file(SubmitSettings& settings, const std::string& path,
   if (defaults != nullptr) read_settings_table(*defaults, path, "defaults", &settings);
   if (!profile) return;
   if (chosen == nullptr)
-    throw InputError(fmt::format("{}: no profile '{}' (known: {}); add a [profiles.{}] table",
+    throw util::InputError(fmt::format("{}: no profile '{}' (known: {}); add a [profiles.{}] table",
                                  path, *profile,
-                                 profile_names.empty() ? "none" : join(profile_names, ", "),
+                                 profile_names.empty() ? "none" : util::join(profile_names, ", "),
                                  *profile));
   read_settings_table(*chosen, path, "profiles." + *profile, &settings);
 }

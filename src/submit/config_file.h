@@ -20,7 +20,7 @@ namespace dlaunch::submit {
 
 // The config file to read: ./dlaunch.toml if it exists, else
 // $XDG_CONFIG_HOME/dlaunch/config.toml (default ~/.config/...), else none.
-std::optional<std::string> find_config_file(const Environment& environment);
+std::optional<std::string> find_config_file(const util::Environment& environment);
 
 // Validates the whole file at PATH and applies its [defaults], then
 // [profiles.PROFILE] when PROFILE is given, onto SETTINGS. Throws

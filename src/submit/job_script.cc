@@ -22,7 +22,7 @@ std::optional<int> small_int(const SubmitSettings& settings, const std::string& 
   auto value = settings.integer(name);
   if (!value) return std::nullopt;
   if (*value < low || *value > high)
-    throw InputError(fmt::format("{} must be from {} to {}, got {} (from {})", name, low, high,
+    throw util::InputError(fmt::format("{} must be from {} to {}, got {} (from {})", name, low, high,
                                  *value, settings.find(name)->source));
   return static_cast<int>(*value);
 }
@@ -31,7 +31,7 @@ LaunchMode launch_mode(const SubmitSettings& settings) {
   std::string mode = settings.string("launch").value_or("node");
   if (mode == "node") return LaunchMode::kNode;
   if (mode == "task") return LaunchMode::kTask;
-  throw InputError(fmt::format("launch must be 'node' or 'task', got '{}' (from {})", mode,
+  throw util::InputError(fmt::format("launch must be 'node' or 'task', got '{}' (from {})", mode,
                                settings.find("launch")->source));
 }
 
@@ -40,18 +40,18 @@ constexpr int kMaxSignalSeconds = 65535;  // sbatch's limit for sig_time
 // The preemption signal named by SPEC ("USR1", "sigusr2", "10"), else an
 // InputError that says why it cannot be one.
 std::string preempt_signal_name(const std::string& spec, const std::string& what) {
-  std::string name = to_upper(spec);
+  std::string name = util::to_upper(spec);
   if (name.starts_with("SIG")) name = name.substr(3);
   // signal_number() reads names and numbers alike; a second "SIG" is no name.
-  auto signal = name.starts_with("SIG") ? std::nullopt : signal_number(name);
-  if (signal == SIGUSR1 || signal == SIGUSR2) return std::string(signal_name(*signal)).substr(3);
-  if (auto known = signal_number(spec))
-    throw InputError(fmt::format(
+  auto signal = name.starts_with("SIG") ? std::nullopt : process::signal_number(name);
+  if (signal == SIGUSR1 || signal == SIGUSR2) return std::string(process::signal_name(*signal)).substr(3);
+  if (auto known = process::signal_number(spec))
+    throw util::InputError(fmt::format(
         "{}: {} cannot warn of a preemption. dlaunch run forwards USR1 or USR2 to the workers and "
         "lets them checkpoint; SIGTERM and SIGINT already stop the job (Slurm sends SIGTERM at the "
         "end anyway). Use USR1 or USR2, e.g. --signal USR1@120",
-        what, signal_name(*known)));
-  throw InputError(fmt::format(
+        what, process::signal_name(*known)));
+  throw util::InputError(fmt::format(
       "{}: '{}' is not a signal. Expected USR1 or USR2 (also SIGUSR1, SIGUSR2, 10 or 12), "
       "optionally followed by @SECONDS, e.g. --signal USR1@120",
       what, spec));
@@ -127,11 +127,11 @@ constexpr std::int64_t kMaxLauncherSeconds = 7 * 24 * 3600;
 // they would refuse, which would otherwise overflow srun's --wait here
 // ("--run-arg=--shutdown-timeout=99999999999") and fail only on the nodes.
 int shutdown_seconds(const std::vector<std::string>& run_args) {
-  auto value = run_option_value(run_args, "--shutdown-timeout");
-  if (!value) return static_cast<int>(kDefaultShutdownTimeout.count());
-  auto seconds = parse_int(*value);
+  auto value = launch::run_option_value(run_args, "--shutdown-timeout");
+  if (!value) return static_cast<int>(launch::kDefaultShutdownTimeout.count());
+  auto seconds = util::parse_int(*value);
   if (!seconds || *seconds < 0 || *seconds > kMaxLauncherSeconds)
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "dlaunch run --shutdown-timeout '{}' (from shutdown-timeout or --run-arg) must be a whole "
         "number of seconds from 0 to {}, as dlaunch run takes it on the nodes; e.g. "
         "--shutdown-timeout 60",
@@ -155,19 +155,19 @@ void add_straggler_wait(std::vector<std::string>& srun, const JobRequest& reques
 void check_requeue(const SubmitSettings& settings, const JobRequest& request) {
   const std::string& source = settings.find("requeue")->source;
   if (!request.signal)
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "requeue (from {}) needs a signal to requeue after: the workers get --signal's signal, "
         "save a checkpoint and exit, and then node 0 requeues the job. Add --signal USR1@120 (or "
         "signal = \"USR1@120\" in dlaunch.toml), choosing the seconds your checkpoint needs",
         source));
   if (settings.flag("srun"))
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "requeue (from {}) cannot be used with --srun (from {}): Slurm requeues batch jobs only, "
         "and --srun runs the job as an interactive step in the foreground. Drop --srun to submit "
         "with sbatch, or drop --requeue",
         source, settings.find("srun")->source));
   if (request.launch == LaunchMode::kTask)
-    throw InputError(fmt::format(
+    throw util::InputError(fmt::format(
         "requeue (from {}) cannot be used with --launch task (from {}): with one task per GPU no "
         "dlaunch run supervises the workers, so nothing requeues the job once they exited. Use "
         "--launch node (the default), or drop --requeue",
@@ -188,7 +188,7 @@ std::string script_step_line(const JobRequest& request) {
       log_dir_done = true;
       continue;
     }
-    line += shell_join({word});
+    line += util::shell_join({word});
     // The first --log-dir is node_program()'s: srun's options come before it.
     if (word == "--log-dir" && !log_dir_done) log_dir_next = true;
   }
@@ -202,9 +202,9 @@ std::string log_dir_lines(const JobRequest& request) {
   std::string text;
   text += "# Worker logs: logs/ on the first run; logs/requeue_N/ when Slurm started the job\n";
   text += "# again after N requeues (SLURM_RESTART_COUNT=N), so no run overwrites another's.\n";
-  text += fmt::format("log_dir={}\n", shell_join({logs}));
+  text += fmt::format("log_dir={}\n", util::shell_join({logs}));
   text += "if [ \"${SLURM_RESTART_COUNT:-0}\" != 0 ]; then\n";
-  text += fmt::format("  log_dir={}\"$SLURM_RESTART_COUNT\"\n", shell_join({logs + "/requeue_"}));
+  text += fmt::format("  log_dir={}\"$SLURM_RESTART_COUNT\"\n", util::shell_join({logs + "/requeue_"}));
   text += "  echo \"dlaunch: job $SLURM_JOB_ID started again after requeue $SLURM_RESTART_COUNT; "
           "worker logs in $log_dir\"\n";
   text += "fi\n";
@@ -216,8 +216,8 @@ std::string log_dir_lines(const JobRequest& request) {
 std::string token_lines(const std::string& token_file) {
   std::string text;
   text += "# The rendezvous secret every node's dlaunch run proves (the file is readable by you only).\n";
-  text += fmt::format("{}=$(cat {}) || exit 1\n", kTokenVariable, shell_join({token_file}));
-  text += fmt::format("export {}\n", kTokenVariable);
+  text += fmt::format("{}=$(cat {}) || exit 1\n", launch::kTokenVariable, util::shell_join({token_file}));
+  text += fmt::format("export {}\n", launch::kTokenVariable);
   return text;
 }
 
@@ -274,18 +274,18 @@ std::string PreemptSignal::sbatch_value() const {
 PreemptSignal parse_preempt_signal(const std::string& text, const std::string& source) {
   const std::string what = fmt::format("signal '{}' (from {})", text, source);
   PreemptSignal signal;
-  std::string rest(trim(text));
+  std::string rest(util::trim(text));
   // sbatch's optional {R|B}: prefix.
   if (auto colon = rest.find(':'); colon != std::string::npos) {
-    std::string flags = to_upper(rest.substr(0, colon));
+    std::string flags = util::to_upper(rest.substr(0, colon));
     if (flags.find('B') != std::string::npos)
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{}: 'B:' makes Slurm signal only the batch shell, but every node's dlaunch run must "
           "receive the signal in its job step to forward it to the workers. Drop the 'B:' (e.g. "
           "--signal USR1@120): dlaunch submit has Slurm signal every step",
           what));
     if (flags.empty() || flags.find_first_not_of('R') != std::string::npos)
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{}: '{}:' is not a prefix sbatch knows. Expected [R:]SIG[@SECONDS], e.g. --signal "
           "USR1@120",
           what, rest.substr(0, colon)));
@@ -296,9 +296,9 @@ PreemptSignal parse_preempt_signal(const std::string& text, const std::string& s
   if (auto at = rest.find('@'); at != std::string::npos) {
     name = rest.substr(0, at);
     seconds = rest.substr(at + 1);
-    auto value = parse_int(seconds);
+    auto value = util::parse_int(seconds);
     if (!value || *value < 0 || *value > kMaxSignalSeconds)
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{}: the time after '@' must be a whole number of seconds from 0 to {} (as sbatch "
           "takes it), got '{}'. E.g. --signal USR1@120",
           what, kMaxSignalSeconds, seconds));
@@ -333,7 +333,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   request.sbatch_args = settings.list("sbatch-arg");
   request.launch = launch_mode(settings);
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
-    throw InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
+    throw util::InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
   request.run_args = run_arguments(settings);
   (void)shutdown_seconds(request.run_args);  // refused now, not on the nodes
   if (auto signal = settings.string("signal"))
@@ -373,13 +373,13 @@ std::string job_script(const JobRequest& request) {
   // One option a line, quoted for sbatch: a value with spaces, quotes or '#'
   // stays one argument (make_job_request refused control characters).
   for (const auto& option : sbatch_options(request))
-    script += "#SBATCH " + sbatch_quote(option) + "\n";
+    script += "#SBATCH " + util::sbatch_quote(option) + "\n";
   script += "\n# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n";
   script += "# node rank, GPUs, master address and port from the Slurm step.\n";
-  script += fmt::format("export TIMESTAMP={}\n", shell_join({request.timestamp}));
-  script += fmt::format("export OUTPUT_DIR={}\n", shell_join({request.submission_dir}));
+  script += fmt::format("export TIMESTAMP={}\n", util::shell_join({request.timestamp}));
+  script += fmt::format("export OUTPUT_DIR={}\n", util::shell_join({request.submission_dir}));
   if (request.launch == LaunchMode::kTask) {
-    script += shell_join(srun_step_command(request)) + "\n";
+    script += util::shell_join(srun_step_command(request)) + "\n";
     return script;
   }
   script += log_dir_lines(request);

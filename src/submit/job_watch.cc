@@ -28,13 +28,13 @@ std::optional<std::string> field(const std::string& line, const std::string& nam
 
 // Copies what LOG_PATH gained since OFFSET to stdout.
 void stream_new_output(const std::string& log_path, off_t& offset) {
-  Fd file(::open(log_path.c_str(), O_RDONLY | O_CLOEXEC));
+  util::Fd file(::open(log_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!file) return;  // Slurm creates it when the job starts
   ::lseek(file.get(), offset, SEEK_SET);
   char buffer[64 * 1024];
   ssize_t got;
-  while ((got = read_retrying(file.get(), buffer, sizeof(buffer))) > 0) {
-    write_all(STDOUT_FILENO, std::string_view(buffer, static_cast<std::size_t>(got)));
+  while ((got = util::read_retrying(file.get(), buffer, sizeof(buffer))) > 0) {
+    util::write_all(STDOUT_FILENO, std::string_view(buffer, static_cast<std::size_t>(got)));
     offset += got;
   }
 }
@@ -56,12 +56,12 @@ JobEnd parse_job_end(const std::string& scontrol_line) {
   auto state = field(scontrol_line, "JobState");
   auto exit_code = field(scontrol_line, "ExitCode");
   if (!state || !exit_code)
-    throw SystemError(fmt::format("cannot read the job's end from scontrol: '{}'", scontrol_line));
-  auto parts = split(*exit_code, ':');
+    throw util::SystemError(fmt::format("cannot read the job's end from scontrol: '{}'", scontrol_line));
+  auto parts = util::split(*exit_code, ':');
   JobEnd end;
   end.state = *state;
-  int code = static_cast<int>(parse_int(parts[0]).value_or(1));
-  int signal = parts.size() > 1 ? static_cast<int>(parse_int(parts[1]).value_or(0)) : 0;
+  int code = static_cast<int>(util::parse_int(parts[0]).value_or(1));
+  int signal = parts.size() > 1 ? static_cast<int>(util::parse_int(parts[1]).value_or(0)) : 0;
   end.exit_code = signal != 0 ? 128 + signal : code;
   if (end.exit_code == 0 && end.state != "COMPLETED") end.exit_code = 1;
   return end;
@@ -76,10 +76,10 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path,
   std::string last_status;
   off_t offset = 0;
   for (;;) {
-    CapturedRun show = run_captured({"scontrol", "show", "job", "-o", job_id});
+    util::CapturedRun show = util::run_captured({"scontrol", "show", "job", "-o", job_id});
     if (show.exit_code != 0)
-      throw SystemError(fmt::format("cannot follow job {}: scontrol says: {}", job_id,
-                                    trim(show.err.empty() ? show.out : show.err)));
+      throw util::SystemError(fmt::format("cannot follow job {}: scontrol says: {}", job_id,
+                                    util::trim(show.err.empty() ? show.out : show.err)));
     std::string state = field(show.out, "JobState").value_or("UNKNOWN");
     if (state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED") {
       std::string line = fmt::format("job {}: {} ({})", job_id, state,

@@ -58,7 +58,7 @@ void check_script_text(std::string_view what, std::string_view value, std::strin
   if (at == value.size()) return;
   std::string todo = remedy.empty() ? fmt::format("Remove it from {} and submit again", source)
                                     : std::string(remedy);
-  throw InputError(fmt::format(
+  throw util::InputError(fmt::format(
       "{} (from {}) contains {} at character {}: '{}'. Every value that goes into the job script "
       "must be printable text on one line: a control character would end its #SBATCH line and run "
       "the rest as a shell command. {}",
@@ -75,7 +75,7 @@ void check_script_setting(std::string_view name, const Value& value, std::string
   if (items == nullptr) return;
   for (const std::string& item : *items) {
     if (item.empty())
-      throw InputError(fmt::format(
+      throw util::InputError(fmt::format(
           "{} (from {}) holds an empty value; sbatch would read it as the end of its #SBATCH line. "
           "Give each an sbatch option, e.g. --sbatch-arg=--reservation=r1, or remove the empty one",
           name, source));

@@ -36,24 +36,24 @@ std::string create_submission_folder(const std::string& output_dir, const std::s
   std::error_code error;
   std::filesystem::create_directories(output_dir, error);
   if (error)
-    throw SystemError(fmt::format("cannot create the output folder '{}': {}", output_dir,
+    throw util::SystemError(fmt::format("cannot create the output folder '{}': {}", output_dir,
                                   error.message()));
   std::string base = (std::filesystem::absolute(output_dir) / timestamp).string();
   for (int attempt = 0;; ++attempt) {
     std::string path = candidate(base, attempt);
     if (::mkdir(path.c_str(), 0755) == 0) return path;
-    if (errno != EEXIST) throw system_error(fmt::format("cannot create folder {}", path), errno);
+    if (errno != EEXIST) throw util::system_error(fmt::format("cannot create folder {}", path), errno);
   }
 }
 
 void write_secret_file(const std::string& path, const std::string& secret) {
-  Fd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!file) throw system_error(fmt::format("cannot create the secret file {}", path), errno);
+  util::Fd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!file) throw util::system_error(fmt::format("cannot create the secret file {}", path), errno);
   // The umask can only have taken bits away; the owner must still read it.
-  if (::fchmod(file.get(), 0600) != 0 || !write_all(file.get(), secret + "\n")) {
+  if (::fchmod(file.get(), 0600) != 0 || !util::write_all(file.get(), secret + "\n")) {
     int error = errno;
     ::unlink(path.c_str());
-    throw system_error(fmt::format("cannot write the secret file {}", path), error);
+    throw util::system_error(fmt::format("cannot write the secret file {}", path), error);
   }
 }
 

@@ -52,7 +52,7 @@ void collect_flags(const CLI::App& app, RawValues& raw, SubmitSettings& flags) {
       case ValueKind::kStringList: flags.set(name, raw.lists[name], source); break;
       case ValueKind::kString: flags.set(name, raw.scalars[name], source); break;
       case ValueKind::kInteger:
-        flags.set(name, parse_int_in_range(raw.scalars[name], 0, 1 << 30, source), source);
+        flags.set(name, util::parse_int_in_range(raw.scalars[name], 0, 1 << 30, source), source);
         break;
     }
   }
@@ -79,18 +79,18 @@ std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>
              "built-in defaults.\nsbatch options with values that start with '-' take the "
              "--sbatch-arg=VALUE form.");
 
-  if (!parse_command_line(app, args, "dlaunch submit")) return std::nullopt;
+  if (!util::parse_command_line(app, args, "dlaunch submit")) return std::nullopt;
   collect_flags(app, raw, options.flags);
   if (app.count("--profile") > 0) options.profile = profile;
   if (app.count("--config") > 0) options.config = config;
-  auto program = program_after_options(app);
+  auto program = util::program_after_options(app);
   if (!program)
-    throw UsageError(fmt::format("unknown option '{}' for dlaunch submit; 'dlaunch submit --help' "
+    throw util::UsageError(fmt::format("unknown option '{}' for dlaunch submit; 'dlaunch submit --help' "
                                  "lists the options",
                                  app.remaining().front()));
   options.command = std::move(*program);
   if (options.command.empty() && !options.print_config)
-    throw UsageError("no PROGRAM given to dlaunch submit. Usage: dlaunch submit [options] [--] "
+    throw util::UsageError("no PROGRAM given to dlaunch submit. Usage: dlaunch submit [options] [--] "
                      "PROGRAM [ARGS...]");
   return options;
 }

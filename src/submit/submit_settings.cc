@@ -65,10 +65,10 @@ const char* kind_name(ValueKind kind) {
 }
 
 void SubmitSettings::set(const std::string& name, Value value, std::string source) {
-  values_[name] = Sourced<Value>{std::move(value), std::move(source)};
+  values_[name] = util::Sourced<Value>{std::move(value), std::move(source)};
 }
 
-const Sourced<Value>* SubmitSettings::find(const std::string& name) const {
+const util::Sourced<Value>* SubmitSettings::find(const std::string& name) const {
   auto found = values_.find(name);
   return found == values_.end() ? nullptr : &found->second;
 }

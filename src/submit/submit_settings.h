@@ -37,17 +37,17 @@ class SubmitSettings {
   // Sets NAME to VALUE from SOURCE, replacing a value from an earlier layer.
   // Lists from a later layer replace, they do not append.
   void set(const std::string& name, Value value, std::string source);
-  const Sourced<Value>* find(const std::string& name) const;
+  const util::Sourced<Value>* find(const std::string& name) const;
 
   std::optional<std::int64_t> integer(const std::string& name) const;
   std::optional<std::string> string(const std::string& name) const;
   bool flag(const std::string& name) const;
   std::vector<std::string> list(const std::string& name) const;
 
-  const std::map<std::string, Sourced<Value>>& values() const { return values_; }
+  const std::map<std::string, util::Sourced<Value>>& values() const { return values_; }
 
  private:
-  std::map<std::string, Sourced<Value>> values_;
+  std::map<std::string, util::Sourced<Value>> values_;
 };
 
 // The built-in defaults layer.

@@ -13,7 +13,7 @@
 #include "util/fd.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 // Undoes mountinfo's octal escapes ("\040" for a space).
@@ -132,4 +132,4 @@ bool remove_cgroup(const std::string& dir, std::chrono::milliseconds limit) {
   }
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

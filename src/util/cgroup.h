@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // The folder of this process's cgroup in the cgroup v2 hierarchy, from
 // /proc/self/cgroup and the cgroup2 mount in /proc/self/mountinfo (hybrid
@@ -25,4 +25,4 @@ void kill_cgroup(const std::string& dir);
 // set) when it could not be removed.
 bool remove_cgroup(const std::string& dir, std::chrono::milliseconds limit);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -9,7 +9,7 @@
 #include "util/fd.h"
 #include "util/strings.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 // The parent pid in /proc/PID/stat: "PID (COMM) STATE PPID ...", where
@@ -45,4 +45,4 @@ std::vector<pid_t> child_processes(pid_t parent) {
   return children;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

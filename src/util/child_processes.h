@@ -4,11 +4,11 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // The pids whose parent is PARENT now, read from /proc/PID/stat (which
 // works on every kernel, unlike /proc/PID/task/TID/children). Empty when
 // /proc cannot be read; processes that exit while it reads are skipped.
 std::vector<pid_t> child_processes(pid_t parent);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -4,7 +4,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
                         const std::string& command) {
@@ -32,4 +32,4 @@ std::optional<std::vector<std::string>> program_after_options(const CLI::App& ap
   return program;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // Parses ARGS with APP. Returns false when --help was asked for (the help
 // is printed); throws UsageError naming COMMAND ("dlaunch run") and CLI11's
@@ -19,4 +19,4 @@ bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
 // "--" is an unknown option: nullopt, so the caller can name it.
 std::optional<std::vector<std::string>> program_after_options(const CLI::App& app);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

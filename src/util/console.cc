@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 std::uint64_t count_lines(std::string_view text) {
@@ -326,4 +326,4 @@ ProcessConsoles& process_consoles() {
 ConsoleSink& console_out() { return process_consoles().out; }
 ConsoleSink& console_err() { return *process_consoles().err; }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -42,7 +42,7 @@
 
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // Lines a console dropped because it was stalled (or broken).
 struct ConsoleDrops {
@@ -147,4 +147,4 @@ class ConsoleSink {
 ConsoleSink& console_out();
 ConsoleSink& console_err();
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -4,7 +4,7 @@
 
 extern char** environ;
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 Environment::Environment(std::map<std::string, std::string> variables)
     : variables_(variables.begin(), variables.end()) {}
@@ -45,4 +45,4 @@ std::vector<std::string> Environment::to_entries() const {
   return entries;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

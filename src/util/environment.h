@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 class Environment {
  public:
@@ -39,4 +39,4 @@ class Environment {
   std::map<std::string, std::string, std::less<>> variables_;
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

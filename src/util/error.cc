@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 Interrupted::Interrupted(int signal_number)
     : std::runtime_error("stopped by signal " + std::to_string(signal_number)), signal(signal_number) {}
@@ -19,4 +19,4 @@ void assertion_failed(const char* expr, const char* file, int line) {
   std::abort();
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // Something the user gave us (a flag, a variable, an expression, a file) is
 // wrong. The message names the input, what was expected and what to do.
@@ -62,7 +62,7 @@ inline constexpr int kExitSystemError = 1;
 
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util
 
 #define DLAUNCH_ASSERT(expr) \
-  ((expr) ? static_cast<void>(0) : ::dlaunch::assertion_failed(#expr, __FILE__, __LINE__))
+  ((expr) ? static_cast<void>(0) : ::dlaunch::util::assertion_failed(#expr, __FILE__, __LINE__))

@@ -7,7 +7,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 void Fd::reset(int fd) {
   if (fd_ >= 0) ::close(fd_);
@@ -72,4 +72,4 @@ void set_cloexec(int fd, bool on) {
   if (::fcntl(fd, F_SETFD, flags) < 0) throw system_error("cannot set descriptor flags", errno);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -6,7 +6,7 @@
 #include <sys/types.h>
 #include <utility>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 class Fd {
  public:
@@ -61,4 +61,4 @@ WriteResult write_now(int fd, std::string_view data);
 void set_nonblocking(int fd);
 void set_cloexec(int fd, bool on);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

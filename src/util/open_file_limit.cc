@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sys/resource.h>
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 // Written once, before any child is forked; only read afterwards.
@@ -29,4 +29,4 @@ void restore_open_file_limit_in_child() {
   if (raised) ::setrlimit(RLIMIT_NOFILE, &original_limit);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

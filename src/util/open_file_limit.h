@@ -11,7 +11,7 @@
 
 #include <cstddef>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // Raises the soft limit to the hard limit, at most CAP. Returns the soft
 // limit now in force. Call while the process has one thread.
@@ -22,4 +22,4 @@ std::size_t raise_open_file_limit(std::size_t cap);
 // Async-signal-safe.
 void restore_open_file_limit_in_child();
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

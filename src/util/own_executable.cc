@@ -5,7 +5,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 std::string own_executable() {
   std::error_code error;
@@ -14,4 +14,4 @@ std::string own_executable() {
   return path.string();
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

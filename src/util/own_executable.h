@@ -4,10 +4,10 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // The absolute path /proc/self/exe names. Throws SystemError naming
 // /proc/self/exe and why it could not be read.
 std::string own_executable();
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -8,7 +8,7 @@
 #include "util/error.h"
 #include "util/socket.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // Both bind on every interface, as the workers' store will: a port free on
 // one address but taken on another would still fail the workers.
@@ -37,4 +37,4 @@ std::string local_host_name() {
   return name;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // A port the kernel reports free on HOST (bind to port 0, read, close).
 // Throws SystemError when HOST cannot be resolved or bound.
@@ -16,4 +16,4 @@ void ensure_port_free(const std::string& host, int port);
 // This machine's host name.
 std::string local_host_name();
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

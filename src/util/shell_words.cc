@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string_view>
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 bool needs_quotes(const std::string& word) {
@@ -69,4 +69,4 @@ std::string sbatch_quote(const std::string& word) {
   return quoted + "'";
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

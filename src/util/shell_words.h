@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 // WORD as the shell reads it back unchanged: bare when it holds only safe
 // characters, else in single quotes (a quote inside as '\'').
@@ -28,4 +28,4 @@ std::string shell_join(const std::vector<std::string>& words);
 // line): callers refuse those, since no quoting can carry them.
 std::string sbatch_quote(const std::string& word);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

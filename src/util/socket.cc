@@ -13,7 +13,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 Fd listen_tcp(int port) {
   Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -153,4 +153,4 @@ void set_no_delay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

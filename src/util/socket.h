@@ -9,7 +9,7 @@
 
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 using Clock = std::chrono::steady_clock;
 
@@ -59,4 +59,4 @@ void set_no_delay(int fd);
 // Milliseconds from now until DEADLINE, for poll(): never negative.
 int millis_until(Clock::time_point deadline);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 template <typename T>
 struct Sourced {
@@ -12,4 +12,4 @@ struct Sourced {
   std::string source;  // "--nproc-per-node", "SLURM_NODEID", "PET_NNODES", "default", ...
 };
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -7,7 +7,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> parts;
@@ -92,4 +92,4 @@ std::optional<std::string> closest_match(std::string_view word,
   return best;
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

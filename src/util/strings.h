@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 std::vector<std::string> split(std::string_view text, char separator);
 std::string_view trim(std::string_view text);
@@ -30,4 +30,4 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string>& candidates);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 std::vector<char*> c_argv(const std::vector<std::string>& argv) {
@@ -86,4 +86,4 @@ void exec_replacing(const std::vector<std::string>& argv) {
   throw cannot_start(argv[0], errno);
 }
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

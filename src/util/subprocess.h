@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 
 struct CapturedRun {
   int exit_code = 0;  // 128+N when killed by signal N
@@ -21,4 +21,4 @@ CapturedRun run_captured(const std::vector<std::string>& argv);
 // throwing SystemError naming the program.
 [[noreturn]] void exec_replacing(const std::vector<std::string>& argv);
 
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -20,9 +20,9 @@ TEST(CheckOptions, DefaultsAndBounds) {
   EXPECT_TRUE(bench->bench && bench->json);
   EXPECT_EQ(bench->max_bytes, 1024u);
   EXPECT_EQ(bench->inject_wrong_rank, 2);
-  EXPECT_THROW(parse_check_options({"--min-bytes", "64", "--max-bytes", "8"}), UsageError);
-  EXPECT_THROW(parse_check_options({"--iters", "0"}), UsageError);
-  EXPECT_THROW(parse_check_options({"--bogus"}), UsageError);
+  EXPECT_THROW(parse_check_options({"--min-bytes", "64", "--max-bytes", "8"}), util::UsageError);
+  EXPECT_THROW(parse_check_options({"--iters", "0"}), util::UsageError);
+  EXPECT_THROW(parse_check_options({"--bogus"}), util::UsageError);
 }
 
 // CLI11 reads "-1" into an unsigned integer as 2^64-1; the byte counts are
@@ -31,7 +31,7 @@ TEST(CheckOptions, NegativeOrMalformedByteCountsAreRefusedAsTyped) {
   auto message_of = [](std::vector<std::string> args) -> std::string {
     try {
       parse_check_options(args);
-    } catch (const InputError& error) {
+    } catch (const util::InputError& error) {
       return error.what();
     }
     return "no error";

@@ -14,7 +14,7 @@
 #include "../test_support/text.h"
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 using test_support::contains;
@@ -41,15 +41,15 @@ Result run(std::vector<std::string> args) {
 }
 
 TEST(DlaunchMain, EachKindOfErrorHasItsLineAndExitCode) {
-  Result input = guarded([]() -> int { throw InputError("--nnodes must be positive"); });
+  Result input = guarded([]() -> int { throw util::InputError("--nnodes must be positive"); });
   EXPECT_EQ(input.code, 2);
   EXPECT_TRUE(contains(input.output, "dlaunch: error: --nnodes must be positive\n"));
-  EXPECT_EQ(guarded([]() -> int { throw UsageError("bad flag"); }).code, 2);
+  EXPECT_EQ(guarded([]() -> int { throw util::UsageError("bad flag"); }).code, 2);
 
-  Result system = guarded([]() -> int { throw SystemError("node 1 is gone"); });
+  Result system = guarded([]() -> int { throw util::SystemError("node 1 is gone"); });
   EXPECT_EQ(system.code, 1);
   EXPECT_TRUE(contains(system.output, "dlaunch: error: node 1 is gone\n"));
-  EXPECT_EQ(guarded([]() -> int { throw ProtocolError("garbage"); }).code, 1);
+  EXPECT_EQ(guarded([]() -> int { throw util::ProtocolError("garbage"); }).code, 1);
 
   Result os = guarded([]() -> int { throw std::system_error(ENOSPC, std::generic_category(), "write"); });
   EXPECT_EQ(os.code, 1);
@@ -61,7 +61,7 @@ TEST(DlaunchMain, EachKindOfErrorHasItsLineAndExitCode) {
 }
 
 TEST(DlaunchMain, AStopSignalExitsWith128PlusItsNumber) {
-  Result stopped = guarded([]() -> int { throw Interrupted(SIGTERM); });
+  Result stopped = guarded([]() -> int { throw util::Interrupted(SIGTERM); });
   EXPECT_EQ(stopped.code, 128 + SIGTERM);
   EXPECT_TRUE(contains(stopped.output, "dlaunch: stopped by SIGTERM\n"));
 }
@@ -105,4 +105,4 @@ TEST(DlaunchMain, TheCommandGetsTheArgumentsAfterItsName) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

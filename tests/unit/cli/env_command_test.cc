@@ -14,7 +14,7 @@
 #include "../test_support/text.h"
 #include "util/environment.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 using test_support::contains;
@@ -24,7 +24,7 @@ using test_support::contains;
 class ProcessEnvironment {
  public:
   explicit ProcessEnvironment(const std::map<std::string, std::string>& variables) {
-    Environment current = Environment::from_process();
+    util::Environment current = util::Environment::from_process();
     for (const auto& [name, value] : current.variables()) {
       if (name.starts_with("SLURM_") || name.starts_with("PET_") || name.starts_with("DLAUNCH_")) {
         saved_.emplace(name, value);
@@ -124,4 +124,4 @@ TEST(EnvCommand, HelpSaysWhatItShows) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

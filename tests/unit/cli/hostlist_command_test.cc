@@ -10,7 +10,7 @@
 #include "../test_support/text.h"
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::cli {
 namespace {
 
 using test_support::contains;
@@ -29,7 +29,7 @@ std::string run_capturing_stdout(const CommandArgs& args) {
 std::string usage_error(const CommandArgs& args) {
   try {
     hostlist_command(args);
-  } catch (const UsageError& error) {
+  } catch (const util::UsageError& error) {
     return error.what();
   }
   return "";
@@ -48,7 +48,7 @@ TEST(HostlistCommand, CompressTreatsAllArgumentsAsOneList) {
 TEST(HostlistCommand, FirstAndCount) {
   EXPECT_EQ(run_capturing_stdout({"first", "", "n[7-65536]x[1-65536]"}), "n7x1\n");
   EXPECT_EQ(run_capturing_stdout({"count", "n[1-65536]x[1-65536]", "m1,m1"}), "4294967298\n");
-  EXPECT_THROW(hostlist_command({"first", " "}), InputError);
+  EXPECT_THROW(hostlist_command({"first", " "}), util::InputError);
 }
 
 TEST(HostlistCommand, DashReadsExpressionsFromStdin) {
@@ -74,7 +74,7 @@ TEST(HostlistCommand, UnknownActionSuggestsTheClosestOne) {
 
 TEST(HostlistCommand, BadExpressionIsAnInputErrorAndPrintsNothing) {
   ::testing::internal::CaptureStdout();
-  EXPECT_THROW(hostlist_command({"expand", "n[1-2]", "n[5-3]"}), InputError);
+  EXPECT_THROW(hostlist_command({"expand", "n[1-2]", "n[5-3]"}), util::InputError);
   EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
 }
 
@@ -85,4 +85,4 @@ TEST(HostlistCommand, HelpMentionsTheActions) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::cli

@@ -18,7 +18,7 @@ using check::GroupLayout;
 // Three ranks as threads of this process, over gloo's TCP transport.
 TEST(GlooCommunicator, AllReduceBroadcastAndHostsAcrossRanks) {
   const int size = 3;
-  int port = pick_free_port("127.0.0.1");
+  int port = util::pick_free_port("127.0.0.1");
   std::vector<std::future<std::pair<std::int64_t, std::string>>> ranks;
   for (int rank = 0; rank < size; ++rank) {
     ranks.push_back(std::async(std::launch::async, [=] {
@@ -33,9 +33,9 @@ TEST(GlooCommunicator, AllReduceBroadcastAndHostsAcrossRanks) {
       communicator->allreduce_sum(&value, 1);
       std::int64_t broadcast = rank == 0 ? 42 : 0;
       communicator->broadcast(&broadcast, 1, 0);
-      GroupLayout layout = gather_layout(*communicator, "host" + std::to_string(rank % 2));
+      check::GroupLayout layout = check::gather_layout(*communicator, "host" + std::to_string(rank % 2));
       communicator->barrier();
-      return std::make_pair(value + broadcast, describe_ranks_per_host(layout));
+      return std::make_pair(value + broadcast, check::describe_ranks_per_host(layout));
     }));
   }
   for (auto& rank : ranks) {

@@ -8,11 +8,11 @@
 #include "util/error.h"
 #include "util/ports.h"
 
-namespace dlaunch {
+namespace dlaunch::collective {
 namespace {
 
 TEST(TcpStore, GetWaitsForTheSetAndTimesOutNamingTheKey) {
-  int port = pick_free_port("127.0.0.1");
+  int port = util::pick_free_port("127.0.0.1");
   collective::TcpStoreServer server(port);
   collective::TcpStore reader("127.0.0.1", port, std::chrono::seconds(10));
   collective::TcpStore writer("127.0.0.1", port, std::chrono::seconds(10));
@@ -24,20 +24,20 @@ TEST(TcpStore, GetWaitsForTheSetAndTimesOutNamingTheKey) {
   try {
     impatient.wait({"never/set"});
     FAIL();
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("never/set"), std::string::npos);
   }
 }
 
 TEST(TcpStore, MissingRankZeroIsNamed) {
-  int port = pick_free_port("127.0.0.1");
+  int port = util::pick_free_port("127.0.0.1");
   try {
     collective::TcpStore store("127.0.0.1", port, std::chrono::milliseconds(300));
     FAIL();
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("rank 0"), std::string::npos);
   }
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::collective

@@ -14,13 +14,13 @@ namespace dlaunch::collective {
 namespace {
 
 WorkerIdentity read(std::map<std::string, std::string> variables) {
-  return read_worker_identity(Environment(std::move(variables)));
+  return read_worker_identity(util::Environment(std::move(variables)));
 }
 
 std::string error_of(std::map<std::string, std::string> variables) {
   try {
     read(std::move(variables));
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "no error";
@@ -34,7 +34,7 @@ TEST(WorkerIdentity, FromTheLaunchersVariables) {
   EXPECT_EQ(identity.local_rank, 1);
   EXPECT_EQ(identity.master_addr, "node1");
   EXPECT_EQ(identity.master_port, 29500);
-  EXPECT_EQ(identity.host, local_host_name());
+  EXPECT_EQ(identity.host, util::local_host_name());
 }
 
 TEST(WorkerIdentity, LocalRankAndMasterAddressHaveDefaults) {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 class ErrorFile : public ::testing::Test {
@@ -43,4 +43,4 @@ TEST_F(ErrorFile, AMissingFileGivesNoMessage) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -6,11 +6,11 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
-Failure worker_failure() {
-  Failure failure;
+rendezvous::Failure worker_failure() {
+  rendezvous::Failure failure;
   failure.global_rank = 5;
   failure.local_rank = 1;
   failure.node_rank = 2;
@@ -24,9 +24,9 @@ Failure worker_failure() {
   return failure;
 }
 
-Verdict failed_with(Failure failure, int exit_code) {
-  Verdict verdict;
-  verdict.kind = Verdict::Kind::kFailed;
+rendezvous::Verdict failed_with(rendezvous::Failure failure, int exit_code) {
+  rendezvous::Verdict verdict;
+  verdict.kind = rendezvous::Verdict::Kind::kFailed;
   verdict.exit_code = exit_code;
   verdict.failure = std::move(failure);
   return verdict;
@@ -50,7 +50,7 @@ TEST(FailureReport, NamesTheFirstFailedWorkerWhereAndWhy) {
 }
 
 TEST(FailureReport, AKilledWorkerShowsItsSignalInsteadOfAnExitCode) {
-  Failure failure = worker_failure();
+  rendezvous::Failure failure = worker_failure();
   failure.signal = SIGKILL;
   failure.exit_code = 128 + SIGKILL;
   std::string text = format_failure_summary(failed_with(failure, 137), 0);
@@ -61,7 +61,7 @@ TEST(FailureReport, AKilledWorkerShowsItsSignalInsteadOfAnExitCode) {
 }
 
 TEST(FailureReport, WithoutItsLastLinesARemoteWorkerPointsAtItsNodesLog) {
-  Failure failure = worker_failure();
+  rendezvous::Failure failure = worker_failure();
   failure.last_lines.clear();
   failure.time.clear();
   failure.log_file.clear();
@@ -77,7 +77,7 @@ TEST(FailureReport, WithoutItsLastLinesARemoteWorkerPointsAtItsNodesLog) {
 }
 
 TEST(FailureReport, AFailureThatIsNotAWorkersIsDescribedAsSuch) {
-  Failure lost;
+  rendezvous::Failure lost;
   lost.node_rank = 1;
   lost.description = "node 1 (node2) was lost: no heartbeat for 30 s";
   std::string text = format_failure_summary(failed_with(lost, 1), 0);
@@ -90,8 +90,8 @@ TEST(FailureReport, AFailureThatIsNotAWorkersIsDescribedAsSuch) {
 }
 
 TEST(FailureReport, AVerdictWithoutAFailureGivesOnlyTheExitCode) {
-  Verdict verdict;
-  verdict.kind = Verdict::Kind::kFailed;
+  rendezvous::Verdict verdict;
+  verdict.kind = rendezvous::Verdict::Kind::kFailed;
   verdict.exit_code = 130;
   EXPECT_EQ(format_failure_summary(verdict, 0),
             "dlaunch: ==================== job failed ====================\n"
@@ -99,4 +99,4 @@ TEST(FailureReport, AVerdictWithoutAFailureGivesOnlyTheExitCode) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

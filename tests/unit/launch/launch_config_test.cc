@@ -5,11 +5,11 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 LaunchConfig resolve(std::vector<std::string> args, std::map<std::string, std::string> variables) {
-  Environment environment(std::move(variables));
+  util::Environment environment(std::move(variables));
   args.push_back("train.py");
   auto options = parse_run_options(args, environment);
   EXPECT_TRUE(options.has_value());
@@ -128,7 +128,7 @@ TEST(LaunchConfig, PortRangeIsConfigurable) {
   auto port = resolve({"--port-range", "40000-40009"}, slurm_step()).topology.master_port;
   EXPECT_GE(port->value, 40000);
   EXPECT_LE(port->value, 40009);
-  EXPECT_THROW(resolve({"--port-range", "5-4"}, slurm_step()), InputError);
+  EXPECT_THROW(resolve({"--port-range", "5-4"}, slurm_step()), util::InputError);
 }
 
 TEST(LaunchConfig, BatchStepOfMultiNodeJobIsNoticed) {
@@ -176,7 +176,7 @@ TEST(LaunchConfig, BadValuesNameTheirSource) {
   auto message = [](std::vector<std::string> args, std::map<std::string, std::string> variables) {
     try {
       resolve(std::move(args), std::move(variables));
-    } catch (const InputError& error) {
+    } catch (const util::InputError& error) {
       return std::string(error.what());
     }
     return std::string("no error");
@@ -203,7 +203,7 @@ TEST(LaunchConfig, ProgramKinds) {
   EXPECT_EQ(resolve({}, {{"PYTHON_EXEC", "/opt/py"}}).command.front(), "/opt/py");
   EXPECT_EQ(resolve({"-m"}, {}).command,
             (std::vector<std::string>{"python3", "-u", "-m", "train.py"}));
-  Environment environment;
+  util::Environment environment;
   auto options = parse_run_options({"/bin/echo", "hi"}, environment);
   EXPECT_EQ(resolve_launch_config(*options, environment).command,
             (std::vector<std::string>{"/bin/echo", "hi"}));
@@ -216,8 +216,8 @@ TEST(LaunchConfig, StreamRoutingParsesTorchrunValues) {
   EXPECT_EQ(per_rank.mask_for(0), kStdout);
   EXPECT_EQ(per_rank.mask_for(1), kStderr);
   EXPECT_EQ(per_rank.mask_for(2), kNoStream);
-  EXPECT_THROW(parse_stream_routing(Setting{"4", "-r"}), InputError);
-  EXPECT_THROW(parse_stream_routing(Setting{"0:1:2", "-r"}), InputError);
+  EXPECT_THROW(parse_stream_routing(Setting{"4", "-r"}), util::InputError);
+  EXPECT_THROW(parse_stream_routing(Setting{"0:1:2", "-r"}), util::InputError);
 }
 
 TEST(LaunchConfig, RdzvConfJoinTimeoutIsHonoured) {
@@ -231,7 +231,7 @@ TEST(LaunchConfig, RdzvConfJoinTimeoutIsHonoured) {
 std::string error_of(std::vector<std::string> args, std::map<std::string, std::string> variables) {
   try {
     resolve(std::move(args), std::move(variables));
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "no error";
@@ -284,4 +284,4 @@ TEST(LaunchConfig, LogDirRequiredFromTheFlagOrItsVariable) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -13,7 +13,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 namespace fs = std::filesystem;
@@ -108,7 +108,7 @@ TEST(LogRoot, ALogDirThatCannotBeCreatedIsNamed) {
   try {
     LogRoot root(config);
     FAIL() << "a folder below a file was created";
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("cannot create --log-dir '" + *config.log_dir + "'"),
               std::string::npos)
         << error.what();
@@ -116,4 +116,4 @@ TEST(LogRoot, ALogDirThatCannotBeCreatedIsNamed) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -5,11 +5,11 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 RunOptions parse(std::vector<std::string> args, std::map<std::string, std::string> variables = {}) {
-  auto options = parse_run_options(args, Environment(std::move(variables)));
+  auto options = parse_run_options(args, util::Environment(std::move(variables)));
   EXPECT_TRUE(options.has_value());
   return *options;
 }
@@ -71,28 +71,28 @@ TEST(RunOptions, OutputAndOrphanOptionsHaveTheirPetFallbacks) {
 }
 
 TEST(RunOptions, BadPetFlagValueIsAnError) {
-  EXPECT_THROW(parse({"x"}, {{"PET_STANDALONE", "maybe"}}), InputError);
+  EXPECT_THROW(parse({"x"}, {{"PET_STANDALONE", "maybe"}}), util::InputError);
 }
 
 TEST(RunOptions, MissingProgramIsAUsageError) {
-  Environment environment;
-  EXPECT_THROW(parse_run_options({"--nnodes", "2"}, environment), UsageError);
+  util::Environment environment;
+  EXPECT_THROW(parse_run_options({"--nnodes", "2"}, environment), util::UsageError);
   EXPECT_NO_THROW(parse_run_options({"--nnodes", "2"}, environment, /*require_program=*/false));
 }
 
 TEST(RunOptions, UnknownOptionIsAUsageErrorNamingIt) {
-  Environment environment;
+  util::Environment environment;
   try {
     parse_run_options({"--nprocs-per-node", "2", "x"}, environment);
     FAIL() << "expected UsageError";
-  } catch (const UsageError& error) {
+  } catch (const util::UsageError& error) {
     EXPECT_NE(std::string(error.what()).find("--nprocs-per-node"), std::string::npos);
   }
 }
 
 TEST(RunOptions, MissingValueIsAUsageError) {
-  Environment environment;
-  EXPECT_THROW(parse_run_options({"--nnodes"}, environment), UsageError);
+  util::Environment environment;
+  EXPECT_THROW(parse_run_options({"--nnodes"}, environment), util::UsageError);
 }
 
 TEST(RunOptions, HelpListsTorchrunOptions) {
@@ -105,9 +105,9 @@ TEST(RunOptions, HelpListsTorchrunOptions) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 TEST(RunOptionValue, FindsEitherSpellingAndSkipsOtherOptionsValues) {
@@ -122,4 +122,4 @@ TEST(RunOptionValue, FindsEitherSpellingAndSkipsOtherOptionsValues) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <functional>
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 class SupervisorTest : public ::testing::Test {
@@ -21,7 +21,7 @@ class SupervisorTest : public ::testing::Test {
   using Adjust = std::function<void(LaunchConfig&, SupervisorSettings&)>;
 
   // Runs one round of workers, each running the shell SCRIPT.
-  NodeOutcome run(int nproc, const std::string& script, std::chrono::milliseconds grace =
+  rendezvous::NodeOutcome run(int nproc, const std::string& script, std::chrono::milliseconds grace =
                                                             std::chrono::seconds(30)) {
     return run_with(nproc, script, [&](LaunchConfig&, SupervisorSettings& settings) {
       settings.shutdown_timeout = grace;
@@ -29,18 +29,18 @@ class SupervisorTest : public ::testing::Test {
   }
 
   // The same, with ADJUST changing the configuration and the settings.
-  NodeOutcome run_with(int nproc, const std::string& script, const Adjust& adjust) {
+  rendezvous::NodeOutcome run_with(int nproc, const std::string& script, const Adjust& adjust) {
     LaunchConfig config;
     config.topology.nnodes = {1, "test"};
     config.topology.node_rank = {0, "test"};
     config.topology.nproc_per_node = {nproc, "test"};
     config.command = {"/bin/sh", "-c", script};
-    World world;
+    rendezvous::World world;
     world.nproc_per_node = {nproc};
     world.worker_master_addr = "127.0.0.1";
     world.worker_master_port = 1;
     world.run_id = std::string("t");  // GCC 12 -Wrestrict false positive on = "t"
-    Environment environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}});
+    util::Environment environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}});
     SupervisorSettings settings;
     settings.host = "testhost";
     settings.console_stdout = &console_sink_;
@@ -48,9 +48,9 @@ class SupervisorTest : public ::testing::Test {
     settings.incomplete_logs = &incomplete_logs_;
     adjust(config, settings);
     WorkerPlan plan = plan_workers(config, world, environment, log_root_, "testhost");
-    LocalCoordinator coordinator("127.0.0.1", std::nullopt, nproc, "t", 0);
-    Watchdog watchdog;
-    SignalChannel signals;
+    rendezvous::LocalCoordinator coordinator("127.0.0.1", std::nullopt, nproc, "t", 0);
+    process::Watchdog watchdog;
+    process::SignalChannel signals;
     return supervise(plan, settings, coordinator, signals, watchdog);
   }
 
@@ -70,14 +70,14 @@ class SupervisorTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(log_root_); }
 
-  Fd console_{::memfd_create("console", MFD_CLOEXEC)};
-  ConsoleSink console_sink_{console_.get()};
-  std::vector<IncompleteLog> incomplete_logs_;
+  util::Fd console_{::memfd_create("console", MFD_CLOEXEC)};
+  util::ConsoleSink console_sink_{console_.get()};
+  std::vector<process::IncompleteLog> incomplete_logs_;
   std::string log_root_;
 };
 
 TEST_F(SupervisorTest, AllWorkersSucceed) {
-  NodeOutcome outcome = run(3, "echo hello $RANK");
+  rendezvous::NodeOutcome outcome = run(3, "echo hello $RANK");
   EXPECT_TRUE(outcome.succeeded);
   EXPECT_FALSE(outcome.failure);
   std::string text = console();
@@ -89,7 +89,7 @@ TEST_F(SupervisorTest, AllWorkersSucceed) {
 
 TEST_F(SupervisorTest, FirstFailureStopsTheOthersAndCarriesItsLastLines) {
   // Rank 1 fails once every worker has started; the others would run for minutes.
-  NodeOutcome outcome = run(3,
+  rendezvous::NodeOutcome outcome = run(3,
                             "if [ $RANK = 1 ]; then echo about to fail; echo oops >&2; exit 3; fi; "
                             "exec sleep 300");
   EXPECT_FALSE(outcome.succeeded);
@@ -102,7 +102,7 @@ TEST_F(SupervisorTest, FirstFailureStopsTheOthersAndCarriesItsLastLines) {
 }
 
 TEST_F(SupervisorTest, KilledWorkerReportsTheSignal) {
-  NodeOutcome outcome = run(2, "if [ $RANK = 0 ]; then kill -9 $$; fi; exec sleep 300");
+  rendezvous::NodeOutcome outcome = run(2, "if [ $RANK = 0 ]; then kill -9 $$; fi; exec sleep 300");
   ASSERT_TRUE(outcome.failure);
   EXPECT_EQ(outcome.failure->exit_code, 137);
   EXPECT_EQ(outcome.failure->signal, SIGKILL);
@@ -111,7 +111,7 @@ TEST_F(SupervisorTest, KilledWorkerReportsTheSignal) {
 TEST_F(SupervisorTest, WorkerIgnoringSigtermIsKilledAfterTheGracePeriod) {
   // Rank 0 fails only once rank 1 has made itself deaf to SIGTERM.
   std::string ready = log_root_ + "/ready";
-  NodeOutcome outcome = run(2,
+  rendezvous::NodeOutcome outcome = run(2,
                             "if [ $RANK = 0 ]; then until [ -e " + ready + " ]; do :; done; exit 5; fi; "
                             "trap '' TERM; touch " + ready + "; while :; do sleep 1; done",
                             std::chrono::milliseconds(200));
@@ -121,7 +121,7 @@ TEST_F(SupervisorTest, WorkerIgnoringSigtermIsKilledAfterTheGracePeriod) {
 }
 
 TEST_F(SupervisorTest, ErrorFileMessageReachesTheFailure) {
-  NodeOutcome outcome = run(
+  rendezvous::NodeOutcome outcome = run(
       1, R"(printf '{"message": {"message": "ValueError: bad lr", "extraInfo": {}}}' > "$TORCHELASTIC_ERROR_FILE"; exit 1)");
   ASSERT_TRUE(outcome.failure);
   EXPECT_EQ(outcome.failure->error_message, "ValueError: bad lr");
@@ -135,14 +135,15 @@ TEST_F(SupervisorTest, UnterminatedLastLineIsShown) {
 // The console is a pipe nobody reads: the round must still end, and the
 // lines it could not take are counted, not waited for.
 TEST_F(SupervisorTest, AStalledConsoleDoesNotStopTheRound) {
-  Pipe stalled = make_pipe();
+  util::Pipe stalled = util::make_pipe();
   ::fcntl(stalled.write_end.get(), F_SETPIPE_SZ, 4096);
-  ConsoleSink sink(stalled.write_end.get(), /*capacity=*/4096);
-  NodeOutcome outcome = run_with(2, "i=0; while [ $i -lt 5000 ]; do echo line $i of $RANK; i=$((i+1)); done",
-                                 [&](LaunchConfig&, SupervisorSettings& settings) {
-                                   settings.console_stdout = &sink;
-                                   settings.console_stderr = &sink;
-                                 });
+  util::ConsoleSink sink(stalled.write_end.get(), /*capacity=*/4096);
+  rendezvous::NodeOutcome outcome =
+      run_with(2, "i=0; while [ $i -lt 5000 ]; do echo line $i of $RANK; i=$((i+1)); done",
+               [&](LaunchConfig&, SupervisorSettings& settings) {
+                 settings.console_stdout = &sink;
+                 settings.console_stderr = &sink;
+               });
   EXPECT_TRUE(outcome.succeeded);
   EXPECT_GT(sink.dropped().unfiled, 0u);
   EXPECT_EQ(sink.dropped().filed, 0u);
@@ -153,7 +154,7 @@ TEST_F(SupervisorTest, AStalledConsoleDoesNotStopTheRound) {
 // (-r 3: files only) reaches the console instead.
 TEST_F(SupervisorTest, ALogFileThatCannotBeCreatedSendsItsOutputToTheConsole) {
   std::filesystem::create_directories(log_root_ + "/attempt_0/rank0/stdout.log");
-  NodeOutcome outcome = run_with(1, "echo hello", [&](LaunchConfig& config, SupervisorSettings&) {
+  rendezvous::NodeOutcome outcome = run_with(1, "echo hello", [&](LaunchConfig& config, SupervisorSettings&) {
     config.log_dir = log_root_;
     config.redirects.default_mask = kBothStreams;
   });
@@ -171,7 +172,7 @@ TEST_F(SupervisorTest, ALogFileThatCannotBeCreatedSendsItsOutputToTheConsole) {
 
 TEST_F(SupervisorTest, LogDirRequiredMakesAFailedLogFileStopTheRound) {
   std::filesystem::create_directories(log_root_ + "/attempt_0/rank1/stderr.log");
-  NodeOutcome outcome =
+  rendezvous::NodeOutcome outcome =
       run_with(2, "echo started; exec sleep 300", [&](LaunchConfig& config, SupervisorSettings& settings) {
         config.log_dir = log_root_;
         settings.log_dir_required = true;
@@ -220,4 +221,4 @@ TEST_F(EscapedDaemon, WithoutItTheDaemonSurvives) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

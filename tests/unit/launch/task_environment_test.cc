@@ -6,11 +6,11 @@
 #include "launch/launch_config.h"
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
-Environment task(int procid, int localid, int nodeid) {
-  return Environment(std::map<std::string, std::string>{
+util::Environment task(int procid, int localid, int nodeid) {
+  return util::Environment(std::map<std::string, std::string>{
       {"SLURM_JOB_ID", "900"},
       {"SLURM_STEP_ID", "2"},
       {"SLURM_PROCID", std::to_string(procid)},
@@ -23,7 +23,7 @@ Environment task(int procid, int localid, int nodeid) {
 }
 
 TEST(TaskEnvironment, MapsSlurmTaskVariables) {
-  Environment environment = task(9, 1, 2);
+  util::Environment environment = task(9, 1, 2);
   add_task_environment(environment);
   auto get = [&](const char* name) { return environment.get(name).value_or("<unset>"); };
   EXPECT_EQ(get("RANK"), "9");
@@ -39,31 +39,31 @@ TEST(TaskEnvironment, MapsSlurmTaskVariables) {
 }
 
 TEST(TaskEnvironment, EveryTaskAgreesOnTheMasterPort) {
-  Environment first = task(0, 0, 0), last = task(9, 1, 2);
+  util::Environment first = task(0, 0, 0), last = task(9, 1, 2);
   add_task_environment(first);
   add_task_environment(last);
   EXPECT_EQ(first.get("MASTER_PORT"), last.get("MASTER_PORT"));
 }
 
 TEST(TaskEnvironment, ReservedPortsWin) {
-  Environment environment = task(0, 0, 0);
+  util::Environment environment = task(0, 0, 0);
   environment.set("SLURM_STEP_RESV_PORTS", "12001-12003");
   add_task_environment(environment);
   EXPECT_EQ(environment.get("MASTER_PORT"), "12001");
 }
 
 TEST(TaskEnvironment, OutsideSrunItSaysHowToStartIt) {
-  Environment outside;
+  util::Environment outside;
   try {
     add_task_environment(outside);
     FAIL();
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     EXPECT_NE(std::string(error.what()).find("srun"), std::string::npos);
   }
-  Environment no_procid = task(0, 0, 0);
+  util::Environment no_procid = task(0, 0, 0);
   no_procid.erase("SLURM_PROCID");
-  EXPECT_THROW(add_task_environment(no_procid), InputError);
+  EXPECT_THROW(add_task_environment(no_procid), util::InputError);
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -12,7 +12,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 class RdzvTokenFile : public ::testing::Test {
@@ -31,8 +31,8 @@ class RdzvTokenFile : public ::testing::Test {
     return path;
   }
 
-  static std::optional<Sourced<std::string>> token_from(const std::string& path) {
-    Environment environment;
+  static std::optional<util::Sourced<std::string>> token_from(const std::string& path) {
+    util::Environment environment;
     auto options = parse_run_options({"--rdzv-token-file", path, "train.py"}, environment);
     EXPECT_TRUE(options.has_value());
     return resolve_rdzv_token(*options, environment, Topology{});
@@ -42,7 +42,7 @@ class RdzvTokenFile : public ::testing::Test {
   static std::string error_of(const std::string& path) {
     try {
       token_from(path);
-    } catch (const InputError& error) {
+    } catch (const util::InputError& error) {
       return error.what();
     }
     return "no error";
@@ -95,4 +95,4 @@ TEST_F(RdzvTokenFile, OthersMayNotReadItAndItHoldsOneLine) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

@@ -6,7 +6,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::launch {
 namespace {
 
 LaunchConfig two_node_config(int node_rank) {
@@ -19,8 +19,8 @@ LaunchConfig two_node_config(int node_rank) {
   return config;
 }
 
-World uneven_world() {
-  World world;
+rendezvous::World uneven_world() {
+  rendezvous::World world;
   world.round = 1;
   world.nproc_per_node = {2, 3};
   world.worker_master_addr = std::string("a");  // GCC 12 -Wrestrict false positive on = "a"
@@ -30,8 +30,8 @@ World uneven_world() {
 }
 
 // An environment of one variable.
-Environment only(const std::string& name, const std::string& value) {
-  return Environment(std::map<std::string, std::string>{{name, value}});
+util::Environment only(const std::string& name, const std::string& value) {
+  return util::Environment(std::map<std::string, std::string>{{name, value}});
 }
 
 std::string get(const WorkerSpec& worker, const char* name) {
@@ -39,7 +39,7 @@ std::string get(const WorkerSpec& worker, const char* name) {
 }
 
 TEST(WorkerPlan, RanksArePrefixSumsOverUnevenNodes) {
-  auto plan = plan_workers(two_node_config(1), uneven_world(), Environment(), "/logs", "b");
+  auto plan = plan_workers(two_node_config(1), uneven_world(), util::Environment(), "/logs", "b");
   ASSERT_EQ(plan.workers.size(), 3u);
   for (int local = 0; local < 3; ++local) {
     const WorkerSpec& worker = plan.workers[static_cast<std::size_t>(local)];
@@ -51,7 +51,7 @@ TEST(WorkerPlan, RanksArePrefixSumsOverUnevenNodes) {
 }
 
 TEST(WorkerPlan, EveryTorchrunVariableIsSet) {
-  auto plan = plan_workers(two_node_config(1), uneven_world(), Environment(), "/logs", "b");
+  auto plan = plan_workers(two_node_config(1), uneven_world(), util::Environment(), "/logs", "b");
   const WorkerSpec& worker = plan.workers[0];
   EXPECT_EQ(get(worker, "GROUP_RANK"), "1");
   EXPECT_EQ(get(worker, "ROLE_NAME"), "default");
@@ -73,10 +73,10 @@ TEST(WorkerPlan, EveryTorchrunVariableIsSet) {
 }
 
 TEST(WorkerPlan, OmpNumThreadsDefaultsToOneWithANotice) {
-  auto plan = plan_workers(two_node_config(0), uneven_world(), Environment(), "/logs", "a");
+  auto plan = plan_workers(two_node_config(0), uneven_world(), util::Environment(), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "OMP_NUM_THREADS"), "1");
   EXPECT_EQ(plan.notices.size(), 1u);
-  Environment user({{"OMP_NUM_THREADS", "8"}, {"NCCL_ASYNC_ERROR_HANDLING", "0"}});
+  util::Environment user({{"OMP_NUM_THREADS", "8"}, {"NCCL_ASYNC_ERROR_HANDLING", "0"}});
   auto kept = plan_workers(two_node_config(0), uneven_world(), user, "/logs", "a");
   EXPECT_EQ(get(kept.workers[0], "OMP_NUM_THREADS"), "8");
   EXPECT_EQ(get(kept.workers[0], "NCCL_ASYNC_ERROR_HANDLING"), "0");
@@ -84,14 +84,14 @@ TEST(WorkerPlan, OmpNumThreadsDefaultsToOneWithANotice) {
 }
 
 TEST(WorkerPlan, SingleWorkerGetsNoOmpOverride) {
-  World world = uneven_world();
+  rendezvous::World world = uneven_world();
   world.nproc_per_node = {1, 1};
-  auto plan = plan_workers(two_node_config(0), world, Environment(), "/logs", "a");
+  auto plan = plan_workers(two_node_config(0), world, util::Environment(), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "OMP_NUM_THREADS"), "<unset>");
 }
 
 TEST(WorkerPlan, ParentEnvironmentIsInherited) {
-  Environment parent({{"PATH", "/x"}, {"RANK", "99"}});
+  util::Environment parent({{"PATH", "/x"}, {"RANK", "99"}});
   auto plan = plan_workers(two_node_config(0), uneven_world(), parent, "/logs", "a");
   EXPECT_EQ(get(plan.workers[1], "PATH"), "/x");
   EXPECT_EQ(get(plan.workers[1], "RANK"), "1");  // ours wins over an inherited one
@@ -99,7 +99,7 @@ TEST(WorkerPlan, ParentEnvironmentIsInherited) {
 
 TEST(WorkerPlan, RestartCountAddsSlurmRequeuesToTheLaunchersRestarts) {
   // uneven_world() is the launcher's round 1; Slurm started the job twice more.
-  Environment requeued = only("SLURM_RESTART_COUNT", "2");
+  util::Environment requeued = only("SLURM_RESTART_COUNT", "2");
   auto plan = plan_workers(two_node_config(0), uneven_world(), requeued, "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "3");
   EXPECT_EQ(get(plan.workers[1], "TORCHELASTIC_RESTART_COUNT"), "3");
@@ -108,14 +108,14 @@ TEST(WorkerPlan, RestartCountAddsSlurmRequeuesToTheLaunchersRestarts) {
   // gives each Slurm restart a --log-dir of its own).
   EXPECT_EQ(plan.workers[0].error_file, "/logs/attempt_1/rank0/error.json");
 
-  World first = uneven_world();
+  rendezvous::World first = uneven_world();
   first.round = 0;
-  Environment once = only("SLURM_RESTART_COUNT", "1");
+  util::Environment once = only("SLURM_RESTART_COUNT", "1");
   plan = plan_workers(two_node_config(0), first, once, "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "1");
   plan = plan_workers(two_node_config(0), first, only("SLURM_RESTART_COUNT", "0"), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "0");
-  plan = plan_workers(two_node_config(0), first, Environment(), "/logs", "a");
+  plan = plan_workers(two_node_config(0), first, util::Environment(), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "0");
 }
 
@@ -125,7 +125,7 @@ TEST(WorkerPlan, BadSlurmRestartCountIsNamed) {
       plan_workers(two_node_config(0), uneven_world(), only("SLURM_RESTART_COUNT", bad),
                    "/logs", "a");
       ADD_FAILURE() << "accepted SLURM_RESTART_COUNT=" << bad;
-    } catch (const InputError& error) {
+    } catch (const util::InputError& error) {
       std::string message = error.what();
       EXPECT_NE(message.find("SLURM_RESTART_COUNT"), std::string::npos) << message;
       EXPECT_NE(message.find(std::string("'") + bad + "'"), std::string::npos) << message;
@@ -134,7 +134,7 @@ TEST(WorkerPlan, BadSlurmRestartCountIsNamed) {
 }
 
 TEST(WorkerPlan, WorkersDoNotGetTheRendezvousSecret) {
-  Environment parent({{"DLAUNCH_RDZV_TOKEN", std::string(64, 'a')}, {"PATH", "/x"}});
+  util::Environment parent({{"DLAUNCH_RDZV_TOKEN", std::string(64, 'a')}, {"PATH", "/x"}});
   auto plan = plan_workers(two_node_config(0), uneven_world(), parent, "/logs", "a");
   for (const auto& worker : plan.workers) {
     EXPECT_EQ(get(worker, "DLAUNCH_RDZV_TOKEN"), "<unset>");
@@ -144,29 +144,29 @@ TEST(WorkerPlan, WorkersDoNotGetTheRendezvousSecret) {
 
 TEST(WorkerPlan, PrefixTemplate) {
   auto config = two_node_config(1);
-  auto plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  auto plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
   EXPECT_EQ(plan.workers[2].prefix, "[rank4]:");
   config.prefix_template = "{host}:{node_rank}:{local_rank}:{role}|";
-  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
   EXPECT_EQ(plan.workers[2].prefix, "b:1:2:default|");
   config.prefix_template = "{nope}";
-  EXPECT_THROW(plan_workers(config, uneven_world(), Environment(), "/logs", "b"), InputError);
+  EXPECT_THROW(plan_workers(config, uneven_world(), util::Environment(), "/logs", "b"), util::InputError);
 }
 
 TEST(WorkerPlan, StreamRouting) {
   auto config = two_node_config(1);
-  auto plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  auto plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
   EXPECT_FALSE(plan.workers[0].stdout_file);  // no log dir, no -r/-t: console only
   EXPECT_TRUE(plan.workers[0].stdout_to_console);
 
   config.log_dir = "/logs";  // --log-dir alone: files and console
-  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
   EXPECT_EQ(plan.workers[0].stdout_file, "/logs/attempt_1/rank2/stdout.log");
   EXPECT_EQ(plan.workers[0].stderr_file, "/logs/attempt_1/rank2/stderr.log");
   EXPECT_TRUE(plan.workers[0].stderr_to_console);
 
   config.redirects = parse_stream_routing(Setting{"0:1", "-r"});  // rank 0's stdout: file only
-  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
   EXPECT_FALSE(plan.workers[0].stdout_to_console);
   EXPECT_TRUE(plan.workers[0].stderr_to_console);
   EXPECT_TRUE(plan.workers[0].stdout_file);
@@ -174,11 +174,11 @@ TEST(WorkerPlan, StreamRouting) {
 
   config.redirects = {};
   config.local_ranks_filter = std::vector<int>{1};
-  plan = plan_workers(config, uneven_world(), Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
   EXPECT_FALSE(plan.workers[0].stdout_to_console);
   EXPECT_TRUE(plan.workers[1].stdout_to_console);
   EXPECT_TRUE(plan.workers[0].stdout_file);  // the filter only affects the console
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::launch

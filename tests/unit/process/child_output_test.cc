@@ -17,15 +17,15 @@
 #include "util/console.h"
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 using namespace std::chrono_literals;
 
 struct Consoles {
   test_support::SmallPipe out_pipe, err_pipe;
-  ConsoleSink out{out_pipe.writer()};
-  ConsoleSink err{err_pipe.writer()};
+  util::ConsoleSink out{out_pipe.writer()};
+  util::ConsoleSink err{err_pipe.writer()};
 };
 
 TEST(ChildOutput, RelaysBothPipesUntilTheyEndAndKeepsTheTail) {
@@ -40,13 +40,13 @@ TEST(ChildOutput, RelaysBothPipesUntilTheyEndAndKeepsTheTail) {
     err.console = &consoles.err;
     return err;
   }());
-  Pipe out = make_pipe(), err = make_pipe();
+  util::Pipe out = util::make_pipe(), err = util::make_pipe();
   char buffer[64];
   int closed = 0;
   output.relay(loop, std::move(out.read_end), std::move(err.read_end), buffer, [&] { ++closed; });
 
-  ASSERT_TRUE(write_all(out.write_end.get(), "one\ntwo\n"));
-  ASSERT_TRUE(write_all(err.write_end.get(), "oops\n"));
+  ASSERT_TRUE(util::write_all(out.write_end.get(), "one\ntwo\n"));
+  ASSERT_TRUE(util::write_all(err.write_end.get(), "oops\n"));
   out.write_end.reset();
   err.write_end.reset();
   for (auto give_up = EventLoop::Clock::now() + 10s; closed < 2 && EventLoop::Clock::now() < give_up;)
@@ -70,13 +70,13 @@ TEST(ChildOutput, ALongOutputArrivesWholeThroughASmallBuffer) {
     out.console = &consoles.out;
     return out;
   }(), StreamRelay::Outputs{});
-  Pipe out = make_pipe(), err = make_pipe();
+  util::Pipe out = util::make_pipe(), err = util::make_pipe();
   char buffer[7];  // one read per event, 7 bytes at most
   bool ended = false;
   output.relay(loop, std::move(out.read_end), std::move(err.read_end), buffer, [&] { ended = true; });
   std::string expected;
   for (int n = 0; n < 20; ++n) expected += test_support::numbered_line(n, 30);
-  ASSERT_TRUE(write_all(out.write_end.get(), expected));
+  ASSERT_TRUE(util::write_all(out.write_end.get(), expected));
   out.write_end.reset();
   std::string seen;
   for (auto give_up = EventLoop::Clock::now() + 10s; !ended && EventLoop::Clock::now() < give_up;) {
@@ -97,12 +97,12 @@ TEST(ChildOutput, DrainAndCloseKeepsWhatWasWrittenAndStopsWatching) {
     out.console = &consoles.out;
     return out;
   }(), StreamRelay::Outputs{});
-  Pipe out = make_pipe(), err = make_pipe();
+  util::Pipe out = util::make_pipe(), err = util::make_pipe();
   char buffer[64];
   int closed = 0;
   const int out_fd = out.read_end.get();
   output.relay(loop, std::move(out.read_end), std::move(err.read_end), buffer, [&] { ++closed; });
-  ASSERT_TRUE(write_all(out.write_end.get(), "kept\npartial"));
+  ASSERT_TRUE(util::write_all(out.write_end.get(), "kept\npartial"));
   // The writer keeps both pipes open (an escaped grandchild would).
   output.drain_and_close();
   EXPECT_EQ(closed, 2);
@@ -111,4 +111,4 @@ TEST(ChildOutput, DrainAndCloseKeepsWhatWasWrittenAndStopsWatching) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

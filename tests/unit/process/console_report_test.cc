@@ -6,11 +6,11 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
-ConsoleDrops drops(std::uint64_t filed, std::uint64_t unfiled) {
-  ConsoleDrops counted;
+util::ConsoleDrops drops(std::uint64_t filed, std::uint64_t unfiled) {
+  util::ConsoleDrops counted;
   counted.filed = filed;
   counted.unfiled = unfiled;
   return counted;
@@ -41,4 +41,4 @@ TEST(ConsoleReport, SomeDroppedLinesWereFiled) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -12,7 +12,7 @@
 #include "util/console.h"
 #include "../util/console_pipe.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 using std::chrono::milliseconds;
@@ -22,7 +22,7 @@ using test_support::SmallPipe;
 TEST(ConsoleWatch, ANewWatchWatchesNothing) {
   EventLoop loop;
   SmallPipe console;
-  ConsoleSink sink(console.writer());
+  util::ConsoleSink sink(console.writer());
   ConsoleWatch watch(loop, {&sink});
   watch.update();
   EXPECT_FALSE(loop.watching(console.writer()));
@@ -31,7 +31,7 @@ TEST(ConsoleWatch, ANewWatchWatchesNothing) {
 TEST(ConsoleWatch, WritesABackloggedConsoleAsItsReaderMakesRoom) {
   EventLoop loop;
   SmallPipe console;
-  ConsoleSink sink(console.writer());
+  util::ConsoleSink sink(console.writer());
   ConsoleWatch watch(loop, {&sink, &sink});  // given twice, watched once
   std::string expected;
   for (int n = 0; n < 200; ++n) {
@@ -58,7 +58,7 @@ TEST(ConsoleWatch, WritesABackloggedConsoleAsItsReaderMakesRoom) {
 TEST(ConsoleWatch, StopsWatchingWhenDestroyed) {
   EventLoop loop;
   SmallPipe console;
-  ConsoleSink sink(console.writer());
+  util::ConsoleSink sink(console.writer());
   for (int n = 0; n < 200; ++n) sink.write_lines(numbered_line(n), false);
   {
     ConsoleWatch watch(loop, {&sink});
@@ -69,4 +69,4 @@ TEST(ConsoleWatch, StopsWatchingWhenDestroyed) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

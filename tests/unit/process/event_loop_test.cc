@@ -17,7 +17,7 @@
 #include "util/error.h"
 #include "util/fd.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 using namespace std::chrono_literals;
@@ -25,7 +25,7 @@ using Clock = EventLoop::Clock;
 
 TEST(EventLoop, CallsTheHandlerOfAReadableDescriptor) {
   EventLoop loop;
-  Pipe pipe = make_pipe();
+  util::Pipe pipe = util::make_pipe();
   std::string got;
   loop.watch(pipe.read_end.get(), EPOLLIN, [&](std::uint32_t events) {
     EXPECT_NE(events & EPOLLIN, 0u);
@@ -34,14 +34,14 @@ TEST(EventLoop, CallsTheHandlerOfAReadableDescriptor) {
     if (n > 0) got.append(buffer, static_cast<std::size_t>(n));
   });
   EXPECT_EQ(loop.run_once(0ms), 0);  // nothing to read yet
-  ASSERT_TRUE(write_all(pipe.write_end.get(), "hello"));
+  ASSERT_TRUE(util::write_all(pipe.write_end.get(), "hello"));
   EXPECT_EQ(loop.run_once(1000ms), 1);
   EXPECT_EQ(got, "hello");
 }
 
 TEST(EventLoop, WatchesForRoomOnlyWhileAsked) {
   EventLoop loop;
-  Pipe pipe = make_pipe();
+  util::Pipe pipe = util::make_pipe();
   int writable = 0;
   loop.watch(pipe.write_end.get(), EPOLLOUT, [&](std::uint32_t events) {
     EXPECT_NE(events & EPOLLOUT, 0u);
@@ -58,10 +58,10 @@ TEST(EventLoop, WatchesForRoomOnlyWhileAsked) {
 
 TEST(EventLoop, AHandlerMayUnwatchItselfAndOthersWhileTheLoopDispatches) {
   EventLoop loop;
-  Pipe first = make_pipe();
-  Pipe second = make_pipe();
-  ASSERT_TRUE(write_all(first.write_end.get(), "x"));
-  ASSERT_TRUE(write_all(second.write_end.get(), "x"));
+  util::Pipe first = util::make_pipe();
+  util::Pipe second = util::make_pipe();
+  ASSERT_TRUE(util::write_all(first.write_end.get(), "x"));
+  ASSERT_TRUE(util::write_all(second.write_end.get(), "x"));
   // Both are ready in one batch; whichever runs first removes both, so the
   // other must not run, although its event is in the batch.
   int calls = 0;
@@ -81,20 +81,20 @@ TEST(EventLoop, AHandlerMayUnwatchItselfAndOthersWhileTheLoopDispatches) {
 
 TEST(EventLoop, AClosedDescriptorsNumberTakenAgainGetsOnlyTheNewHandler) {
   EventLoop loop;
-  Pipe trigger = make_pipe();
-  Pipe old = make_pipe();
-  ASSERT_TRUE(write_all(trigger.write_end.get(), "x"));
-  ASSERT_TRUE(write_all(old.write_end.get(), "x"));
+  util::Pipe trigger = util::make_pipe();
+  util::Pipe old = util::make_pipe();
+  ASSERT_TRUE(util::write_all(trigger.write_end.get(), "x"));
+  ASSERT_TRUE(util::write_all(old.write_end.get(), "x"));
   int old_calls = 0;
   int new_calls = 0;
-  Pipe replacement;
+  util::Pipe replacement;
   // A peer closed during the batch: unwatched, closed, and (most likely)
   // its number given at once to a new descriptor, watched in its place.
   auto close_old = [&] {
     if (!old.read_end) return;
     loop.unwatch(old.read_end.get());
     old.read_end.reset();
-    replacement = make_pipe();
+    replacement = util::make_pipe();
     loop.watch(replacement.read_end.get(), EPOLLIN, [&](std::uint32_t) { ++new_calls; });
   };
   loop.watch(trigger.read_end.get(), EPOLLIN, [&](std::uint32_t) { close_old(); });
@@ -180,10 +180,10 @@ TEST(EventLoop, StopFromAnotherThreadEndsRunUntil) {
 
 TEST(EventLoop, AfterAStopNoFurtherHandlerOfTheBatchRuns) {
   EventLoop loop;
-  Pipe first = make_pipe();
-  Pipe second = make_pipe();
-  ASSERT_TRUE(write_all(first.write_end.get(), "x"));
-  ASSERT_TRUE(write_all(second.write_end.get(), "x"));
+  util::Pipe first = util::make_pipe();
+  util::Pipe second = util::make_pipe();
+  ASSERT_TRUE(util::write_all(first.write_end.get(), "x"));
+  ASSERT_TRUE(util::write_all(second.write_end.get(), "x"));
   int calls = 0;
   auto stop = [&](std::uint32_t) {
     ++calls;
@@ -200,8 +200,8 @@ TEST(EventLoop, AfterAStopNoFurtherHandlerOfTheBatchRuns) {
 
 TEST(EventLoop, WhatAHandlerThrowsPropagatesAndTheLoopGoesOn) {
   EventLoop loop;
-  Pipe pipe = make_pipe();
-  ASSERT_TRUE(write_all(pipe.write_end.get(), "x"));
+  util::Pipe pipe = util::make_pipe();
+  ASSERT_TRUE(util::write_all(pipe.write_end.get(), "x"));
   bool thrown = false;
   loop.watch(pipe.read_end.get(), EPOLLIN, [&](std::uint32_t) {
     if (!thrown) {
@@ -249,11 +249,11 @@ TEST(EventLoop, ASignalInterruptingTheWaitIsAnEmptyBatch) {
 
 TEST(EventLoop, WatchingWhatEpollRefusesThrows) {
   EventLoop loop;
-  Pipe pipe = make_pipe();
+  util::Pipe pipe = util::make_pipe();
   loop.watch(pipe.read_end.get(), EPOLLIN, [](std::uint32_t) {});
-  EXPECT_THROW(loop.watch(pipe.read_end.get(), EPOLLIN, [](std::uint32_t) {}), SystemError);
-  EXPECT_THROW(loop.watch(-1, EPOLLIN, [](std::uint32_t) {}), SystemError);
+  EXPECT_THROW(loop.watch(pipe.read_end.get(), EPOLLIN, [](std::uint32_t) {}), util::SystemError);
+  EXPECT_THROW(loop.watch(-1, EPOLLIN, [](std::uint32_t) {}), util::SystemError);
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

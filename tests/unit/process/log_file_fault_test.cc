@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 IncompleteLog full_disk() {
@@ -84,4 +84,4 @@ TEST(LogFileFault, TheFailureSummaryMarksTheLogFile) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -16,14 +16,14 @@
 #include "process/worker_process.h"
 #include "util/environment.h"
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 using namespace std::chrono_literals;
 
 // A child in a group of its own running the shell SCRIPT.
 pid_t start_shell(const std::string& script) {
-  StartedWorker started = start_worker({"/bin/sh", "-c", script}, Environment::from_process());
+  StartedWorker started = start_worker({"/bin/sh", "-c", script}, util::Environment::from_process());
   EXPECT_EQ(confirm_exec(started).error, 0);
   return started.pid;
 }
@@ -73,8 +73,9 @@ TEST(ProcessGroups, AGroupThatIgnoresSigtermIsKilledAfterTheGrace) {
   EventLoop loop;
   ProcessGroups groups(loop);
   // Ignores SIGTERM, and says so before the test stops it.
-  StartedWorker started = start_worker(
-      {"/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"}, Environment::from_process());
+  StartedWorker started =
+      start_worker({"/bin/sh", "-c", "trap '' TERM; echo ready; while :; do sleep 1; done"},
+                   util::Environment::from_process());
   ASSERT_EQ(confirm_exec(started).error, 0);
   char byte;
   ASSERT_EQ(::read(started.stdout_pipe.get(), &byte, 1), 1);  // the trap is set
@@ -129,4 +130,4 @@ TEST(ProcessGroups, ReapTellsAChildThatIsNoLeader) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

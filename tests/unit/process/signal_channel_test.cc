@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 TEST(SignalChannel, SignalsHaveTheirUsualNames) {
@@ -64,4 +64,4 @@ TEST(SignalChannel, ABlockedSignalArrivesAsAnEventAndTheMaskIsRestored) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 
-namespace dlaunch {
+namespace dlaunch::process {
 namespace {
 
 std::string drain(int fd) {
@@ -25,15 +25,15 @@ std::string drain(int fd) {
 
 // A console in memory: a memfd (a regular file, so the sink writes plainly).
 struct MemoryConsole {
-  Fd fd{::memfd_create("console", MFD_CLOEXEC)};
-  ConsoleSink sink{fd.get()};
+  util::Fd fd{::memfd_create("console", MFD_CLOEXEC)};
+  util::ConsoleSink sink{fd.get()};
   std::string text() {
     ::lseek(fd.get(), 0, SEEK_SET);
     return drain(fd.get());
   }
 };
 
-StreamRelay::Outputs to_console(ConsoleSink* console, bool shown = true) {
+StreamRelay::Outputs to_console(util::ConsoleSink* console, bool shown = true) {
   StreamRelay::Outputs outputs;
   outputs.console = console;
   outputs.shown = shown;
@@ -41,9 +41,9 @@ StreamRelay::Outputs to_console(ConsoleSink* console, bool shown = true) {
 }
 
 TEST(StreamRelay, PrefixesWholeLinesAcrossChunks) {
-  Pipe console = make_pipe();
+  util::Pipe console = util::make_pipe();
   {
-    ConsoleSink sink(console.write_end.get());
+    util::ConsoleSink sink(console.write_end.get());
     StreamRelay relay("[rank1]:", to_console(&sink));
     relay.feed("hel");
     relay.feed("lo\nwor");
@@ -56,7 +56,7 @@ TEST(StreamRelay, PrefixesWholeLinesAcrossChunks) {
 
 TEST(StreamRelay, FileGetsTheBytesUnchanged) {
   MemoryConsole console;
-  Pipe file = make_pipe();
+  util::Pipe file = util::make_pipe();
   {
     StreamRelay::Outputs outputs = to_console(&console.sink);
     outputs.file = std::move(file.write_end);
@@ -108,7 +108,7 @@ TEST(StreamRelay, AFullDiskIsReportedOnceAndTheConsoleStillGetsEverything) {
   MemoryConsole console;
   std::vector<LogFileFault> reported;
   StreamRelay::Outputs outputs = to_console(&console.sink);
-  outputs.file = Fd(::open("/dev/full", O_WRONLY | O_CLOEXEC));
+  outputs.file = util::Fd(::open("/dev/full", O_WRONLY | O_CLOEXEC));
   ASSERT_TRUE(outputs.file.valid());
   outputs.on_file_fault = [&](const LogFileFault& fault) { reported.push_back(fault); };
   StreamRelay relay("[r]:", std::move(outputs));
@@ -154,12 +154,12 @@ class StreamRelayFile : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(folder_); }
 
-  Fd create(const std::string& name) {
+  util::Fd create(const std::string& name) {
     path_ = folder_ + "/" + name;
-    return Fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    return util::Fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   }
   std::string file_text() {
-    Fd file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+    util::Fd file(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
     return drain(file.get());
   }
 
@@ -169,8 +169,8 @@ class StreamRelayFile : public ::testing::Test {
 
 // A console in a pipe, for tests that limit the size of regular files.
 struct PipeConsole {
-  Pipe pipe = make_pipe();
-  ConsoleSink sink{pipe.write_end.get()};
+  util::Pipe pipe = util::make_pipe();
+  util::ConsoleSink sink{pipe.write_end.get()};
   std::string text() {
     ::fcntl(pipe.read_end.get(), F_SETFL, O_NONBLOCK);
     return drain(pipe.read_end.get());
@@ -233,10 +233,10 @@ TEST(StreamRelay, AFileThatCouldNotBeCreatedSendsTheStreamToTheConsole) {
 }
 
 TEST(StreamRelay, LinesOfAStalledConsoleAreCountedAsFiledWhileTheFileHoldsThem) {
-  Pipe console = make_pipe();
+  util::Pipe console = util::make_pipe();
   ::fcntl(console.write_end.get(), F_SETPIPE_SZ, 4096);
-  ConsoleSink sink(console.write_end.get(), /*capacity=*/0);
-  Pipe file = make_pipe();
+  util::ConsoleSink sink(console.write_end.get(), /*capacity=*/0);
+  util::Pipe file = util::make_pipe();
   StreamRelay::Outputs outputs = to_console(&sink);
   outputs.file = std::move(file.write_end);
   StreamRelay relay("[r]:", std::move(outputs));
@@ -248,4 +248,4 @@ TEST(StreamRelay, LinesOfAStalledConsoleAreCountedAsFiledWhileTheFileHoldsThem) 
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::process

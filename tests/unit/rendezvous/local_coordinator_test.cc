@@ -9,7 +9,7 @@
 #include "util/error.h"
 #include "util/socket.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 namespace {
 
 NodeOutcome failed_worker() {
@@ -22,8 +22,8 @@ NodeOutcome failed_worker() {
 }
 
 TEST(LocalCoordinator, TheWorldIsThisNodeAloneOnTheGivenPort) {
-  Fd listener = listen_tcp(0);
-  int port = bound_port(listener.get());
+  util::Fd listener = util::listen_tcp(0);
+  int port = util::bound_port(listener.get());
   listener.reset();
   LocalCoordinator coordinator("127.0.0.1", port, 4, "run-1", 0);
   World world = coordinator.join(2);
@@ -37,13 +37,13 @@ TEST(LocalCoordinator, TheWorldIsThisNodeAloneOnTheGivenPort) {
 }
 
 TEST(LocalCoordinator, AGivenPortInUseIsRefusedBeforeWorkersStart) {
-  Fd listener = listen_tcp(0);
-  int port = bound_port(listener.get());
+  util::Fd listener = util::listen_tcp(0);
+  int port = util::bound_port(listener.get());
   LocalCoordinator coordinator("127.0.0.1", port, 1, "run-1", 0);
   try {
     coordinator.join(0);
     FAIL() << "a port in use was handed to the workers";
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("port " + std::to_string(port) + " for 127.0.0.1 is not free"),
               std::string::npos)
         << error.what();
@@ -54,7 +54,7 @@ TEST(LocalCoordinator, WithoutAPortEachRoundGetsAFreeOne) {
   LocalCoordinator coordinator("127.0.0.1", std::nullopt, 1, "run-1", 0);
   int port = coordinator.join(0).worker_master_port;
   EXPECT_GT(port, 0);
-  EXPECT_NO_THROW(listen_tcp(port));
+  EXPECT_NO_THROW(util::listen_tcp(port));
 }
 
 TEST(LocalCoordinator, TheVerdictCountsTheRoundAgainstTheRestarts) {
@@ -71,4 +71,4 @@ TEST(LocalCoordinator, TheVerdictCountsTheRoundAgainstTheRestarts) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

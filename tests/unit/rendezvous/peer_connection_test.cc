@@ -21,8 +21,8 @@ using std::chrono::seconds;
 
 // Both ends of a connected, non-blocking stream socket pair.
 struct SocketPair {
-  Fd here;
-  Fd there;
+  util::Fd here;
+  util::Fd there;
   SocketPair() {
     int ends[2];
     EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends), 0);
@@ -42,7 +42,7 @@ std::string read_all(int fd) {
 
 TEST(PeerConnection, FramesArriveWholeEvenInPieces) {
   SocketPair pair;
-  Clock::time_point start = Clock::now();
+  util::Clock::time_point start = util::Clock::now();
   PeerConnection connection(std::move(pair.here), start);
   EXPECT_EQ(connection.connected_at(), start);
   EXPECT_EQ(connection.last_heard(), start);
@@ -74,15 +74,15 @@ TEST(PeerConnection, FramesArriveWholeEvenInPieces) {
 
 TEST(PeerConnection, AClosedPeerEndsTheConnection) {
   SocketPair pair;
-  PeerConnection connection(std::move(pair.here), Clock::now());
+  PeerConnection connection(std::move(pair.here), util::Clock::now());
   pair.there.reset();
-  EXPECT_FALSE(connection.receive(Clock::now()));
-  EXPECT_FALSE(connection.send(encode_frame(MessageType::kHeartbeat, ""), Clock::now()));  // no SIGPIPE
+  EXPECT_FALSE(connection.receive(util::Clock::now()));
+  EXPECT_FALSE(connection.send(encode_frame(MessageType::kHeartbeat, ""), util::Clock::now()));  // no SIGPIPE
 }
 
 TEST(PeerConnection, WhatThePeerDoesNotTakeWaitsInTheOutbox) {
   SocketPair pair;
-  Clock::time_point start = Clock::now();
+  util::Clock::time_point start = util::Clock::now();
   PeerConnection connection(std::move(pair.here), start);
   std::string frame = encode_frame(MessageType::kAbort, std::string(60000, 'x'));
   std::size_t queued = 0;
@@ -122,25 +122,25 @@ TEST(PeerConnection, WhatThePeerDoesNotTakeWaitsInTheOutbox) {
 
 TEST(PeerConnection, ATooLongFrameIsRefusedAsSoonAsItsHeaderArrives) {
   SocketPair pair;
-  PeerConnection connection(std::move(pair.here), Clock::now());
+  PeerConnection connection(std::move(pair.here), util::Clock::now());
   connection.set_max_payload(kMaxHandshakePayload);
   std::string header = encode_frame(MessageType::kJoin, std::string(kMaxHandshakePayload + 1, 'j')).substr(0, kHeaderSize);
   ASSERT_EQ(::write(pair.there.get(), header.data(), header.size()), static_cast<ssize_t>(header.size()));
-  ASSERT_TRUE(connection.receive(Clock::now()));
+  ASSERT_TRUE(connection.receive(util::Clock::now()));
   EXPECT_THROW(connection.next_frame(), ProtocolError);
 }
 
 TEST(PeerConnection, TheAddressIsThePeers) {
-  Fd listener = listen_tcp(0);
-  int port = bound_port(listener.get());
-  Fd client = try_connect_tcp("127.0.0.1", port, Clock::now() + seconds(5));
+  util::Fd listener = util::listen_tcp(0);
+  int port = util::bound_port(listener.get());
+  util::Fd client = util::try_connect_tcp("127.0.0.1", port, util::Clock::now() + seconds(5));
   ASSERT_TRUE(client.valid());
-  Fd accepted(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+  util::Fd accepted(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
   ASSERT_TRUE(accepted.valid());
   sockaddr_in local{};
   socklen_t size = sizeof(local);
   ASSERT_EQ(::getsockname(client.get(), reinterpret_cast<sockaddr*>(&local), &size), 0);
-  PeerConnection connection(std::move(accepted), Clock::now());
+  PeerConnection connection(std::move(accepted), util::Clock::now());
   EXPECT_EQ(connection.address(), "127.0.0.1:" + std::to_string(ntohs(local.sin_port)));
 }
 

@@ -19,7 +19,7 @@
 #include "util/error.h"
 #include "util/socket.h"
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 namespace {
 
 using namespace std::chrono_literals;
@@ -34,13 +34,14 @@ bool contains(const std::string& haystack, const std::string& needle) {
 // each to SCRIPT, until the test ends.
 class FakeNode0 {
  public:
-  using Script = std::function<void(Fd&)>;
-  explicit FakeNode0(Script script) : listener_(listen_tcp(0)), port_(bound_port(listener_.get())) {
+  using Script = std::function<void(util::Fd&)>;
+  explicit FakeNode0(Script script)
+      : listener_(util::listen_tcp(0)), port_(util::bound_port(listener_.get())) {
     thread_ = std::thread([this, script] {
       while (!stopping_) {
         pollfd readable{listener_.get(), POLLIN, 0};
         if (::poll(&readable, 1, 20) <= 0) continue;
-        Fd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        util::Fd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (!connection) continue;
         script(connection);
         held_.push_back(std::move(connection));  // closed when the fake goes
@@ -57,18 +58,18 @@ class FakeNode0 {
   int port() const { return port_; }
 
  private:
-  Fd listener_;
+  util::Fd listener_;
   int port_;
   std::atomic<bool> stopping_{false};
-  std::vector<Fd> held_;
+  std::vector<util::Fd> held_;
   std::thread thread_;
 };
 
 // The next whole frame on FD within 2 s; nullopt when it closed or timed out.
-std::optional<Frame> read_frame(Fd& fd) {
+std::optional<Frame> read_frame(util::Fd& fd) {
   rendezvous::FrameReader reader;
-  auto give_up = Clock::now() + 2s;
-  while (Clock::now() < give_up) {
+  auto give_up = util::Clock::now() + 2s;
+  while (util::Clock::now() < give_up) {
     if (auto frame = reader.next()) return frame;
     pollfd readable{fd.get(), POLLIN, 0};
     if (::poll(&readable, 1, 20) <= 0) continue;
@@ -81,7 +82,7 @@ std::optional<Frame> read_frame(Fd& fd) {
 }
 
 // Best effort, as a stranger would: the launcher may have hung up already.
-void send_frame(Fd& fd, MessageType type, const std::string& payload) {
+void send_frame(util::Fd& fd, MessageType type, const std::string& payload) {
   std::string frame = rendezvous::encode_frame(type, payload);
   ssize_t ignored = ::send(fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL);
   (void)ignored;
@@ -101,7 +102,7 @@ World world_of(std::vector<int> nproc_per_node) {
 // token it cannot check (TOKEN_REQUIRED), ignores the proof, and sends an
 // unsealed Welcome and WORLD.
 FakeNode0::Script impostor(bool token_required, World world) {
-  return [token_required, world](Fd& fd) {
+  return [token_required, world](util::Fd& fd) {
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize),
                                            token_required, 30'000};
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
@@ -145,14 +146,14 @@ class RendezvousCoordinatorTest : public ::testing::Test {
     auto coordinator = make_rendezvous_coordinator(node, signals_);
     try {
       coordinator->join(0);
-    } catch (const SystemError& error) {
+    } catch (const util::SystemError& error) {
       return error.what();
     }
     ADD_FAILURE() << "join() returned a World";
     return "";
   }
 
-  SignalChannel signals_;
+  process::SignalChannel signals_;
   std::mutex mutex_;
   std::vector<std::string> notices_;
 };
@@ -181,16 +182,16 @@ TEST_F(RendezvousCoordinatorTest, APeerThatRequiresNoTokenCannotBeNodeZeroForATo
 }
 
 TEST_F(RendezvousCoordinatorTest, ASilentListenerIsNamedWithinTheHandshakeDeadline) {
-  Fd silent = listen_tcp(0);  // the kernel completes connections; nobody ever speaks
-  RendezvousSettings node = settings(bound_port(silent.get()));
+  util::Fd silent = util::listen_tcp(0);  // the kernel completes connections; nobody ever speaks
+  RendezvousSettings node = settings(util::bound_port(silent.get()));
   node.token = rendezvous::generate_token();
-  auto start = Clock::now();
+  auto start = util::Clock::now();
   auto done = std::async(std::launch::async, [&] { return join_error(node); });
   std::string seen;
-  while (!contains(seen = notices(), "not a dlaunch rendezvous") && Clock::now() - start < 5s)
+  while (!contains(seen = notices(), "not a dlaunch rendezvous") && util::Clock::now() - start < 5s)
     std::this_thread::sleep_for(10ms);  // polling a condition, bounded: nothing tells us
-  EXPECT_LT(Clock::now() - start, 1s) << "not reported within the 300 ms handshake deadline";
-  EXPECT_TRUE(contains(seen, "127.0.0.1:" + std::to_string(bound_port(silent.get())) +
+  EXPECT_LT(util::Clock::now() - start, 1s) << "not reported within the 300 ms handshake deadline";
+  EXPECT_TRUE(contains(seen, "127.0.0.1:" + std::to_string(util::bound_port(silent.get())) +
                                  " answered but is not a dlaunch rendezvous (no greeting within 300 ms)"))
       << seen;
   EXPECT_TRUE(contains(done.get(), "answered but is not a dlaunch rendezvous"));
@@ -211,7 +212,7 @@ TEST_F(RendezvousCoordinatorTest, WithoutATokenAWorldThatDoesNotFitIsAProtocolEr
 }
 
 TEST_F(RendezvousCoordinatorTest, AMalformedWorldIsAProtocolErrorNamingNodeZero) {
-  FakeNode0 peer([](Fd& fd) {
+  FakeNode0 peer([](util::Fd& fd) {
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;
@@ -225,7 +226,7 @@ TEST_F(RendezvousCoordinatorTest, AMalformedWorldIsAProtocolErrorNamingNodeZero)
 }
 
 TEST_F(RendezvousCoordinatorTest, AConnectionClosedBeforeTheHandshakeIsDialledAgain) {
-  auto fake = std::make_unique<FakeNode0>([](Fd& fd) { fd.reset(); });
+  auto fake = std::make_unique<FakeNode0>([](util::Fd& fd) { fd.reset(); });
   int port = fake->port();
   RendezvousSettings node1 = settings(port, 1);
   node1.timeout = 10s;
@@ -248,7 +249,7 @@ TEST_F(RendezvousCoordinatorTest, AConnectionClosedBeforeTheHandshakeIsDialledAg
 }
 
 TEST_F(RendezvousCoordinatorTest, AMalformedFrameWhileWorkersRunStopsThemAndTheNodeDecidesAlone) {
-  FakeNode0 peer([](Fd& fd) {
+  FakeNode0 peer([](util::Fd& fd) {
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;
@@ -259,7 +260,7 @@ TEST_F(RendezvousCoordinatorTest, AMalformedFrameWhileWorkersRunStopsThemAndTheN
   auto coordinator = make_rendezvous_coordinator(settings(peer.port()), signals_);
   coordinator->join(0);
   std::optional<std::string> reason;
-  for (auto give_up = Clock::now() + 5s; !reason && Clock::now() < give_up;) {
+  for (auto give_up = util::Clock::now() + 5s; !reason && util::Clock::now() < give_up;) {
     pollfd readable{coordinator->event_fd(), POLLIN, 0};
     ::poll(&readable, 1, 50);
     reason = coordinator->poll_stop_request();
@@ -280,7 +281,7 @@ TEST_F(RendezvousCoordinatorTest, AMalformedFrameWhileWorkersRunStopsThemAndTheN
 enum class Garbled { kChallenge, kWelcome, kWorld, kAbortWhileJoining, kStopWhileRunning, kVerdict };
 
 FakeNode0::Script garbling(Garbled which) {
-  return [which](Fd& fd) {
+  return [which](util::Fd& fd) {
     const std::string garbage = "\x01\x02";  // too short for any message
     if (which == Garbled::kChallenge) return send_frame(fd, MessageType::kChallenge, garbage);
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
@@ -323,7 +324,7 @@ TEST_F(RendezvousCoordinatorTest, EveryDecoderErrorIsAOneLineReasonAndNodeZeroCo
     done.succeeded = true;  // this node's workers all succeeded
     if (which == Garbled::kStopWhileRunning) {
       std::optional<std::string> reason;
-      for (auto give_up = Clock::now() + 5s; !reason && Clock::now() < give_up;) {
+      for (auto give_up = util::Clock::now() + 5s; !reason && util::Clock::now() < give_up;) {
         pollfd readable{coordinator->event_fd(), POLLIN, 0};
         ::poll(&readable, 1, 50);
         reason = coordinator->poll_stop_request();
@@ -346,8 +347,8 @@ TEST_F(RendezvousCoordinatorTest, EveryDecoderErrorIsAOneLineReasonAndNodeZeroCo
 TEST_F(RendezvousCoordinatorTest, TwoRealNodesWithATokenAgreeOnOneWorld) {
   std::string token = rendezvous::generate_token();
   int port = [] {
-    Fd probe = listen_tcp(0);
-    return bound_port(probe.get());
+    util::Fd probe = util::listen_tcp(0);
+    return util::bound_port(probe.get());
   }();
   RendezvousSettings node0 = settings(port, 0), node1 = settings(port, 1);
   node0.token = node1.token = token;
@@ -365,4 +366,4 @@ TEST_F(RendezvousCoordinatorTest, TwoRealNodesWithATokenAgreeOnOneWorld) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

@@ -21,16 +21,16 @@ class Client {
   // Connects and takes the service's challenge, as a launcher does.
   explicit Client(int port, std::optional<std::string> token = std::nullopt)
       : token_(std::move(token)) {
-    fd_ = try_connect_tcp("127.0.0.1", port, Clock::now() + std::chrono::seconds(5));
+    fd_ = util::try_connect_tcp("127.0.0.1", port, util::Clock::now() + std::chrono::seconds(5));
     EXPECT_TRUE(fd_.valid());
     auto greeting = receive();
     if (greeting && greeting->type == MessageType::kChallenge) challenge_ = decode_challenge(greeting->payload);
   }
   // Sealed once joined with a token, as a launcher's frames are.
   void send(MessageType type, const std::string& payload) {
-    write_all(fd_.get(), session_.frame(type, payload));
+    util::write_all(fd_.get(), session_.frame(type, payload));
   }
-  void send_raw(const std::string& bytes) { write_all(fd_.get(), bytes); }
+  void send_raw(const std::string& bytes) { util::write_all(fd_.get(), bytes); }
   JoinMessage join_message(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
     JoinMessage join;
     join.run_id = run_id;
@@ -47,7 +47,7 @@ class Client {
     join.nonce = nonce_;
     if (token_) join.proof = join_proof(*token_, challenge_.nonce, nonce_, signed_part(join));
     if (joined_) return send(MessageType::kJoin, encode(join));
-    write_all(fd_.get(), encode_frame(MessageType::kJoin, encode(join)));
+    util::write_all(fd_.get(), encode_frame(MessageType::kJoin, encode(join)));
     joined_ = true;
     if (token_) session_ = Session(*token_, challenge_.nonce, nonce_, End::kLauncher);
   }
@@ -75,7 +75,7 @@ class Client {
       pending_.erase(pending_.begin());
       return frame;
     }
-    auto give_up = Clock::now() + std::chrono::seconds(10);
+    auto give_up = util::Clock::now() + std::chrono::seconds(10);
     for (;;) {
       while (auto frame = reader_.next()) {
         if (!open(*frame)) return frame;
@@ -86,7 +86,7 @@ class Client {
           return frame;
         }
       }
-      if (Clock::now() >= give_up) throw std::runtime_error("no answer within 10 s");
+      if (util::Clock::now() >= give_up) throw std::runtime_error("no answer within 10 s");
       if (heartbeat_) send(MessageType::kHeartbeat, "");
       pollfd readable{fd_.get(), POLLIN, 0};
       if (::poll(&readable, 1, 50) == 0) continue;
@@ -113,7 +113,7 @@ class Client {
     }
   }
 
-  Fd fd_;
+  util::Fd fd_;
   FrameReader reader_;
   std::optional<std::string> token_;
   ChallengeMessage challenge_;
@@ -130,8 +130,8 @@ struct Service {
   explicit Service(int nnodes, int max_restarts = 0,
                    std::chrono::milliseconds timeout = std::chrono::seconds(30),
                    std::function<void(ServerSettings&)> adjust = nullptr) {
-    Fd listener = listen_tcp(0);
-    port = bound_port(listener.get());
+    util::Fd listener = util::listen_tcp(0);
+    port = util::bound_port(listener.get());
     ServerSettings settings;
     settings.nnodes = nnodes;
     settings.run_id = "job";
@@ -355,13 +355,13 @@ TEST(RendezvousServer, AbortedJobTellsEveryNodeBeforeItsHostExits) {
   failing.preflight_error = "no such program";
   node0.send_join(failing);
   node0.receive();
-  EXPECT_FALSE(service.server->wait_until_all_told(Clock::now() + std::chrono::milliseconds(50)));
+  EXPECT_FALSE(service.server->wait_until_all_told(util::Clock::now() + std::chrono::milliseconds(50)));
   Client node1(service.port), node2(service.port);
   node1.join("job", 1, 3, 1);
   node2.join("job", 2, 3, 1);
   EXPECT_TRUE(contains(reason_of(node1.receive()), "no such program"));
   EXPECT_TRUE(contains(reason_of(node2.receive()), "no such program"));
-  EXPECT_TRUE(service.server->wait_until_all_told(Clock::now() + std::chrono::seconds(5)));
+  EXPECT_TRUE(service.server->wait_until_all_told(util::Clock::now() + std::chrono::seconds(5)));
 }
 
 TEST(RendezvousServer, ASilentNodeIsLostAtTheHeartbeatTimeout) {
@@ -375,10 +375,10 @@ TEST(RendezvousServer, ASilentNodeIsLostAtTheHeartbeatTimeout) {
   ASSERT_EQ(node1.receive()->type, MessageType::kWorld);
   ASSERT_EQ(node0.receive()->type, MessageType::kWorld);
   // node 1 now goes silent, as a frozen launcher or a cut network would.
-  auto start = Clock::now();
+  auto start = util::Clock::now();
   std::string reason = reason_of(node0.receive());
   EXPECT_TRUE(contains(reason, "node 1 (host1) sent nothing for")) << reason;
-  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(200));
+  EXPECT_GE(util::Clock::now() - start, std::chrono::milliseconds(200));
   node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
   auto verdict = decode_verdict(node0.receive()->payload).verdict;
   EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
@@ -390,7 +390,8 @@ TEST(RendezvousServer, SendsHeartbeatsToJoinedNodes) {
   Service service(1, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
     settings.heartbeat_timeout = std::chrono::milliseconds(200);
   });
-  Fd socket = try_connect_tcp("127.0.0.1", service.port, Clock::now() + std::chrono::seconds(5));
+  util::Fd socket =
+      util::try_connect_tcp("127.0.0.1", service.port, util::Clock::now() + std::chrono::seconds(5));
   FrameReader reader;
   auto next = [&]() -> Frame {
     for (;;) {
@@ -411,10 +412,10 @@ TEST(RendezvousServer, SendsHeartbeatsToJoinedNodes) {
   join.host = "solo";
   join.dlaunch_version = DLAUNCH_VERSION;
   join.nonce = random_bytes(kChallengeSize);
-  write_all(socket.get(), encode_frame(MessageType::kJoin, encode(join)));
+  util::write_all(socket.get(), encode_frame(MessageType::kJoin, encode(join)));
   EXPECT_EQ(next().type, MessageType::kWelcome);
   EXPECT_EQ(next().type, MessageType::kWorld);
-  write_all(socket.get(), encode_frame(MessageType::kHeartbeat, ""));
+  util::write_all(socket.get(), encode_frame(MessageType::kHeartbeat, ""));
   EXPECT_EQ(next().type, MessageType::kHeartbeat);
 }
 
@@ -564,9 +565,10 @@ TEST(RendezvousServer, AFloodOfUnprovenConnectionsNeverShutsOutALauncher) {
   Client node0(service.port, token);
   node0.join("job", 0, 2, 1);
   node0.await_welcome();  // proved before the flood: never closed to make room
-  std::vector<Fd> flood;
+  std::vector<util::Fd> flood;
   for (int i = 0; i < 50; ++i)
-    flood.push_back(try_connect_tcp("127.0.0.1", service.port, Clock::now() + std::chrono::seconds(5)));
+    flood.push_back(
+        util::try_connect_tcp("127.0.0.1", service.port, util::Clock::now() + std::chrono::seconds(5)));
   Client node1(service.port, token);  // newest: the oldest strangers made room for it
   node1.join("job", 1, 2, 1);
   EXPECT_EQ(node0.receive()->type, MessageType::kWorld);

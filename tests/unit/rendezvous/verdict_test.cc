@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 namespace {
 
 Failure worker_failure(int rank, int code) {
@@ -98,4 +98,4 @@ TEST(Verdict, OneNodeAloneFollowsTheSameRule) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::rendezvous {
 namespace {
 
 TEST(World, RanksArePrefixSumsOverTheNodes) {
@@ -42,4 +42,4 @@ TEST(World, AFailureThatIsNotAWorkersIsItsDescription) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::rendezvous

@@ -38,7 +38,7 @@ Hosts numbered(const std::string& prefix, int first, int last, int width = 0) {
 std::string expand_error(const std::string& expression) {
   try {
     expand_hostlist(expression);
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "";
@@ -136,10 +136,10 @@ TEST(HostlistExpand, OneRangeNamesAtMost65536HostsAsInSlurm) {
   // scontrol: "_parse_single_range: Too many hosts in range `1-65537'".
   for (const char* expression : {"n[1-65537]", "n[0-65536]", "n[0-99999999999]", "n[5,1-65537]",
                                  "a[1-2]b[0-65536]", "n[0-18446744073709551615]"}) {
-    EXPECT_THROW(expand_hostlist(expression), InputError) << expression;
-    EXPECT_THROW(count_hosts(expression), InputError) << expression;
-    EXPECT_THROW(first_host(expression), InputError) << expression;
-    EXPECT_THROW(compress_hostlist({expression}), InputError) << expression;
+    EXPECT_THROW(expand_hostlist(expression), util::InputError) << expression;
+    EXPECT_THROW(count_hosts(expression), util::InputError) << expression;
+    EXPECT_THROW(first_host(expression), util::InputError) << expression;
+    EXPECT_THROW(compress_hostlist({expression}), util::InputError) << expression;
   }
   EXPECT_EQ(expand_error("n[0-99999999999]"),
             "invalid hostlist 'n[0-99999999999]': range '0-99999999999' of more than 65536 hosts at "
@@ -175,9 +175,9 @@ TEST_P(HostlistInvalid, ThrowsInputErrorNamingExpressionFaultAndExpectation) {
   EXPECT_TRUE(contains(message, c.fault));
   EXPECT_TRUE(contains(message, "at position"));
   EXPECT_TRUE(contains(message, "expected"));
-  EXPECT_THROW(count_hosts(c.expression), InputError);
-  EXPECT_THROW(first_host(c.expression), InputError);
-  EXPECT_THROW(compress_hostlist({c.expression}), InputError);
+  EXPECT_THROW(count_hosts(c.expression), util::InputError);
+  EXPECT_THROW(first_host(c.expression), util::InputError);
+  EXPECT_THROW(compress_hostlist({c.expression}), util::InputError);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -311,7 +311,7 @@ TEST(HostlistCompress, NumbersAtTheEndOf64Bits) {
 TEST(HostlistCompress, NeighbouringRangesMergeBeyondWhatOneRangeMayNameAsInSlurm) {
   // scontrol show hostlist prints the same, a range it cannot read back.
   EXPECT_EQ(compress_hostlist({"n[1-65536]", "n[65537-131072]", "n131073"}), "n[1-131073]");
-  EXPECT_THROW(expand_hostlist("n[1-131073]"), InputError);
+  EXPECT_THROW(expand_hostlist("n[1-131073]"), util::InputError);
 }
 
 // --- first and count -----------------------------------------------------------
@@ -324,8 +324,8 @@ TEST(HostlistFirst, IsTheFirstExpandedHost) {
 }
 
 TEST(HostlistFirst, ThrowsWhenThereIsNoHost) {
-  EXPECT_THROW(first_host(""), InputError);
-  EXPECT_THROW(first_host(" , "), InputError);
+  EXPECT_THROW(first_host(""), util::InputError);
+  EXPECT_THROW(first_host(" , "), util::InputError);
 }
 
 TEST(HostlistCount, CountsLikeExpand) {
@@ -341,8 +341,8 @@ TEST(HostlistCount, ThrowsWhenTheCountOverflows) {
   // 65535 * 2^48 hosts fit; 2^64 do not, as a product or as a sum.
   const std::string almost = "a[1-65536]b[1-65536]c[1-65536]d[1-65535]";
   EXPECT_EQ(count_hosts(almost), 18446462598732840960U);
-  EXPECT_THROW(count_hosts("a[1-65536]b[1-65536]c[1-65536]d[1-65536]"), InputError);
-  EXPECT_THROW(count_hosts(almost + ",e[1-65536]f[1-65536]g[1-65536]"), InputError);
+  EXPECT_THROW(count_hosts("a[1-65536]b[1-65536]c[1-65536]d[1-65536]"), util::InputError);
+  EXPECT_THROW(count_hosts(almost + ",e[1-65536]f[1-65536]g[1-65536]"), util::InputError);
 }
 
 TEST(HostlistFirstAndCount, NeverExpandHugeRanges) {

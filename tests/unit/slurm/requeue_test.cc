@@ -15,7 +15,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::slurm {
 namespace {
 
 namespace fs = std::filesystem;
@@ -61,7 +61,7 @@ TEST_F(Requeue, ARefusalCarriesScontrolsMessageAndWhatToCheck) {
   try {
     requeue_job("4711");
     FAIL() << "a failed requeue was not reported";
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_EQ(std::string(error.what()),
               "scontrol requeue 4711 failed (exit 1): scontrol: error: Requested operation is "
               "presently disabled for job 4711. The job must be a batch job submitted with "
@@ -74,7 +74,7 @@ TEST_F(Requeue, WithNothingOnStderrTheMessageComesFromStdout) {
   try {
     requeue_job("12");
     FAIL() << "a failed requeue was not reported";
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("scontrol requeue 12 failed (exit 3): Invalid job id specified."),
               std::string::npos)
         << error.what();
@@ -86,7 +86,7 @@ TEST_F(Requeue, WithoutScontrolTheMessageSaysSo) {
   try {
     requeue_job("12");
     FAIL() << "a missing scontrol was not reported";
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("cannot run 'scontrol': not found in PATH"),
               std::string::npos)
         << error.what();
@@ -94,4 +94,4 @@ TEST_F(Requeue, WithoutScontrolTheMessageSaysSo) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::slurm

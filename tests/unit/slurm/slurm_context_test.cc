@@ -13,13 +13,13 @@ namespace dlaunch::slurm {
 namespace {
 
 std::optional<SlurmContext> read(std::map<std::string, std::string> variables) {
-  return read_slurm_context(Environment(std::move(variables)));
+  return read_slurm_context(util::Environment(std::move(variables)));
 }
 
 std::string error_of(std::map<std::string, std::string> variables) {
   try {
     read(std::move(variables));
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "no error";
@@ -105,7 +105,7 @@ TEST(SlurmContext, AMalformedValueIsNamed) {
   try {
     first_node(*context);
     FAIL() << "a broken node list gave a first node";
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     EXPECT_EQ(std::string(error.what()).rfind("SLURM_JOB_NODELIST is not a valid Slurm hostlist: ", 0), 0u)
         << error.what();
   }

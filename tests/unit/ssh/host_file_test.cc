@@ -16,7 +16,7 @@ std::vector<std::string> names(const std::vector<HostEntry>& hosts) {
 std::string message_of(const std::function<void()>& body) {
   try {
     body();
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "<no error>";

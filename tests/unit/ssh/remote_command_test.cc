@@ -46,7 +46,7 @@ TEST(SshRemoteCommand, CarriedVariables) {
   auto error = [&](std::vector<std::string> env, std::optional<std::string> file) {
     try {
       carried_variables(env, file, "e.env", lookup);
-    } catch (const InputError& e) {
+    } catch (const util::InputError& e) {
       return std::string(e.what());
     }
     return std::string("<no error>");

@@ -16,7 +16,7 @@ SshOptions parse(std::vector<std::string> args) { return *parse_ssh_options(args
 std::string usage_error(std::vector<std::string> args) {
   try {
     parse_ssh_options(args);
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "<no error>";

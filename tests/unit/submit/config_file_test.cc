@@ -25,7 +25,7 @@ class ConfigFileTest : public ::testing::Test {
     SubmitSettings settings;
     try {
       apply_config_file(settings, write(text), profile);
-    } catch (const InputError& error) {
+    } catch (const util::InputError& error) {
       return error.what();
     }
     return "no error";
@@ -188,14 +188,14 @@ signal = "B:USR1@60"
   try {
     read("[defaults]\nrequeue = \"yes\"\n");
     FAIL() << "a string for requeue was accepted";
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     EXPECT_NE(std::string(error.what()).find("'requeue' must be true or false"), std::string::npos)
         << error.what();
   }
   try {
     read("[defaults]\nsignal = 10\n");
     FAIL() << "an integer for signal was accepted";
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     EXPECT_NE(std::string(error.what()).find("'signal' must be a string"), std::string::npos)
         << error.what();
   }

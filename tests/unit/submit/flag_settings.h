@@ -27,7 +27,7 @@ inline submit::SubmitSettings with(std::initializer_list<std::pair<const char*, 
 inline std::string error_of(const submit::SubmitSettings& settings) {
   try {
     request_for(settings);
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "no error";

@@ -161,7 +161,7 @@ TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
             std::string::npos)
       << script;
   // --srun: srun takes --signal itself.
-  EXPECT_EQ(shell_join(srun_job_command(request)),
+  EXPECT_EQ(util::shell_join(srun_job_command(request)),
             "srun --job-name=train.py --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
             "--signal=R:USR2@600 --wait=60 --quit-on-interrupt /opt/dlaunch run --log-dir "
             "/out/20261202_120000/logs --preempt-signal USR2 -- train.py");
@@ -199,7 +199,7 @@ std::string run_script(const std::string& folder, const std::string& script,
   std::string command = "env -i PATH=/usr/bin:/bin " + variables +
                         " bash -c 'srun() { echo \"token=$DLAUNCH_RDZV_TOKEN\"; printf \"arg=%s\\n\" "
                         "\"$@\"; }; export -f srun; exec bash \"$0\"' " +
-                        shell_join({folder + "/job.sbatch"}) + " 2>&1";
+                        util::shell_join({folder + "/job.sbatch"}) + " 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return "popen failed";
   std::string output;
@@ -263,10 +263,10 @@ TEST(JobScript, TheTokenIsInNoScriptAndItsFileIsTheOwnersOnly) {
   EXPECT_EQ(contents.str(), token + "\n");
 
   EXPECT_EQ(job_script(request).find(token), std::string::npos);
-  EXPECT_EQ(shell_join(srun_job_command(request)).find(token), std::string::npos);
-  EXPECT_EQ(shell_join(srun_step_command(request)).find(token), std::string::npos);
+  EXPECT_EQ(util::shell_join(srun_job_command(request)).find(token), std::string::npos);
+  EXPECT_EQ(util::shell_join(srun_step_command(request)).find(token), std::string::npos);
   // Never replaced: each submission writes its own file once.
-  EXPECT_THROW(write_secret_file(*request.token_file, rendezvous::generate_token()), SystemError);
+  EXPECT_THROW(write_secret_file(*request.token_file, rendezvous::generate_token()), util::SystemError);
   std::filesystem::remove_all(folder);
 }
 
@@ -274,7 +274,7 @@ TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {
   auto request = request_for(with({{"nodes", std::int64_t{2}},
                                    {"partition", std::string("debug")},
                                    {"sbatch-arg", std::vector<std::string>{"--reservation=r1"}}}));
-  EXPECT_EQ(shell_join(srun_job_command(request)),
+  EXPECT_EQ(util::shell_join(srun_job_command(request)),
             "srun --job-name=train.py --partition=debug --nodes=2 --ntasks-per-node=1 "
             "--gpus-per-node=1 --reservation=r1 --wait=60 --quit-on-interrupt "
             "/opt/dlaunch run --log-dir /out/20261202_120000/logs -- train.py");
@@ -285,7 +285,7 @@ TEST(JobScript, SrunEndsStragglersOneShutdownAfterTheFirstLauncherExits) {
   request.run_args = {"--shutdown-timeout", "200"};
   EXPECT_NE(job_script(request).find("--wait=230 "), std::string::npos);
   request.run_args = {"--shutdown_timeout=5"};
-  EXPECT_NE(shell_join(srun_job_command(request)).find("--wait=35 "), std::string::npos);
+  EXPECT_NE(util::shell_join(srun_job_command(request)).find("--wait=35 "), std::string::npos);
   auto tasks = request_for(with({{"launch", std::string("task")}}));
   EXPECT_EQ(job_script(tasks).find("--wait="), std::string::npos);  // --kill-on-bad-exit does it
 }
@@ -294,12 +294,12 @@ TEST(JobScript, ReservedPortsAreRequestedFromSrun) {
   auto request = request_for(with({{"resv-ports", true}}));
   EXPECT_NE(job_script(request).find("--gpus-per-node=1 --wait=60 --resv-ports=1 /opt/dlaunch run"),
             std::string::npos);
-  EXPECT_NE(shell_join(srun_job_command(request)).find("--wait=60 --quit-on-interrupt --resv-ports=1 "),
+  EXPECT_NE(util::shell_join(srun_job_command(request)).find("--wait=60 --quit-on-interrupt --resv-ports=1 "),
             std::string::npos);
 }
 
 TEST(JobScript, ArgumentsAreQuotedForTheShell) {
-  EXPECT_EQ(shell_join({"a", "b c", "it's", "", "$HOME", "x=1,y"}),
+  EXPECT_EQ(util::shell_join({"a", "b c", "it's", "", "$HOME", "x=1,y"}),
             "a 'b c' 'it'\\''s' '' '$HOME' x=1,y");
 }
 
@@ -313,13 +313,13 @@ TEST(JobScript, BadSettingsNameTheirSource) {
   try {
     request_for(settings);
     FAIL();
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     EXPECT_NE(std::string(error.what()).find("nodes"), std::string::npos);
     EXPECT_NE(std::string(error.what()).find("test"), std::string::npos);
   }
-  EXPECT_THROW(request_for(with({{"launch", std::string("nodes")}})), InputError);
+  EXPECT_THROW(request_for(with({{"launch", std::string("nodes")}})), util::InputError);
   EXPECT_THROW(request_for(with({{"launch", std::string("task")}, {"gpus-per-node", std::int64_t{0}}})),
-               InputError);
+               util::InputError);
 }
 
 // --- values bound for the script: refused with a control character, quoted for sbatch ---
@@ -327,7 +327,7 @@ TEST(JobScript, BadSettingsNameTheirSource) {
 std::string message_of(const std::function<void()>& call) {
   try {
     call();
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "no error";
@@ -409,10 +409,10 @@ TEST(JobScriptValues, TheJobNameDerivedFromTheProgramIsSanitisedNotRefused) {
 TEST(JobScriptValues, ALauncherShutdownTimeoutTheNodesWouldRefuseIsRefusedNow) {
   EXPECT_THROW(
       request_for(with({{"run-arg", std::vector<std::string>{"--shutdown-timeout=99999999999"}}})),
-      InputError);
-  EXPECT_THROW(request_for(with({{"shutdown-timeout", std::int64_t{604801}}})), InputError);
+      util::InputError);
+  EXPECT_THROW(request_for(with({{"shutdown-timeout", std::int64_t{604801}}})), util::InputError);
   EXPECT_THROW(request_for(with({{"run-arg", std::vector<std::string>{"--shutdown-timeout", "-5"}}})),
-               InputError);
+               util::InputError);
   EXPECT_NE(job_script(request_for(with({{"shutdown-timeout", std::int64_t{604800}}})))
                 .find("--wait=604830 "),
             std::string::npos);
@@ -445,18 +445,18 @@ TEST(JobScriptQuoting, ValuesWithSpacesQuotesAndHashReachSbatchAsOneArgumentEach
 }
 
 TEST(JobScriptQuoting, SbatchAndTheShellReadAQuotedWordBackAlike) {
-  EXPECT_EQ(sbatch_quote("--constraint=a100&ib|[rack1*2]"), "--constraint=a100&ib|[rack1*2]");
-  EXPECT_EQ(sbatch_quote("--comment=x y"), "'--comment=x y'");
-  EXPECT_EQ(sbatch_quote("a\\b"), R"('a'\\'b')");
+  EXPECT_EQ(util::sbatch_quote("--constraint=a100&ib|[rack1*2]"), "--constraint=a100&ib|[rack1*2]");
+  EXPECT_EQ(util::sbatch_quote("--comment=x y"), "'--comment=x y'");
+  EXPECT_EQ(util::sbatch_quote("a\\b"), R"('a'\\'b')");
   for (std::string word : {"plain", "a b", "it's", "a\\b", "\\", "'", "\"", "#x", "x#y", "a\\'b",
                            "hetjob", "PackJob", ":x", "caf\xc3\xa9", "' '", "-- x"}) {
-    auto sbatch = script_reader::read_sbatch_directives("#SBATCH " + sbatch_quote(word) + "\n");
+    auto sbatch = script_reader::read_sbatch_directives("#SBATCH " + util::sbatch_quote(word) + "\n");
     EXPECT_EQ(sbatch.error, "") << word;
-    EXPECT_EQ(sbatch.arguments, std::vector<std::string>{word}) << sbatch_quote(word);
-    auto shell = script_reader::read_shell_commands("echo " + sbatch_quote(word) + "\n");
-    ASSERT_EQ(shell.commands.size(), 1u) << sbatch_quote(word);
-    EXPECT_EQ(shell.commands[0].words, (std::vector<std::string>{"echo", word})) << sbatch_quote(word);
-    EXPECT_FALSE(shell.commands[0].special[1]) << sbatch_quote(word);
+    EXPECT_EQ(sbatch.arguments, std::vector<std::string>{word}) << util::sbatch_quote(word);
+    auto shell = script_reader::read_shell_commands("echo " + util::sbatch_quote(word) + "\n");
+    ASSERT_EQ(shell.commands.size(), 1u) << util::sbatch_quote(word);
+    EXPECT_EQ(shell.commands[0].words, (std::vector<std::string>{"echo", word})) << util::sbatch_quote(word);
+    EXPECT_FALSE(shell.commands[0].special[1]) << util::sbatch_quote(word);
   }
   // What quoting is for: bare, these would be cut, split or make sbatch abort.
   EXPECT_EQ(script_reader::read_sbatch_directives("#SBATCH --comment=x#y\n").arguments,

@@ -18,7 +18,7 @@ TEST(JobWatch, ReadsStateAndExitCodeFromScontrol) {
   EXPECT_EQ(killed.exit_code, 128 + 15);
   auto timeout = parse_job_end("JobId=15 JobState=TIMEOUT ExitCode=0:0");
   EXPECT_NE(timeout.exit_code, 0);  // not COMPLETED is never success
-  EXPECT_THROW(parse_job_end("slurm_load_jobs error: Invalid job id specified"), SystemError);
+  EXPECT_THROW(parse_job_end("slurm_load_jobs error: Invalid job id specified"), util::SystemError);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace {
 std::string message_of(const std::function<void()>& call) {
   try {
     call();
-  } catch (const InputError& error) {
+  } catch (const util::InputError& error) {
     return error.what();
   }
   return "no error";

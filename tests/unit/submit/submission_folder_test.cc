@@ -76,7 +76,7 @@ TEST_F(SubmissionFolder, AnOutputDirThatCannotBeCreatedIsNamed) {
   try {
     create_submission_folder(output, "20261202_120000");
     FAIL() << "a folder below a file was created";
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("cannot create the output folder '" + output + "'"),
               std::string::npos)
         << error.what();
@@ -99,7 +99,7 @@ TEST_F(SubmissionFolder, TheSecretFileNeverReplacesAFileNorFollowsALink) {
   fs::create_directories(dir_);
   fs::path existing = dir_ / "existing";
   std::ofstream(existing) << "keep";
-  EXPECT_THROW(write_secret_file(existing.string(), "s3cret"), SystemError);
+  EXPECT_THROW(write_secret_file(existing.string(), "s3cret"), util::SystemError);
   EXPECT_EQ(read(existing), "keep");
 
   fs::path link = dir_ / "link";
@@ -107,7 +107,7 @@ TEST_F(SubmissionFolder, TheSecretFileNeverReplacesAFileNorFollowsALink) {
   try {
     write_secret_file(link.string(), "s3cret");
     FAIL() << "the secret followed a link";
-  } catch (const SystemError& error) {
+  } catch (const util::SystemError& error) {
     EXPECT_NE(std::string(error.what()).find("cannot create the secret file " + link.string()),
               std::string::npos)
         << error.what();

@@ -9,7 +9,7 @@
 #include <csignal>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 bool contains(const std::vector<pid_t>& pids, pid_t pid) {
@@ -56,4 +56,4 @@ TEST(ChildProcesses, AProcessWithoutChildrenHasNone) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

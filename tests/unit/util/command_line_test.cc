@@ -9,7 +9,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 // A parser like dlaunch run's: options, then PROGRAM [ARGS...].
@@ -77,4 +77,4 @@ TEST(CommandLine, NoProgramIsAnEmptyOne) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -15,7 +15,7 @@ namespace dlaunch::test_support {
 
 // A pipe that holds one page (4096 bytes), whose reader reads only when told.
 struct SmallPipe {
-  Pipe pipe = make_pipe();
+  util::Pipe pipe = util::make_pipe();
   SmallPipe() { ::fcntl(pipe.write_end.get(), F_SETPIPE_SZ, 4096); }
   int writer() const { return pipe.write_end.get(); }
   // Everything the pipe holds now (never waits).

@@ -16,7 +16,7 @@
 
 #include "console_pipe.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 using test_support::numbered_line;
@@ -223,4 +223,4 @@ TEST(ConsoleSink, LinesOfSeveralThreadsNeverTear) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

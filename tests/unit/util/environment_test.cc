@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 TEST(Environment, AnEmptyValueCountsAsUnset) {
@@ -52,4 +52,4 @@ TEST(Environment, FromProcessCopiesThisProcesssVariables) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <string>
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 bool is_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
@@ -91,4 +91,4 @@ TEST(Fd, WriteNowTakesWhatFitsAndNeverWaits) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

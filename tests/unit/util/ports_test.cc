@@ -10,7 +10,7 @@
 #include "util/error.h"
 #include "util/socket.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 TEST(Ports, AFreePortCanBeBound) {
@@ -45,4 +45,4 @@ TEST(Ports, LocalHostNameIsTheKernels) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -8,7 +8,7 @@
 
 #include "util/subprocess.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 // What sh reads WORDS (already quoted, joined) back as: one argument a line.
@@ -64,4 +64,4 @@ TEST(SbatchWords, QuotesAndBackslashesAreWrittenOutsideTheQuotes) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

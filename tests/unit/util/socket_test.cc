@@ -13,7 +13,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 using std::chrono::milliseconds;
@@ -112,4 +112,4 @@ TEST(Socket, MillisUntilIsNeverNegative) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

@@ -4,7 +4,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 TEST(Strings, SplitKeepsEmptyFields) {
@@ -40,4 +40,4 @@ TEST(Strings, ClosestMatchSuggestsLikelyTypos) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util

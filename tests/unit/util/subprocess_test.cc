@@ -8,7 +8,7 @@
 
 #include "util/error.h"
 
-namespace dlaunch {
+namespace dlaunch::util {
 namespace {
 
 TEST(Subprocess, CapturesBothStreamsApartAndTheExitCode) {
@@ -55,4 +55,4 @@ TEST(Subprocess, AProgramNotInPathIsNamed) {
 }
 
 }  // namespace
-}  // namespace dlaunch
+}  // namespace dlaunch::util
