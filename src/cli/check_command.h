@@ -1,3 +1,4 @@
+// The check command: hands `dlaunch check` to the dlaunch-check program.
 #pragma once
 
 #include "cli/command.h"

@@ -1,3 +1,4 @@
+// The env command: shows what `dlaunch run` would derive here, and from where.
 #pragma once
 
 #include "cli/command.h"

@@ -1,3 +1,4 @@
+// The exec command: one srun task becomes one torchrun-style worker.
 #pragma once
 
 #include "cli/command.h"

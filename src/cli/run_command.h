@@ -1,3 +1,4 @@
+// The run command: parses `dlaunch run`'s options and assembles the launch.
 #pragma once
 
 #include "cli/command.h"

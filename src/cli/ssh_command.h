@@ -1,3 +1,4 @@
+// The ssh command: parses `dlaunch ssh`'s options and starts a launcher per host.
 #pragma once
 
 #include "cli/command.h"

@@ -1,3 +1,4 @@
+// The submit command: parses `dlaunch submit`'s options and submits the job.
 #pragma once
 
 #include "cli/command.h"

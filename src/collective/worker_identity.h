@@ -1,3 +1,4 @@
+// Who this worker is in the job, read from the launcher's or Slurm's variables.
 #pragma once
 
 #include "collective/communicator.h"
