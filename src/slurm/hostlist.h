@@ -7,7 +7,7 @@
 // linking for four functions, and it would drag in slurm.conf loading (scontrol
 // refuses to run even `show hostnames` without a configuration). The grammar
 // is small; the rules below were learnt by probing scontrol 22.05, and
-// tests/integration/test_hostlist_scontrol.sh keeps us honest against it.
+// tests/integration/local/test_hostlist_scontrol.sh keeps us honest against it.
 //
 // Where we deliberately differ from scontrol (all inputs a launcher should not
 // guess about; scontrol's answers there are artefacts of lenient C parsing):

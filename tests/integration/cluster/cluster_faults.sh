@@ -109,7 +109,8 @@ FULL_LINES=8000  # lines of 128 bytes per worker: 1 MiB
 
 OUTPUTS=$TEST_DIR/outputs
 DLAUNCH_REAL=$(readlink -f "$DLAUNCH")
-HOSTILE=$DLAUNCH_SOURCE_DIR/tests/integration/hostile_peer.py
+# Beside the suite's lib.sh, so tests/cluster/fault_figures' snapshot has it too.
+HOSTILE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/hostile_peer.py
 NET_OCTET=${NET##*.}
 
 # ---------------------------------------------------------------- the worker
