@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "util/error.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::check {
 namespace {
@@ -28,13 +29,8 @@ TEST(CheckOptions, DefaultsAndBounds) {
 // CLI11 reads "-1" into an unsigned integer as 2^64-1; the byte counts are
 // read by dlaunch instead, which names the option and the value as typed.
 TEST(CheckOptions, NegativeOrMalformedByteCountsAreRefusedAsTyped) {
-  auto message_of = [](std::vector<std::string> args) -> std::string {
-    try {
-      parse_check_options(args);
-    } catch (const util::InputError& error) {
-      return error.what();
-    }
-    return "no error";
+  auto message_of = [](std::vector<std::string> args) {
+    return test_support::input_error_of([&] { parse_check_options(args); });
   };
   std::string message = message_of({"--min-bytes", "-1"});
   EXPECT_NE(message.find("--min-bytes (bytes) must be an integer from 4 to 1099511627776, got '-1'"),

@@ -9,6 +9,7 @@
 
 #include "util/error.h"
 #include "util/ports.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::collective {
 namespace {
@@ -18,12 +19,7 @@ WorkerIdentity read(std::map<std::string, std::string> variables) {
 }
 
 std::string error_of(std::map<std::string, std::string> variables) {
-  try {
-    read(std::move(variables));
-  } catch (const util::InputError& error) {
-    return error.what();
-  }
-  return "no error";
+  return test_support::input_error_of([&] { read(std::move(variables)); });
 }
 
 TEST(WorkerIdentity, FromTheLaunchersVariables) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "util/error.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::launch {
 namespace {
@@ -229,12 +230,7 @@ TEST(LaunchConfig, RdzvConfJoinTimeoutIsHonoured) {
 
 // What a bad value's InputError says, or "no error".
 std::string error_of(std::vector<std::string> args, std::map<std::string, std::string> variables) {
-  try {
-    resolve(std::move(args), std::move(variables));
-  } catch (const util::InputError& error) {
-    return error.what();
-  }
-  return "no error";
+  return test_support::input_error_of([&] { resolve(std::move(args), std::move(variables)); });
 }
 
 // --port-range matters only inside a Slurm step, but a bad one is refused

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "util/error.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::launch {
 namespace {
@@ -40,12 +41,7 @@ class RdzvTokenFile : public ::testing::Test {
 
   // The InputError's message for PATH, or "no error".
   static std::string error_of(const std::string& path) {
-    try {
-      token_from(path);
-    } catch (const util::InputError& error) {
-      return error.what();
-    }
-    return "no error";
+    return test_support::input_error_of([&] { token_from(path); });
   }
 
   std::string folder_ = ::testing::TempDir() + "dlaunch_token_file_test";

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "util/error.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::slurm {
 namespace {
@@ -17,12 +18,7 @@ std::optional<SlurmContext> read(std::map<std::string, std::string> variables) {
 }
 
 std::string error_of(std::map<std::string, std::string> variables) {
-  try {
-    read(std::move(variables));
-  } catch (const util::InputError& error) {
-    return error.what();
-  }
-  return "no error";
+  return test_support::input_error_of([&] { read(std::move(variables)); });
 }
 
 TEST(SlurmContext, OutsideAStepThereIsNone) {

@@ -8,6 +8,7 @@
 #include "flag_settings.h"
 #include "submit/job_script.h"
 #include "util/error.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::submit {
 namespace {
@@ -23,12 +24,7 @@ class ConfigFileTest : public ::testing::Test {
   }
   std::string error_of(const std::string& text, std::optional<std::string> profile = std::nullopt) {
     SubmitSettings settings;
-    try {
-      apply_config_file(settings, write(text), profile);
-    } catch (const util::InputError& error) {
-      return error.what();
-    }
-    return "no error";
+    return test_support::input_error_of([&] { apply_config_file(settings, write(text), profile); });
   }
   void TearDown() override { std::filesystem::remove(path_); }
   std::string path_ = ::testing::TempDir() + "dlaunch_config_test.toml";

@@ -10,6 +10,7 @@
 #include "submit/job_script.h"
 #include "submit/submit_settings.h"
 #include "util/error.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::test_support {
 
@@ -25,12 +26,7 @@ inline submit::SubmitSettings with(std::initializer_list<std::pair<const char*, 
 
 // The message of the InputError that SETTINGS give, or "no error".
 inline std::string error_of(const submit::SubmitSettings& settings) {
-  try {
-    request_for(settings);
-  } catch (const util::InputError& error) {
-    return error.what();
-  }
-  return "no error";
+  return input_error_of([&] { request_for(settings); });
 }
 
 inline std::string signal_error(const std::string& text) {

@@ -15,6 +15,7 @@
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
 #include "util/error.h"
+#include "../test_support/input_error.h"
 
 namespace dlaunch::submit {
 namespace {
@@ -324,14 +325,7 @@ TEST(JobScript, BadSettingsNameTheirSource) {
 
 // --- values bound for the script: refused with a control character, quoted for sbatch ---
 
-std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const util::InputError& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using test_support::input_error_of;
 
 SubmitSettings with_from(const char* name, Value value, const char* source) {
   SubmitSettings settings = default_submit_settings();
@@ -341,7 +335,7 @@ SubmitSettings with_from(const char* name, Value value, const char* source) {
 
 TEST(JobScriptValues, ANewlineInTheJobNameIsRefusedNamingTheFlag) {
   std::string message =
-      message_of([] { request_for(with_from("job-name", std::string("evil\ntouch /tmp/x"), "--job-name")); });
+      input_error_of([] { request_for(with_from("job-name", std::string("evil\ntouch /tmp/x"), "--job-name")); });
   EXPECT_NE(message.find("job-name (from --job-name) contains a newline (\\n) at character 5: "
                          "'evil\\ntouch /tmp/x'"),
             std::string::npos)
@@ -351,7 +345,7 @@ TEST(JobScriptValues, ANewlineInTheJobNameIsRefusedNamingTheFlag) {
 }
 
 TEST(JobScriptValues, ANewlineInAnSbatchArgOrTheOutputDirIsRefusedNamingTheFlag) {
-  std::string message = message_of([] {
+  std::string message = input_error_of([] {
     request_for(with_from("sbatch-arg",
                           std::vector<std::string>{"--comment=ok", "--x=1\n#SBATCH --partition=other"},
                           "--sbatch-arg"));
@@ -359,7 +353,7 @@ TEST(JobScriptValues, ANewlineInAnSbatchArgOrTheOutputDirIsRefusedNamingTheFlag)
   EXPECT_NE(message.find("sbatch-arg (from --sbatch-arg) contains a newline (\\n) at character 6"),
             std::string::npos)
       << message;
-  message = message_of(
+  message = input_error_of(
       [] { request_for(with_from("output-dir", std::string("runs\nrm -rf ~"), "--output-dir")); });
   EXPECT_NE(message.find("output-dir (from --output-dir) contains a newline"), std::string::npos)
       << message;
@@ -374,13 +368,13 @@ TEST(JobScriptValues, EveryControlCharacterInEveryValueBoundForTheScriptIsRefuse
       std::string value = std::string("USR1") + static_cast<char>(code) + "@60";
       Value typed = std::string(name) == "sbatch-arg" ? Value(std::vector<std::string>{value})
                                                       : Value(value);
-      std::string message = message_of([&] { request_for(with_from(name, typed, "--flag")); });
+      std::string message = input_error_of([&] { request_for(with_from(name, typed, "--flag")); });
       EXPECT_NE(message.find(std::string(name) + " (from --flag) contains "), std::string::npos)
           << name << " with character " << code << ": " << message;
     }
   }
   // The submission folder comes from the current folder too.
-  std::string message = message_of([] {
+  std::string message = input_error_of([] {
     make_job_request(default_submit_settings(), {"train.py"}, "/opt/dlaunch",
                      "/home/u/odd\x1b[2Jname/slurm-outputs/t", "t");
   });
@@ -391,7 +385,7 @@ TEST(JobScriptValues, EveryControlCharacterInEveryValueBoundForTheScriptIsRefuse
 }
 
 TEST(JobScriptValues, AnEmptySbatchArgIsRefused) {
-  std::string message = message_of(
+  std::string message = input_error_of(
       [] { request_for(with_from("sbatch-arg", std::vector<std::string>{""}, "--sbatch-arg")); });
   EXPECT_NE(message.find("sbatch-arg (from --sbatch-arg) holds an empty value"), std::string::npos)
       << message;
