@@ -1,0 +1,359 @@
+// Dialling node 0: the Join carries a proof of the token, and a node 0 that
+// proves itself (a sealed Welcome) yields a sealed link and its heartbeat
+// timeout; a proved refusal ends the dial, an unproved one is noticed (once)
+// and the dial tries again until its deadline, then names it; a launcher
+// without the token node 0 requires is told what to do; a stop signal ends
+// the wait. Node 0 is a fake on a thread (the idea of
+// rendezvous_coordinator_test.cc's FakeNode0).
+#include "rendezvous/service_dialer.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../test_support/text.h"
+#include "process/signal_channel.h"
+#include "rendezvous/protocol.h"
+#include "rendezvous/session.h"
+#include "rendezvous/token.h"
+#include "util/error.h"
+#include "util/socket.h"
+
+namespace dlaunch::rendezvous {
+namespace {
+
+using namespace std::chrono_literals;
+using test_support::contains;
+
+// A peer on node 0's port, run on a thread: it accepts connections and hands
+// each to SCRIPT (with the connection's number, from 0), until it stops.
+class FakeNode0 {
+ public:
+  using Script = std::function<void(util::Fd&, int)>;
+  explicit FakeNode0(Script script)
+      : listener_(util::listen_tcp(0)), port_(util::bound_port(listener_.get())) {
+    thread_ = std::thread([this, script] {
+      for (int count = 0; !stopping_;) {
+        pollfd readable{listener_.get(), POLLIN, 0};
+        if (::poll(&readable, 1, 20) <= 0) continue;
+        util::Fd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!connection) continue;
+        script(connection, count++);
+        held_.push_back(std::move(connection));  // closed when the fake stops
+      }
+    });
+  }
+  ~FakeNode0() { stop(); }
+  // Waits for the script in progress, then closes everything.
+  void stop() {
+    stopping_ = true;
+    if (thread_.joinable()) thread_.join();
+    held_.clear();
+    listener_.reset();
+  }
+  int port() const { return port_; }
+
+ private:
+  util::Fd listener_;
+  int port_;
+  std::atomic<bool> stopping_{false};
+  std::vector<util::Fd> held_;
+  std::thread thread_;
+};
+
+// The next whole frame on FD within 2 s; nullopt when it closed or timed out.
+std::optional<Frame> read_frame(util::Fd& fd) {
+  FrameReader reader;
+  for (auto give_up = util::Clock::now() + 2s; util::Clock::now() < give_up;) {
+    if (auto frame = reader.next()) return frame;
+    pollfd readable{fd.get(), POLLIN, 0};
+    if (::poll(&readable, 1, 20) <= 0) continue;
+    char buffer[4096];
+    ssize_t got = ::recv(fd.get(), buffer, sizeof(buffer), 0);
+    if (got <= 0) return std::nullopt;
+    reader.append(std::string_view(buffer, static_cast<std::size_t>(got)));
+  }
+  return std::nullopt;
+}
+
+// Best effort: the launcher may have hung up already.
+void send_bytes(util::Fd& fd, const std::string& bytes) {
+  ssize_t ignored = ::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  (void)ignored;
+}
+
+// What node 0 saw of a connection's Join.
+struct SeenJoin {
+  JoinMessage join;
+  std::string challenge;
+};
+
+class ServiceDialerTest : public ::testing::Test {
+ protected:
+  DialSettings settings(int port, std::optional<std::string> token) {
+    DialSettings result;
+    result.master_addr = "127.0.0.1";
+    result.port = port;
+    result.node_rank = 3;
+    result.token = std::move(token);
+    result.handshake_timeout = 200ms;
+    result.rendezvous_timeout = 60s;
+    result.notice = [this](const std::string& line) {
+      std::lock_guard lock(mutex_);
+      notices_.push_back(line);
+    };
+    return result;
+  }
+
+  static JoinMessage join() {
+    JoinMessage message;
+    message.run_id = "job";
+    message.node_rank = 3;
+    message.nnodes = 4;
+    message.nproc = 2;
+    message.host = "host3";
+    message.dlaunch_version = "test";
+    return message;
+  }
+
+  std::vector<std::string> notices() {
+    std::lock_guard lock(mutex_);
+    return notices_;
+  }
+
+  // Node 0's greeting, then the Join it got back (recorded in joins_).
+  std::optional<SeenJoin> greet(util::Fd& fd, bool token_required) {
+    SeenJoin seen;
+    seen.challenge = random_bytes(kChallengeSize);
+    send_bytes(fd, encode_frame(MessageType::kChallenge,
+                                encode(ChallengeMessage{seen.challenge, token_required, 30'000})));
+    auto frame = read_frame(fd);
+    if (!frame || frame->type != MessageType::kJoin) return std::nullopt;
+    seen.join = decode_join(frame->payload);
+    std::lock_guard lock(mutex_);
+    joins_.push_back(seen);
+    return seen;
+  }
+
+  std::vector<SeenJoin> joins() {
+    std::lock_guard lock(mutex_);
+    return joins_;
+  }
+
+  // The error DIAL ends with, of type ERROR.
+  template <typename Error>
+  std::string dial_error(ServiceDialer& dialer, std::chrono::milliseconds limit) {
+    try {
+      dialer.dial(join(), util::Clock::now() + limit);
+    } catch (const Error& error) {
+      return error.what();
+    }
+    ADD_FAILURE() << "dial() did not throw the error expected";
+    return "";
+  }
+
+  process::SignalChannel signals_;  // before the fake's thread, which inherits its mask
+  std::mutex mutex_;
+  std::vector<std::string> notices_;
+  std::vector<SeenJoin> joins_;
+};
+
+TEST_F(ServiceDialerTest, ANode0ThatProvesTheTokenGivesASealedLink) {
+  const std::string token = generate_token();
+  std::string opened_by_node0;
+  FakeNode0 node0([&](util::Fd& fd, int) {
+    auto seen = greet(fd, true);
+    if (!seen) return;
+    Session session(token, seen->challenge, seen->join.nonce, End::kService);
+    std::string frames = session.frame(MessageType::kWelcome, encode(WelcomeMessage{1234}));
+    frames += session.frame(MessageType::kStop, "after the welcome");
+    send_bytes(fd, frames);
+    if (auto frame = read_frame(fd)) opened_by_node0 = session.open(*frame);
+  });
+  ServiceDialer dialer(settings(node0.port(), token), signals_);
+  Dialed dialed = dialer.dial(join(), util::Clock::now() + 10s);
+  EXPECT_EQ(dialed.heartbeat_timeout, 1234ms);
+  EXPECT_EQ(dialed.link.address(), "127.0.0.1:" + std::to_string(node0.port()));
+
+  // The Join node 0 got carries this launcher's nonce and a proof of the token.
+  auto seen = joins();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].join.run_id, "job");
+  EXPECT_EQ(seen[0].join.node_rank, 3u);
+  EXPECT_EQ(seen[0].join.nonce.size(), kChallengeSize);
+  std::string expected = join_proof(token, seen[0].challenge, seen[0].join.nonce, signed_part(seen[0].join));
+  EXPECT_TRUE(proofs_match(expected, seen[0].join.proof));
+
+  // The link goes on with the same session, both ways.
+  std::optional<Frame> stop;
+  auto give_up = util::Clock::now() + 5s;
+  while (!(stop = dialed.link.next()) && util::Clock::now() < give_up) {
+    pollfd readable{dialed.link.fd(), POLLIN, 0};
+    if (::poll(&readable, 1, 20) > 0) {
+      ASSERT_TRUE(dialed.link.receive());
+    }
+  }
+  ASSERT_TRUE(stop);
+  EXPECT_EQ(stop->type, MessageType::kStop);
+  EXPECT_EQ(stop->payload, "after the welcome");
+  ASSERT_TRUE(dialed.link.send(MessageType::kOutcome, "from the launcher"));
+  node0.stop();  // waits for node 0 to read it
+  EXPECT_EQ(opened_by_node0, "from the launcher");
+  EXPECT_TRUE(notices().empty());
+}
+
+TEST_F(ServiceDialerTest, WithoutATokenAPlainWelcomeIsTaken) {
+  FakeNode0 node0([&](util::Fd& fd, int) {
+    if (!greet(fd, false)) return;
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{777})));
+  });
+  ServiceDialer dialer(settings(node0.port(), std::nullopt), signals_);
+  Dialed dialed = dialer.dial(join(), util::Clock::now() + 10s);
+  EXPECT_EQ(dialed.heartbeat_timeout, 777ms);
+  auto seen = joins();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].join.proof, "");
+}
+
+TEST_F(ServiceDialerTest, ALauncherWithoutTheTokenNode0RequiresIsToldWhatToDo) {
+  FakeNode0 node0([&](util::Fd& fd, int) { greet(fd, true); });
+  ServiceDialer dialer(settings(node0.port(), std::nullopt), signals_);
+  std::string error = dial_error<util::InputError>(dialer, 10s);
+  EXPECT_TRUE(contains(error, "node 0's rendezvous requires a token and node 3 has none")) << error;
+  EXPECT_TRUE(contains(error, "DLAUNCH_RDZV_TOKEN")) << error;
+  node0.stop();
+  // Node 0 still got the Join, so it can name the refusal at its timeout.
+  EXPECT_EQ(joins().size(), 1u);
+}
+
+TEST_F(ServiceDialerTest, AProvedRefusalEndsTheDial) {
+  const std::string token = generate_token();
+  FakeNode0 node0([&](util::Fd& fd, int) {
+    auto seen = greet(fd, true);
+    if (!seen) return;
+    Session session(token, seen->challenge, seen->join.nonce, End::kService);
+    send_bytes(fd, session.frame(MessageType::kAbort, encode(TextMessage{0, "node 2 has 3 GPUs, not 2"})));
+  });
+  ServiceDialer dialer(settings(node0.port(), token), signals_);
+  EXPECT_EQ(dial_error<util::SystemError>(dialer, 10s), "node 2 has 3 GPUs, not 2");
+}
+
+TEST_F(ServiceDialerTest, AnUnprovedRefusalIsNoticedOnceAndNamedAtTheDeadline) {
+  FakeNode0 stranger([&](util::Fd& fd, int) {
+    if (!greet(fd, true)) return;
+    // Without the token: an unsealed Abort.
+    send_bytes(fd, encode_frame(MessageType::kAbort, encode(TextMessage{0, "go away"})));
+  });
+  ServiceDialer dialer(settings(stranger.port(), generate_token()), signals_);
+  std::string error = dial_error<util::SystemError>(dialer, 1500ms);
+  EXPECT_TRUE(contains(error, "node 3 could not join the rendezvous at 127.0.0.1:" +
+                                  std::to_string(stranger.port())))
+      << error;
+  EXPECT_TRUE(contains(error, "refused this launcher without proving it holds the job's token: \"go away\""))
+      << error;
+  EXPECT_TRUE(contains(error, "and the same rendezvous token")) << error;
+  stranger.stop();
+  // Dialled again and again until the deadline, but noticed once.
+  EXPECT_GE(joins().size(), 2u);
+  auto seen = notices();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(contains(seen[0], "node 3: 127.0.0.1:")) << seen[0];
+  EXPECT_TRUE(contains(seen[0], "trying again until --rdzv-timeout (60 s)")) << seen[0];
+}
+
+TEST_F(ServiceDialerTest, WithoutATokenARefusalIsTakenAtItsWord) {
+  FakeNode0 node0([&](util::Fd& fd, int) {
+    send_bytes(fd, encode_frame(MessageType::kAbort, encode(TextMessage{0, "round 4 is over"})));
+  });
+  ServiceDialer dialer(settings(node0.port(), std::nullopt), signals_);
+  EXPECT_EQ(dial_error<util::SystemError>(dialer, 10s), "round 4 is over");
+}
+
+TEST_F(ServiceDialerTest, ANode0WithoutATokenIsToldOfTheMismatchAndNotBelieved) {
+  FakeNode0 node0([&](util::Fd& fd, int) {
+    if (!greet(fd, false)) return;
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{30'000})));
+  });
+  ServiceDialer dialer(settings(node0.port(), generate_token()), signals_);
+  std::string error = dial_error<util::SystemError>(dialer, 400ms);
+  EXPECT_TRUE(contains(error, "requires no rendezvous token, so it cannot prove it holds this job's"))
+      << error;
+  node0.stop();
+  auto seen = joins();
+  ASSERT_FALSE(seen.empty());
+  // The Join tells node 0 (if it is node 0) why the job cannot start.
+  EXPECT_TRUE(contains(seen[0].join.preflight_error, "has a rendezvous token but node 0 has none"))
+      << seen[0].join.preflight_error;
+}
+
+TEST_F(ServiceDialerTest, AFirstFrameThatIsNoChallengeIsNamed) {
+  FakeNode0 other([&](util::Fd& fd, int) {
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{30'000})));
+  });
+  ServiceDialer dialer(settings(other.port(), generate_token()), signals_);
+  std::string error = dial_error<util::SystemError>(dialer, 400ms);
+  EXPECT_TRUE(contains(error, "answered but is not a dlaunch rendezvous "
+                              "(a Welcome first instead of a challenge)"))
+      << error;
+}
+
+TEST_F(ServiceDialerTest, GarbageIsNamed) {
+  FakeNode0 web_server([&](util::Fd& fd, int) { send_bytes(fd, "HTTP/1.1 400 Bad Request\r\n\r\n"); });
+  ServiceDialer dialer(settings(web_server.port(), generate_token()), signals_);
+  std::string error = dial_error<util::SystemError>(dialer, 400ms);
+  EXPECT_TRUE(contains(error, "127.0.0.1:" + std::to_string(web_server.port()) +
+                                  " answered but is not a dlaunch rendezvous ("))
+      << error;
+}
+
+// A port nobody listens on (bound, then closed).
+int closed_port() {
+  util::Fd listener = util::listen_tcp(0);
+  return util::bound_port(listener.get());
+}
+
+TEST_F(ServiceDialerTest, NobodyListeningMeansNode0IsMissing) {
+  ServiceDialer dialer(settings(closed_port(), std::nullopt), signals_);
+  std::string error = dial_error<util::SystemError>(dialer, 300ms);
+  EXPECT_TRUE(contains(error, "node 3 could not reach the rendezvous at 127.0.0.1:")) << error;
+  EXPECT_TRUE(contains(error, "node 0 is missing")) << error;
+  EXPECT_TRUE(notices().empty());  // waiting for node 0 is usual: nothing to notice
+}
+
+TEST_F(ServiceDialerTest, AStopSignalEndsTheWait) {
+  ServiceDialer dialer(settings(closed_port(), std::nullopt), signals_);
+  ::raise(SIGTERM);  // blocked by the channel: it waits there for the dialer
+  try {
+    dialer.dial(join(), util::Clock::now() + 60s);
+    FAIL() << "dial() returned";
+  } catch (const util::Interrupted& stopped) {
+    EXPECT_EQ(stopped.signal, SIGTERM);
+  }
+}
+
+TEST_F(ServiceDialerTest, SawNoticesEachThingOnceAndNamesTheLastAtTheDeadline) {
+  ServiceDialer dialer(settings(closed_port(), std::nullopt), signals_);
+  dialer.saw("node 0 closed the link before the World");
+  dialer.saw("node 0 closed the link before the World");
+  dialer.saw("something else");
+  auto seen = notices();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0],
+            "node 3: node 0 closed the link before the World; trying again until --rdzv-timeout (60 s)");
+  std::string error = dial_error<util::SystemError>(dialer, 300ms);
+  EXPECT_TRUE(contains(error, "could not join the rendezvous")) << error;
+  EXPECT_TRUE(contains(error, ": something else. Check that node 0's launcher runs there")) << error;
+}
+
+}  // namespace
+}  // namespace dlaunch::rendezvous
