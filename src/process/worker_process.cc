@@ -1,8 +1,11 @@
 #include "process/worker_process.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/resource.h>
 #include <fmt/format.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -62,6 +65,20 @@ constexpr int kCgroupStage = 1;
   ::_exit(127);
 }
 
+// As torchrun's workers (subprocess.Popen closes them): the program holds
+// descriptors 0-2 and nothing else the launcher opened or inherited (a
+// shell's or a batch system's descriptors, a socket of node 0's service).
+// Marked close-on-exec rather than closed, so the exec-status pipe still
+// reports an exec that fails. Async-signal-safe; the loop is for kernels
+// older than 5.11, which lack CLOSE_RANGE_CLOEXEC.
+void close_inherited_on_exec() {
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  rlimit limit{};
+  rlim_t most = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
+  int last = static_cast<int>(std::min<rlim_t>(most, 1 << 20));
+  for (int fd = 3; fd < last; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
 // Async-signal-safe from here on: no allocation after the fork.
 [[noreturn]] void exec_in_child(const std::string& path, ExecArrays& arrays, pid_t parent,
                                 int stdin_fd, int stdout_fd, int stderr_fd, int error_fd,
@@ -76,10 +93,15 @@ constexpr int kCgroupStage = 1;
   // Node 0's rendezvous raised the launcher's own open-file limit; the
   // worker gets the limit the launcher was started with, as under torchrun.
   util::restore_open_file_limit_in_child();
-  int input = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY);
-  if (input >= 0) ::dup2(input, STDIN_FILENO);
+  // Close-on-exec, so only the copy on descriptor 0 reaches the program;
+  // dup2 does not copy the flag, and a /dev/null that lands on 0 itself
+  // (the launcher's stdin was closed) has it cleared instead.
+  int input = stdin_fd >= 0 ? stdin_fd : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (input == STDIN_FILENO) ::fcntl(input, F_SETFD, 0);
+  else if (input >= 0) ::dup2(input, STDIN_FILENO);
   ::dup2(stdout_fd, STDOUT_FILENO);
   ::dup2(stderr_fd, STDERR_FILENO);
+  close_inherited_on_exec();
   ::execve(path.c_str(), arrays.argv.data(), arrays.envp.data());
   fail_in_child(error_fd, kExecStage, errno);
 }

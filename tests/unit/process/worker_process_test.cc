@@ -6,6 +6,7 @@
 #include "process/worker_process.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -149,6 +150,18 @@ TEST(WorkerProcess, StdinIsDevNullWhenNoneIsGiven) {
   ASSERT_EQ(confirm_exec(worker).error, 0);
   // cat ends at once: the launcher's own stdin (a terminal, a session) is not shared.
   EXPECT_EQ(finish(worker).out, "/dev/null\nend\n");
+}
+
+// The program holds stdin, stdout and stderr and nothing else, as under
+// torchrun: not a descriptor the launcher inherited without close-on-exec
+// (here one the test opens so), nor a stray /dev/null.
+TEST(WorkerProcess, TheProgramGetsOnlyItsThreeStandardDescriptors) {
+  util::Fd inherited(::open("/dev/null", O_RDONLY));  // no O_CLOEXEC, like a shell's
+  ASSERT_TRUE(inherited);
+  StartedWorker worker = start_worker({"/bin/ls", "/proc/self/fd"}, util::Environment::from_process());
+  ASSERT_EQ(confirm_exec(worker).error, 0);
+  // 3 is ls's own handle on the folder it lists.
+  EXPECT_EQ(finish(worker).out, "0\n1\n2\n3\n");
 }
 
 TEST(WorkerProcess, AnExecFailureIsReportedWithItsErrno) {
