@@ -1,0 +1,183 @@
+// dlaunch run's pipeline in-process: from a LaunchConfig and a coordinator
+// factory to the job's exit code, with /bin/sh -c workers and the local
+// coordinator: the worker output on the console, the failure summary, the
+// exit code of the failed worker, restarts up to --max-restarts with
+// TORCHELASTIC_RESTART_COUNT rising, and the program checked before anything
+// is made.
+//
+// run_launcher writes to the process's console (util/console.h); the test
+// captures stdout and stderr as tests/unit/cli/dlaunch_main_test.cc does.
+// Workers write what the test needs to see to files in $OUT.
+#include "launch/launcher.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "../test_support/text.h"
+#include "rendezvous/local_coordinator.h"
+#include "util/error.h"
+#include "util/ports.h"
+
+namespace dlaunch::launch {
+namespace {
+
+using test_support::contains;
+
+class LauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/dlaunch_launcher_test_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A one-node job of NPROC workers, each running the shell SCRIPT.
+  LaunchConfig config(int nproc, const std::string& script, int max_restarts = 0) {
+    LaunchConfig made;
+    made.topology.nnodes = {1, "test"};
+    made.topology.node_rank = {0, "test"};
+    made.topology.nproc_per_node = {nproc, "test"};
+    made.topology.master_addr = {"127.0.0.1", "test"};
+    made.topology.run_id = {"t", "test"};
+    made.command = {"/bin/sh", "-c", script};
+    made.max_restarts = max_restarts;
+    made.log_dir = dir_ + "/logs";
+    made.kill_escaped = {KillEscaped::kOff, "test"};  // this test process stays no subreaper
+    return made;
+  }
+
+  // Runs CONFIG with the local coordinator, as dlaunch run does for one
+  // node; its exit code, and the console output in output_.
+  int run(const LaunchConfig& launch) {
+    util::Environment environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}, {"OUT", dir_}});
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    int code = -1;
+    try {
+      code = run_launcher(launch, environment, [&](process::SignalChannel&, const std::string& host) {
+        ++coordinators_made_;
+        host_ = host;
+        return std::make_unique<rendezvous::LocalCoordinator>("127.0.0.1", std::nullopt,
+                                                              launch.topology.nproc_per_node.value, "t",
+                                                              launch.max_restarts);
+      });
+    } catch (...) {
+      output_ = ::testing::internal::GetCapturedStdout() + ::testing::internal::GetCapturedStderr();
+      throw;
+    }
+    output_ = ::testing::internal::GetCapturedStdout() + ::testing::internal::GetCapturedStderr();
+    return code;
+  }
+
+  // A FIFO $OUT/NAME, for workers to meet at (its open waits for the other end).
+  void fifo(const std::string& name) {
+    std::string path = dir_ + "/" + name;
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+  }
+
+  // What a worker wrote to $OUT/NAME.
+  std::string file(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string dir_;
+  std::string output_;
+  int coordinators_made_ = 0;
+  std::string host_;
+};
+
+TEST_F(LauncherTest, AJobWhoseWorkersSucceedExitsWithZero) {
+  int code = run(config(2, "echo hello $RANK of $WORLD_SIZE"));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(coordinators_made_, 1);
+  EXPECT_EQ(host_, util::local_host_name());
+  EXPECT_TRUE(contains(output_, "[rank0]:hello 0 of 2\n"));
+  EXPECT_TRUE(contains(output_, "[rank1]:hello 1 of 2\n"));
+  EXPECT_FALSE(contains(output_, "job failed"));
+}
+
+// Without --max-restarts the first failure ends the job with that
+// worker's code, and the summary names it with its last lines.
+TEST_F(LauncherTest, AFailedWorkersCodeIsTheJobsAndTheSummaryNamesIt) {
+  int code = run(config(2, "if [ $RANK = 1 ]; then echo 'about to fail' >&2; exit 3; fi"));
+  EXPECT_EQ(code, 3);
+  EXPECT_TRUE(contains(output_, "dlaunch: ==================== job failed ====================\n"));
+  EXPECT_TRUE(contains(output_, "dlaunch: first failure: rank 1 (local rank 1) on " + util::local_host_name() +
+                                    " (node 0) exited with code 3\n"));
+  EXPECT_TRUE(contains(output_, "dlaunch:     | about to fail\n"));
+  EXPECT_TRUE(contains(output_, "dlaunch: exit code 3\n"));
+  EXPECT_FALSE(contains(output_, "restarting"));
+}
+
+TEST_F(LauncherTest, AKilledWorkerEndsTheJobWith128PlusTheSignal) {
+  int code = run(config(1, "kill -KILL $$"));
+  EXPECT_EQ(code, 128 + SIGKILL);
+  EXPECT_TRUE(contains(output_, "was killed by SIGKILL (exit code 137)"));
+}
+
+// Rank 1 always fails, once rank 0 has written its count (they meet at a
+// FIFO): the job runs 1 + 2 rounds, each worker seeing its restart count,
+// then fails with rank 1's code.
+TEST_F(LauncherTest, EveryWorkerIsRestartedUpToMaxRestartsThenTheJobFails) {
+  fifo("counted");
+  int code = run(config(2,
+                        "echo $TORCHELASTIC_RESTART_COUNT of $TORCHELASTIC_MAX_RESTARTS >> \"$OUT/count.$RANK\"; "
+                        "if [ $RANK = 0 ]; then echo > \"$OUT/counted\"; else read x < \"$OUT/counted\"; exit 3; fi",
+                        /*max_restarts=*/2));
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(file("count.0"), "0 of 2\n1 of 2\n2 of 2\n");
+  EXPECT_EQ(file("count.1"), "0 of 2\n1 of 2\n2 of 2\n");
+  EXPECT_TRUE(contains(output_, "restarting every worker (restart 1 of 2)\n"));
+  EXPECT_TRUE(contains(output_, "restarting every worker (restart 2 of 2)\n"));
+  EXPECT_FALSE(contains(output_, "restart 3 of"));
+  EXPECT_TRUE(contains(output_, "dlaunch: exit code 3\n"));
+  EXPECT_EQ(coordinators_made_, 1);  // one coordinator for every round
+}
+
+// The first round fails (rank 0, once rank 1 has written its count), the
+// second succeeds: the job succeeds.
+TEST_F(LauncherTest, ARestartThatSucceedsEndsTheJobWithZero) {
+  fifo("counted");
+  int code = run(config(2,
+                        "echo $TORCHELASTIC_RESTART_COUNT >> \"$OUT/count.$RANK\"; "
+                        "if [ $RANK = 1 ]; then echo > \"$OUT/counted\"; else read x < \"$OUT/counted\"; fi; "
+                        "if [ $TORCHELASTIC_RESTART_COUNT = 0 ] && [ $RANK = 0 ]; then exit 5; fi",
+                        /*max_restarts=*/3));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(file("count.0"), "0\n1\n");
+  EXPECT_EQ(file("count.1"), "0\n1\n");
+  EXPECT_TRUE(contains(output_, "exited with code 5; restarting every worker (restart 1 of 3)\n"));
+  EXPECT_FALSE(contains(output_, "restart 2 of"));
+  EXPECT_FALSE(contains(output_, "job failed"));
+}
+
+// A program that does not exist fails the one-node job before anything is
+// made: no coordinator, no worker.
+TEST_F(LauncherTest, AMissingProgramIsRefusedBeforeTheCoordinatorIsMade) {
+  LaunchConfig launch = config(1, "");
+  launch.command = {dir_ + "/no-such-program"};
+  try {
+    run(launch);
+    ADD_FAILURE() << "no InputError";
+  } catch (const util::InputError& error) {
+    EXPECT_TRUE(contains(error.what(), "cannot run '" + dir_ + "/no-such-program': no executable file at that path"));
+  }
+  EXPECT_EQ(coordinators_made_, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/logs"));
+}
+
+}  // namespace
+}  // namespace dlaunch::launch
