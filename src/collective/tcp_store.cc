@@ -3,9 +3,11 @@
 #include <cerrno>
 #include <fmt/format.h>
 #include <map>
+#include <memory>
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "process/event_loop.h"
 #include "util/error.h"
 #include "util/socket.h"
 #include "util/strings.h"
@@ -59,53 +61,77 @@ std::optional<Message> take_message(std::string& buffer) {
   return message;
 }
 
-// How long the store's thread waits for a client that does not read.
-constexpr std::chrono::milliseconds kServerStallLimit{5000};
+// What the store holds for one client that does not read: two answers of
+// the largest value. Beyond it that client is dropped (it is not a gloo
+// rank, or it is stuck), so one peer can neither stall the store nor make
+// it buffer without bound.
+constexpr std::size_t kMaxOutbox = 2 * (std::size_t{kMaxField} + 9);
 
 }  // namespace
 
+// One process::EventLoop on the store's thread: clients are read and
+// written without blocking, each with its own outbox, so a client that
+// stops reading delays no other (gloo's ranks wait on each other's keys).
 class TcpStoreServer::Loop {
  public:
   explicit Loop(util::Fd listener) : listener_(std::move(listener)) {
     util::set_nonblocking(listener_.get());
+    events_.watch(listener_.get(), EPOLLIN, [this](std::uint32_t) { accept_clients(); });
   }
 
-  void run(int wake_fd) {
-    for (;;) {
-      std::vector<pollfd> fds = {{wake_fd, POLLIN, 0}, {listener_.get(), POLLIN, 0}};
-      for (auto& client : clients_) fds.push_back({client.fd.get(), POLLIN, 0});
-      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
-      if (fds[0].revents != 0) return;
-      if (fds[1].revents & POLLIN) accept_clients();
-      for (std::size_t i = 2; i < fds.size(); ++i) {
-        if (fds[i].revents != 0) serve(clients_[i - 2]);
-      }
-      std::erase_if(clients_, [](const Client& client) { return !client.fd; });
-    }
+  // On the store's thread, until stop().
+  void run() {
+    // Dropped clients are freed between batches, after the events that may still name them.
+    events_.run_until([this] {
+      std::erase_if(clients_, [](const auto& client) { return !client->fd; });
+      return false;
+    });
   }
+
+  // From any thread: run() returns.
+  void stop() { events_.stop(); }
 
  private:
   struct Client {
     util::Fd fd;
-    std::string buffer;
+    std::string input;
+    std::string outbox;
+    bool writable_watched = false;
   };
 
   void accept_clients() {
     for (;;) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;
-      clients_.push_back(Client{util::Fd(fd), {}});
+      if (fd < 0) return;  // none left (EAGAIN), or out of descriptors: the next event retries
+      auto client = std::make_unique<Client>(Client{util::Fd(fd), {}, {}});
+      Client* raw = client.get();
+      try {
+        events_.watch(fd, EPOLLIN, [this, raw](std::uint32_t ready) { on_ready(*raw, ready); });
+      } catch (const util::SystemError&) {
+        continue;  // epoll refused it: closed, the others go on
+      }
+      clients_.push_back(std::move(client));
     }
   }
 
-  void serve(Client& client) {
+  void on_ready(Client& client, std::uint32_t ready) {
+    if ((ready & EPOLLOUT) != 0) flush(client);
+    if (client.fd && (ready & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) read(client);
+  }
+
+  // One read per event: a chatty client cannot hold the loop.
+  void read(Client& client) {
     char chunk[64 * 1024];
     ssize_t got = ::recv(client.fd.get(), chunk, sizeof(chunk), 0);
     if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
     if (got <= 0) return drop(client);
-    client.buffer.append(chunk, static_cast<std::size_t>(got));
+    client.input.append(chunk, static_cast<std::size_t>(got));
     try {
-      while (auto message = take_message(client.buffer)) handle(client, *message);
+      while (client.fd) {
+        auto message = take_message(client.input);
+        if (!message) break;
+        handle(client, *message);
+      }
     } catch (const util::SystemError&) {
       drop(client);  // garbage: this peer is not one of ours
     }
@@ -114,16 +140,14 @@ class TcpStoreServer::Loop {
   void handle(Client& client, const Message& message) {
     if (message.op == 'S') {
       values_[message.key] = message.value;
-      util::send_all(client.fd.get(), encode('K', message.key, ""), kServerStallLimit);
+      send(client, encode('K', message.key, ""));
       answer_waiters(message.key);
     } else if (message.op == 'C') {
-      util::send_all(client.fd.get(), encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"),
-               kServerStallLimit);
+      send(client, encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"));
     } else if (message.op == 'G') {
       auto found = values_.find(message.key);
-      if (found != values_.end())
-        util::send_all(client.fd.get(), encode('V', message.key, found->second), kServerStallLimit);
-      else waiters_.emplace(message.key, client.fd.get());
+      if (found != values_.end()) send(client, encode('V', message.key, found->second));
+      else waiters_.emplace(message.key, &client);
     } else {
       drop(client);
     }
@@ -131,29 +155,55 @@ class TcpStoreServer::Loop {
 
   void answer_waiters(const std::string& key) {
     auto [first, last] = waiters_.equal_range(key);
-    for (auto it = first; it != last; ++it)
-      util::send_all(it->second, encode('V', key, values_[key]), kServerStallLimit);
+    std::vector<Client*> waiting;
+    for (auto it = first; it != last; ++it) waiting.push_back(it->second);
     waiters_.erase(first, last);
+    for (Client* waiter : waiting) {
+      if (waiter->fd) send(*waiter, encode('V', key, values_[key]));
+    }
+  }
+
+  // Queued behind what the client has not taken yet, and written as far as
+  // its socket takes now; the rest when the loop says it has room.
+  void send(Client& client, std::string bytes) {
+    if (client.outbox.size() + bytes.size() > kMaxOutbox) return drop(client);
+    client.outbox += bytes;
+    flush(client);
+  }
+
+  void flush(Client& client) {
+    while (!client.outbox.empty()) {
+      ssize_t sent = ::send(client.fd.get(), client.outbox.data(), client.outbox.size(), MSG_NOSIGNAL);
+      if (sent < 0 && errno == EINTR) continue;
+      if (sent < 0 && errno == EAGAIN) break;
+      if (sent <= 0) return drop(client);
+      client.outbox.erase(0, static_cast<std::size_t>(sent));
+    }
+    bool want = !client.outbox.empty();
+    if (want == client.writable_watched) return;
+    client.writable_watched = want;
+    events_.set_events(client.fd.get(), want ? (EPOLLIN | EPOLLOUT) : EPOLLIN);
   }
 
   void drop(Client& client) {
-    std::erase_if(waiters_, [&](const auto& waiter) { return waiter.second == client.fd.get(); });
+    if (!client.fd) return;
+    std::erase_if(waiters_, [&](const auto& waiter) { return waiter.second == &client; });
+    events_.unwatch(client.fd.get());
     client.fd.reset();
   }
 
+  process::EventLoop events_;
   util::Fd listener_;
-  std::vector<Client> clients_;
+  std::vector<std::unique_ptr<Client>> clients_;
   std::map<std::string, std::string> values_;
-  std::multimap<std::string, int> waiters_;
+  std::multimap<std::string, Client*> waiters_;
 };
 
 TcpStoreServer::TcpStoreServer(int port)
-    : loop_(std::make_unique<Loop>(util::listen_tcp(port))),
-      wake_(util::make_pipe()),
-      thread_([this, wake = wake_.read_end.get()] { loop_->run(wake); }) {}
+    : loop_(std::make_unique<Loop>(util::listen_tcp(port))), thread_([this] { loop_->run(); }) {}
 
 TcpStoreServer::~TcpStoreServer() {
-  util::write_all(wake_.write_end.get(), "x");
+  loop_->stop();
   thread_.join();
 }
 

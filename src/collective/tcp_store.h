@@ -17,8 +17,9 @@
 
 namespace dlaunch::collective {
 
-// Serves the store on PORT (every interface) until destroyed. Throws
-// SystemError naming the port when it cannot be bound.
+// Serves the store on PORT (every interface) until destroyed, on a thread
+// of its own that never blocks on a client. Throws SystemError naming the
+// port when it cannot be bound.
 class TcpStoreServer {
  public:
   explicit TcpStoreServer(int port);
@@ -29,7 +30,6 @@ class TcpStoreServer {
  private:
   class Loop;
   std::unique_ptr<Loop> loop_;
-  util::Pipe wake_;
   std::thread thread_;
 };
 
