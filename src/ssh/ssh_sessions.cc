@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
+#include <sys/wait.h>
 
 #include "process/child_output.h"
 #include "process/console_watch.h"
@@ -49,7 +50,12 @@ class SessionLoop {
 
   int run() {
     loop_.watch(signals_.fd(), EPOLLIN, [this](std::uint32_t) { on_signals(); });
-    for (const auto& spec : specs_) start(spec);
+    try {
+      for (const auto& spec : specs_) start(spec);
+    } catch (...) {
+      abandon_started();  // a later host's ssh or log file failed: no ssh is left behind
+      throw;
+    }
     loop_.run_until([this] { return finished(); });
     return exit_code();
   }
@@ -64,31 +70,52 @@ class SessionLoop {
     return drained_ || (groups_.running() == 0 && open_pipes_ == 0);
   }
 
+  // Kills and reaps the ssh processes started so far (each leads its group).
+  void abandon_started() {
+    groups_.signal(SIGKILL);
+    for (const auto& session : sessions_) {
+      int status = 0;
+      while (::waitpid(session->pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+
+  // The host's log file, made before its ssh starts, so a file that cannot
+  // be made stops dlaunch ssh before anything runs there.
+  util::Fd open_host_log(HostSession& session) {
+    if (!settings_.host_log_dir) return util::Fd();
+    std::error_code folder_error;
+    std::filesystem::create_directories(*settings_.host_log_dir, folder_error);
+    if (folder_error)
+      throw util::SystemError(fmt::format("cannot create --host-log-dir {}: {}", *settings_.host_log_dir,
+                                          folder_error.message()));
+    session.log_file = fmt::format("{}/{}.log", *settings_.host_log_dir, session.spec->host);
+    util::Fd file(::open(session.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!file) throw util::system_error(fmt::format("cannot create {}", session.log_file), errno);
+    return file;
+  }
+
   void start(const Session& spec) {
     auto session = std::make_unique<HostSession>();
     session->spec = &spec;
+    util::Fd file = open_host_log(*session);
     util::Pipe input = util::make_pipe();
     process::StartedWorker started =
         process::start_worker(spec.argv, util::Environment::from_process(), input.read_end.get());
     session->pid = started.pid;
     groups_.add(started.pid);
     session->input = std::move(input.write_end);
+    sessions_.push_back(std::move(session));
+    HostSession& host = *sessions_.back();
     // The secret goes first; the pipe then stays open until the hang-up.
-    util::write_all(session->input.get(), settings_.first_line);
-    util::Fd file;
-    if (settings_.host_log_dir) {
-      std::filesystem::create_directories(*settings_.host_log_dir);
-      session->log_file = fmt::format("{}/{}.log", *settings_.host_log_dir, spec.host);
-      file.reset(::open(session->log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-      if (!file) throw util::system_error(fmt::format("cannot create {}", session->log_file), errno);
-    }
+    util::write_all(host.input.get(), settings_.first_line);
     auto stream_outputs = [&](util::ConsoleSink* console) {
       process::StreamRelay::Outputs outputs;
       outputs.console = console;
       // With --host-log-dir the console gets a host's output only when its file fails.
       outputs.shown = !settings_.host_log_dir;
       if (file) outputs.file.reset(::dup(file.get()));
-      outputs.on_file_fault = [this, path = session->log_file](const process::LogFileFault& fault) {
+      outputs.on_file_fault = [this, path = host.log_file](const process::LogFileFault& fault) {
         err_->write_message(fmt::format(
             "dlaunch ssh: {} could not be written ({}); that host's output goes to the console "
             "instead",
@@ -97,11 +124,10 @@ class SessionLoop {
       return outputs;
     };
     // Worker lines arrive prefixed [host:rankN]: by that host's dlaunch run.
-    session->output = std::make_unique<process::ChildOutput>("", stream_outputs(out_), stream_outputs(err_));
-    session->output->relay(loop_, std::move(started.stdout_pipe), std::move(started.stderr_pipe),
-                           buffer_, [this] { --open_pipes_; });
+    host.output = std::make_unique<process::ChildOutput>("", stream_outputs(out_), stream_outputs(err_));
+    host.output->relay(loop_, std::move(started.stdout_pipe), std::move(started.stderr_pipe), buffer_,
+                       [this] { --open_pipes_; });
     open_pipes_ += 2;
-    sessions_.push_back(std::move(session));
   }
 
   void on_signals() {

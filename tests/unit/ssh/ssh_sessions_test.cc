@@ -20,6 +20,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -236,6 +237,43 @@ TEST_F(SshSessionsTest, WithAHostLogDirEachHostsOutputGoesToItsFile) {
   EXPECT_TRUE(contains(stderr_text, "  | B last words\n"));
   EXPECT_FALSE(contains(stderr_text, "A read"));
   EXPECT_FALSE(contains(stderr_text, "hostA (node 0) ended"));
+}
+
+// This process's children (running or not yet reaped), from /proc.
+std::set<pid_t> children_of_this_process() {
+  std::set<pid_t> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+    std::istringstream rest(line.substr(line.rfind(')') + 1));
+    char state = 0;
+    pid_t parent = 0;
+    if (rest >> state >> parent && parent == ::getpid()) children.insert(std::stoi(entry.path().filename()));
+  }
+  return children;
+}
+
+// The second host's log file cannot be made (a folder holds its name): the
+// error reaches the caller, and the first host's ssh, already started, is
+// killed and reaped, not left running (nor a zombie).
+TEST_F(SshSessionsTest, AHostThatCannotStartLeavesNoEarlierHostRunning) {
+  SessionSettings settings;
+  settings.host_log_dir = dir_ + "/logs";
+  std::filesystem::create_directories(dir_ + "/logs/hostB.log");
+  const std::set<pid_t> before = children_of_this_process();
+  try {
+    run({host("hostA", 0, "exec sleep 30"), host("hostB", 1, "exit 0")}, settings);
+    ADD_FAILURE() << "run_sessions returned";
+  } catch (const util::SystemError& error) {
+    EXPECT_TRUE(contains(error.what(), "hostB.log")) << error.what();
+  }
+  const std::set<pid_t> after = children_of_this_process();
+  EXPECT_EQ(after, before) << "an ssh of the failed start was left behind";
+  for (pid_t left : after) {
+    if (before.count(left) == 0) ::kill(left, SIGKILL);
+  }
 }
 
 }  // namespace
