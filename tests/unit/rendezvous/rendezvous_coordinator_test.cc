@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <thread>
 
+#include "../test_support/text.h"
+#include "fake_node0.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/token.h"
 #include "util/error.h"
@@ -25,68 +27,10 @@ namespace {
 using namespace std::chrono_literals;
 using rendezvous::Frame;
 using rendezvous::MessageType;
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-// A peer on node 0's port, run on a thread: it accepts connections and hands
-// each to SCRIPT, until the test ends.
-class FakeNode0 {
- public:
-  using Script = std::function<void(util::Fd&)>;
-  explicit FakeNode0(Script script)
-      : listener_(util::listen_tcp(0)), port_(util::bound_port(listener_.get())) {
-    thread_ = std::thread([this, script] {
-      while (!stopping_) {
-        pollfd readable{listener_.get(), POLLIN, 0};
-        if (::poll(&readable, 1, 20) <= 0) continue;
-        util::Fd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (!connection) continue;
-        script(connection);
-        held_.push_back(std::move(connection));  // closed when the fake goes
-      }
-    });
-  }
-  ~FakeNode0() { stop(); }
-  void stop() {
-    stopping_ = true;
-    if (thread_.joinable()) thread_.join();
-    held_.clear();
-    listener_.reset();
-  }
-  int port() const { return port_; }
-
- private:
-  util::Fd listener_;
-  int port_;
-  std::atomic<bool> stopping_{false};
-  std::vector<util::Fd> held_;
-  std::thread thread_;
-};
-
-// The next whole frame on FD within 2 s; nullopt when it closed or timed out.
-std::optional<Frame> read_frame(util::Fd& fd) {
-  rendezvous::FrameReader reader;
-  auto give_up = util::Clock::now() + 2s;
-  while (util::Clock::now() < give_up) {
-    if (auto frame = reader.next()) return frame;
-    pollfd readable{fd.get(), POLLIN, 0};
-    if (::poll(&readable, 1, 20) <= 0) continue;
-    char buffer[4096];
-    ssize_t got = ::recv(fd.get(), buffer, sizeof(buffer), 0);
-    if (got <= 0) return std::nullopt;
-    reader.append(std::string_view(buffer, static_cast<std::size_t>(got)));
-  }
-  return std::nullopt;
-}
-
-// Best effort, as a stranger would: the launcher may have hung up already.
-void send_frame(util::Fd& fd, MessageType type, const std::string& payload) {
-  std::string frame = rendezvous::encode_frame(type, payload);
-  ssize_t ignored = ::send(fd.get(), frame.data(), frame.size(), MSG_NOSIGNAL);
-  (void)ignored;
-}
+using ::dlaunch::test_support::contains;
+using test_support::FakeNode0;
+using test_support::read_frame;
+using test_support::send_frame;
 
 World world_of(std::vector<int> nproc_per_node) {
   World world;

@@ -3,8 +3,7 @@
 // timeout; a proved refusal ends the dial, an unproved one is noticed (once)
 // and the dial tries again until its deadline, then names it; a launcher
 // without the token node 0 requires is told what to do; a stop signal ends
-// the wait. Node 0 is a fake on a thread (the idea of
-// rendezvous_coordinator_test.cc's FakeNode0).
+// the wait. Node 0 is a fake on a thread (fake_node0.h).
 #include "rendezvous/service_dialer.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "../test_support/text.h"
+#include "fake_node0.h"
 #include "process/signal_channel.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/session.h"
@@ -33,64 +33,10 @@ namespace dlaunch::rendezvous {
 namespace {
 
 using namespace std::chrono_literals;
-using test_support::contains;
-
-// A peer on node 0's port, run on a thread: it accepts connections and hands
-// each to SCRIPT (with the connection's number, from 0), until it stops.
-class FakeNode0 {
- public:
-  using Script = std::function<void(util::Fd&, int)>;
-  explicit FakeNode0(Script script)
-      : listener_(util::listen_tcp(0)), port_(util::bound_port(listener_.get())) {
-    thread_ = std::thread([this, script] {
-      for (int count = 0; !stopping_;) {
-        pollfd readable{listener_.get(), POLLIN, 0};
-        if (::poll(&readable, 1, 20) <= 0) continue;
-        util::Fd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (!connection) continue;
-        script(connection, count++);
-        held_.push_back(std::move(connection));  // closed when the fake stops
-      }
-    });
-  }
-  ~FakeNode0() { stop(); }
-  // Waits for the script in progress, then closes everything.
-  void stop() {
-    stopping_ = true;
-    if (thread_.joinable()) thread_.join();
-    held_.clear();
-    listener_.reset();
-  }
-  int port() const { return port_; }
-
- private:
-  util::Fd listener_;
-  int port_;
-  std::atomic<bool> stopping_{false};
-  std::vector<util::Fd> held_;
-  std::thread thread_;
-};
-
-// The next whole frame on FD within 2 s; nullopt when it closed or timed out.
-std::optional<Frame> read_frame(util::Fd& fd) {
-  FrameReader reader;
-  for (auto give_up = util::Clock::now() + 2s; util::Clock::now() < give_up;) {
-    if (auto frame = reader.next()) return frame;
-    pollfd readable{fd.get(), POLLIN, 0};
-    if (::poll(&readable, 1, 20) <= 0) continue;
-    char buffer[4096];
-    ssize_t got = ::recv(fd.get(), buffer, sizeof(buffer), 0);
-    if (got <= 0) return std::nullopt;
-    reader.append(std::string_view(buffer, static_cast<std::size_t>(got)));
-  }
-  return std::nullopt;
-}
-
-// Best effort: the launcher may have hung up already.
-void send_bytes(util::Fd& fd, const std::string& bytes) {
-  ssize_t ignored = ::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  (void)ignored;
-}
+using ::dlaunch::test_support::contains;
+using test_support::FakeNode0;
+using test_support::read_frame;
+using test_support::send_bytes;
 
 // What node 0 saw of a connection's Join.
 struct SeenJoin {
