@@ -66,7 +66,12 @@ class SessionLoop {
   bool finished() {
     console_watch_.update();
     if (groups_.running() == 0 && !drain_timer_)
-      drain_timer_ = loop_.at(Clock::now() + kDrain, [this] { drained_ = true; });
+      drain_timer_ = loop_.at(Clock::now() + kDrain, [this] {
+        // As the supervisor does: what the pipes already hold is relayed,
+        // then a writer that outlived its ssh is cut off.
+        for (auto& session : sessions_) session->output->drain_and_close();
+        drained_ = true;
+      });
     return drained_ || (groups_.running() == 0 && open_pipes_ == 0);
   }
 
