@@ -16,13 +16,17 @@ HEARTBEAT=3
 SHUTDOWN=5
 
 # Prints numbered lines until stopped; every 2000 lines it records how
-# many it has written, which is what the test waits on.
+# many it has written, which is what the test waits on. The count goes
+# through a rename so a reader never sees the file truncated but not yet
+# written (an empty read once failed "went on printing" in CI).
 CHATTY=$(write_worker chatty.sh <<'EOF'
 n=0
 while :; do
   echo "rank $RANK line $n"
   n=$((n + 1))
-  [ $((n % 2000)) -eq 0 ] && echo "$n" >"$DIR/progress.$RANK"
+  if [ $((n % 2000)) -eq 0 ]; then
+    echo "$n" >"$DIR/progress.$RANK.next" && mv -f "$DIR/progress.$RANK.next" "$DIR/progress.$RANK"
+  fi
 done
 EOF
 )
