@@ -16,7 +16,7 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchCo
   const launch::Topology& topology = config.topology;
   std::optional<int> port;
   if (topology.master_port) port = topology.master_port->value;
-  if (topology.nnodes.value == 1)
+  if (topology.launchers() == 1)
     return std::make_unique<rendezvous::LocalCoordinator>(topology.master_addr.value, port,
                                               topology.nproc_per_node.value, topology.run_id.value,
                                               config.max_restarts);
@@ -25,6 +25,9 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchCo
   settings.port = port.value_or(0);
   settings.node_rank = topology.node_rank.value;
   settings.nnodes = topology.nnodes.value;
+  settings.spare_nodes = topology.spare_nodes.value;
+  settings.min_nodes = config.min_nodes;
+  settings.node_fail_limit = config.node_fail_limit;
   settings.nproc = topology.nproc_per_node.value;
   settings.host = host;
   settings.run_id = topology.run_id.value;

@@ -9,6 +9,8 @@ namespace dlaunch::launch {
 std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_node_rank) {
   std::string text = "dlaunch: ==================== job failed ====================\n";
   if (!verdict.failure) {
+    if (!verdict.not_restarted.empty())
+      text += fmt::format("dlaunch:   not restarted: {}\n", verdict.not_restarted);
     return text + fmt::format("dlaunch: the job failed (exit code {})\n", verdict.exit_code);
   }
   const rendezvous::Failure& failure = *verdict.failure;
@@ -33,6 +35,8 @@ std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_
   } else if (failure.node_rank != this_node_rank && failure.global_rank >= 0) {
     text += fmt::format("dlaunch:   its output is in the log of node {}\n", failure.node_rank);
   }
+  if (!verdict.not_restarted.empty())
+    text += fmt::format("dlaunch:   not restarted: {}\n", verdict.not_restarted);
   text += fmt::format("dlaunch: exit code {}\n", verdict.exit_code);
   return text;
 }

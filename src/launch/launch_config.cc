@@ -65,8 +65,35 @@ util::Sourced<int> resolve_nnodes(const RunOptions& options,
   return sourced(1, std::string("default"));
 }
 
+// Spares are --spare-nodes, or in a Slurm step of more nodes than --nnodes
+// the nodes beyond it (dlaunch submit --spare-nodes starts such a step).
+util::Sourced<int> resolve_spare_nodes(const RunOptions& options,
+                                       const std::optional<slurm::SlurmContext>& slurm, int nnodes) {
+  std::optional<util::Sourced<int>> step_nodes;
+  // Only in a step srun started (the batch step runs one launcher, whatever the job's size).
+  if (slurm && slurm->num_nodes && slurm->step_id && options.nnodes && !options.standalone)
+    step_nodes = *slurm->num_nodes;
+  if (options.spare_nodes) {
+    int spares = static_cast<int>(util::parse_int_in_range(options.spare_nodes->value, 0, 1 << 20,
+                                                           options.spare_nodes->source));
+    if (step_nodes && step_nodes->value != nnodes + spares)
+      throw util::InputError(fmt::format(
+          "{} {} and --nnodes {} make {} launchers, but the Slurm step has {} nodes (from {}); give "
+          "--nnodes the training nodes and let the step's other nodes be the spares",
+          options.spare_nodes->source, spares, nnodes, nnodes + spares, step_nodes->value,
+          step_nodes->source));
+    return sourced(spares, options.spare_nodes->source);
+  }
+  if (step_nodes && step_nodes->value > nnodes)
+    return sourced(step_nodes->value - nnodes,
+                   fmt::format("{} {} - {} {}", step_nodes->source, step_nodes->value,
+                               options.nnodes->source, nnodes));
+  return sourced(0, std::string("default"));
+}
+
 util::Sourced<int> resolve_node_rank(const RunOptions& options,
-                               const std::optional<slurm::SlurmContext>& slurm, int nnodes) {
+                               const std::optional<slurm::SlurmContext>& slurm, int nnodes,
+                               int spares) {
   util::Sourced<int> rank = sourced(0, std::string("default"));
   if (options.standalone) {
     rank.source = "--standalone";
@@ -77,10 +104,11 @@ util::Sourced<int> resolve_node_rank(const RunOptions& options,
   } else if (slurm && slurm->node_id) {
     rank = *slurm->node_id;
   }
-  if (rank.value >= nnodes)
+  if (rank.value >= nnodes + spares)
     throw util::InputError(fmt::format(
-        "node rank {} (from {}) is out of range: with {} node(s) the ranks are 0 to {}", rank.value,
-        rank.source, nnodes, nnodes - 1));
+        "node rank {} (from {}) is out of range: with {} node(s){} the ranks are 0 to {}", rank.value,
+        rank.source, nnodes, spares > 0 ? fmt::format(" and {} spare(s)", spares) : "",
+        nnodes + spares - 1));
   return rank;
 }
 
@@ -198,7 +226,9 @@ Topology resolve_topology(const RunOptions& options, const util::Environment& en
   Topology topology;
   topology.in_slurm = slurm.has_value();
   topology.nnodes = resolve_nnodes(options, slurm);
-  topology.node_rank = resolve_node_rank(options, slurm, topology.nnodes.value);
+  topology.spare_nodes = resolve_spare_nodes(options, slurm, topology.nnodes.value);
+  topology.node_rank =
+      resolve_node_rank(options, slurm, topology.nnodes.value, topology.spare_nodes.value);
   topology.nproc_per_node = resolve_nproc(options, slurm, environment);
   resolve_address(topology, options, slurm);
   topology.run_id = resolve_run_id(options, slurm);
@@ -255,6 +285,22 @@ util::Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
       setting.source, setting.value));
 }
 
+void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
+  const int nnodes = config.topology.nnodes.value;
+  config.min_nodes = nnodes;
+  if (options.min_nodes)
+    config.min_nodes = static_cast<int>(util::parse_int_in_range(
+        options.min_nodes->value, 1, nnodes, options.min_nodes->source + " (1 to --nnodes)"));
+  if (options.node_fail_limit)
+    config.node_fail_limit = static_cast<int>(util::parse_int_in_range(
+        options.node_fail_limit->value, 0, 1'000'000, options.node_fail_limit->source));
+  if (options.exit_code_file) {
+    if (options.exit_code_file->value.empty())
+      throw util::InputError(fmt::format("{} must name a file, got an empty value", options.exit_code_file->source));
+    config.exit_code_file = options.exit_code_file->value;
+  }
+}
+
 void resolve_reliability(LaunchConfig& config, const RunOptions& options,
                          const util::Environment& environment) {
   config.rdzv_token = resolve_rdzv_token(options, environment, config.topology);
@@ -275,6 +321,7 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
   config.stop_on_stdin_close = options.stop_on_stdin_close;
   if (options.kill_escaped) config.kill_escaped = parse_kill_escaped(*options.kill_escaped);
   config.log_dir_required = options.log_dir_required;
+  resolve_replacement(config, options);
 }
 
 }  // namespace

@@ -18,7 +18,12 @@
 namespace dlaunch::launch {
 
 struct Topology {
-  util::Sourced<int> nnodes;
+  util::Sourced<int> nnodes;       // the training size
+  // Launchers beyond nnodes that stand by to take a lost node's place.
+  util::Sourced<int> spare_nodes{0, "default"};
+  // This launcher's place in the job, 0 to launchers() - 1. Without spares
+  // it is the node rank; with spares the rendezvous gives node ranks anew
+  // each round.
   util::Sourced<int> node_rank;
   util::Sourced<int> nproc_per_node;
   util::Sourced<std::string> master_addr;
@@ -28,6 +33,9 @@ struct Topology {
   util::Sourced<std::string> run_id;
   bool in_slurm = false;
   std::vector<std::string> notices;  // things worth telling the user (batch step, ...)
+
+  // Every launcher of the job: training nodes and spares.
+  int launchers() const { return nnodes.value + spare_nodes.value; }
 };
 
 // Which of a worker's streams go to files and whether they also reach the console.
@@ -74,6 +82,11 @@ struct LaunchConfig {
   // step's processes with a cgroup of its own.
   util::Sourced<KillEscaped> kill_escaped{KillEscaped::kSubreaper, "default"};
   bool log_dir_required = false;  // a log file that cannot be written stops the job
+
+  // Node replacement (docs/RELIABILITY.md, "Spare nodes"): node 0's values rule.
+  int min_nodes = 1;        // default: the training size
+  int node_fail_limit = 2;  // 0: never bench
+  std::optional<std::string> exit_code_file;
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the

@@ -1,5 +1,6 @@
 #include "launch/launcher.h"
 
+#include <algorithm>
 #include <csignal>
 #include <fmt/format.h>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "process/worker_process.h"
 #include "util/error.h"
 #include "slurm/requeue.h"
+#include "util/atomic_file.h"
 #include "util/console.h"
 #include "util/ports.h"
 
@@ -43,7 +45,7 @@ std::optional<std::string> program_problem(const LaunchConfig& config, const uti
 // timeout with "node K is missing".
 [[noreturn]] void fail_preflight(const std::string& problem, const LaunchConfig& config,
                                  rendezvous::Coordinator& coordinator) {
-  if (config.topology.nnodes.value > 1) {
+  if (config.topology.launchers() > 1) {
     say(fmt::format("dlaunch: node {} cannot start: {}\ndlaunch: telling the other nodes",
                     config.topology.node_rank.value, problem));
     coordinator.report_preflight_failure(problem);
@@ -66,6 +68,57 @@ void print_notices(const std::vector<std::string>& notices) {
   for (const auto& notice : notices) say("dlaunch: " + notice);
 }
 
+// "standing by as a spare" / "benched": what a launcher without workers is.
+std::string standby_role(const rendezvous::World& world, int slot) {
+  bool benched = std::find(world.benched_slots.begin(), world.benched_slots.end(), slot) !=
+                 world.benched_slots.end();
+  return benched ? "is benched (its workers failed --node-fail-limit rounds in a row)"
+                 : "stands by as a spare";
+}
+
+// The job's events (nodes lost, spares that took their place, benched
+// nodes, time down), said once at the end by the node that holds rank 0.
+void print_timeline(const rendezvous::Verdict& verdict) {
+  if (verdict.timeline.empty()) return;
+  std::string text = "dlaunch: timeline:";
+  for (const auto& event : verdict.timeline) text += "\ndlaunch:   " + event;
+  say(text);
+}
+
+// Node rank 0's launcher leaves the job's exit code where the Slurm job
+// script reads it (dlaunch submit --spare-nodes): srun's own code would be a
+// lost node's, not the job's.
+void write_exit_code(const LaunchConfig& config, int exit_code) {
+  if (!config.exit_code_file) return;
+  try {
+    util::write_file_atomically(*config.exit_code_file, fmt::format("{}\n", exit_code));
+  } catch (const util::SystemError& error) {
+    say(fmt::format("dlaunch: cannot write the exit code to {} (--exit-code-file): {}",
+                    *config.exit_code_file, error.what()));
+  }
+}
+
+// One round on this node: workers when the World gives it a node rank,
+// else it stands by for the round's verdict.
+rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environment& environment,
+                              rendezvous::Coordinator& coordinator, SupervisorSettings settings,
+                              process::SignalChannel& signals, process::Watchdog& watchdog,
+                              const LogRoot& log_root, const std::string& host,
+                              const rendezvous::World& world, rendezvous::NodeOutcome& outcome) {
+  const int slot = config.topology.node_rank.value;
+  auto node_rank = world.node_slots.empty() ? std::optional<int>(slot) : world.node_rank_of(slot);
+  if (!node_rank) {
+    say(fmt::format("dlaunch: round {}: this launcher ({}) {}; {} node(s) train", world.round, host,
+                    standby_role(world, slot), world.nnodes()));
+    return coordinator.stand_by();
+  }
+  settings.node_rank = *node_rank;
+  WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
+  if (world.round == 0) print_notices(plan.notices);
+  outcome = supervise(plan, settings, coordinator, signals, watchdog);
+  return coordinator.finish(outcome);
+}
+
 // Rounds of workers until the job succeeds, fails or runs out of restarts;
 // returns the job's exit code.
 int run_rounds(const LaunchConfig& config, const util::Environment& environment,
@@ -81,13 +134,15 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
                       process::signal_name(interrupted.signal)));
       return 128 + interrupted.signal;
     }
-    WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
-    if (round == 0) print_notices(plan.notices);
-    rendezvous::NodeOutcome outcome = supervise(plan, settings, coordinator, signals, watchdog);
-    rendezvous::Verdict verdict = coordinator.finish(outcome);
+    round = world.round;  // a launcher that came late joins the round that runs
+    rendezvous::NodeOutcome outcome;
+    rendezvous::Verdict verdict = run_round(config, environment, coordinator, settings, signals, watchdog,
+                                            log_root, host, world, outcome);
+    const bool rank0 = world.node_rank_of(config.topology.node_rank.value) == 0 ||
+                       (world.node_slots.empty() && settings.node_rank == 0);
     // After a preemption warning the job goes back to the queue whatever its
     // workers' codes (they may exit non-zero on the signal); never restarted here.
-    if (outcome.preempted && config.requeue && settings.node_rank == 0) return requeue(environment);
+    if (outcome.preempted && config.requeue && rank0) return requeue(environment);
     if (verdict.kind == rendezvous::Verdict::Kind::kRestart) {
       say(fmt::format("dlaunch: {}; restarting every worker (restart {} of {})",
                       verdict.failure ? rendezvous::describe_failure(*verdict.failure) : "a node failed",
@@ -95,7 +150,11 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
       continue;
     }
     if (verdict.kind == rendezvous::Verdict::Kind::kFailed)
-      say(format_failure_summary(verdict, settings.node_rank));
+      say(format_failure_summary(verdict, world.node_rank_of(config.topology.node_rank.value).value_or(-1)));
+    if (rank0) {
+      print_timeline(verdict);
+      write_exit_code(config, verdict.exit_code);
+    }
     if (log_root.temporary() && log_root.kept())
       say(fmt::format("dlaunch: worker logs are in {}", log_root.path()));
     return verdict.exit_code;
@@ -107,7 +166,7 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
 int run_launcher(const LaunchConfig& config, const util::Environment& environment,
                  const CoordinatorFactory& make_coordinator) {
   auto preflight = program_problem(config, environment);
-  if (preflight && config.topology.nnodes.value == 1) throw util::InputError(*preflight);
+  if (preflight && config.topology.launchers() == 1) throw util::InputError(*preflight);
   // A closed console must not kill the launcher while it still owns workers.
   ::signal(SIGPIPE, SIG_IGN);
   // Before the watchdog, which kills and removes the workers' cgroup if this
@@ -122,7 +181,7 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   if (config.stop_on_stdin_close) stdin_watch.emplace();
   const std::string host = util::local_host_name();
   print_notices(config.topology.notices);
-  if (config.topology.nnodes.value > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
+  if (config.topology.launchers() > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
         "may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");
   auto coordinator = make_coordinator(signals, host);

@@ -31,7 +31,9 @@ constexpr ValueOption kValueOptions[] = {
     {"nnodes", "", &RunOptions::nnodes, "Number of nodes (N, or N:N). Slurm: SLURM_STEP_NUM_NODES"},
     {"nproc-per-node", "", &RunOptions::nproc_per_node,
      "Workers on this node: a number, gpu, cpu or auto. Slurm: GPUs on the node"},
-    {"node-rank", "", &RunOptions::node_rank, "Rank of this node, 0..nnodes-1. Slurm: SLURM_NODEID"},
+    {"node-rank", "", &RunOptions::node_rank,
+     "Rank of this node, 0..nnodes-1 (with spares: 0..nnodes+spare-nodes-1, its place in the job). "
+     "Slurm: SLURM_NODEID"},
     {"master-addr", "", &RunOptions::master_addr,
      "Address of node 0 (default 127.0.0.1). Slurm: first host of the node list"},
     {"master-port", "", &RunOptions::master_port,
@@ -75,6 +77,18 @@ constexpr ValueOption kValueOptions[] = {
      "Seconds of silence after which a node counts as lost and the job stops (default 30)"},
     {"preempt-signal", "", &RunOptions::preempt_signal,
      "Signal that warns of preemption or the time limit (e.g. USR1); forwarded to the workers"},
+    {"spare-nodes", "", &RunOptions::spare_nodes,
+     "Launchers beyond --nnodes that stand by and take a lost node's place (default 0; in a Slurm "
+     "step of more nodes than --nnodes: the difference)"},
+    {"min-nodes", "", &RunOptions::min_nodes,
+     "Once no spare is left, go on after a lost node with fewer nodes, down to this many (default: "
+     "--nnodes, so the job ends)"},
+    {"node-fail-limit", "", &RunOptions::node_fail_limit,
+     "Bench a node whose workers fail first this many rounds in a row, when a spare can take its "
+     "place (default 2; 0: never)"},
+    {"exit-code-file", "", &RunOptions::exit_code_file,
+     "File node rank 0's launcher writes the job's exit code to when the job ends (dlaunch submit "
+     "uses it with spares)"},
     {"kill-escaped", "", &RunOptions::kill_escaped,
      "How processes that leave their worker's process group (setsid daemons) are caught: "
      "subreaper (default: the launcher adopts and kills them after each round), cgroup (a cgroup "

@@ -58,6 +58,10 @@ struct RunOptions {
   bool stop_on_stdin_close = false;        // dlaunch ssh: a closed session stops this node
   std::optional<Setting> kill_escaped;     // subreaper, cgroup or off
   bool log_dir_required = false;           // a log file that cannot be written stops the job
+  std::optional<Setting> spare_nodes;      // launchers beyond --nnodes that stand by
+  std::optional<Setting> min_nodes;        // go on with fewer nodes, down to this, once no spare is left
+  std::optional<Setting> node_fail_limit;  // bench a node whose workers fail first this often in a row
+  std::optional<Setting> exit_code_file;   // node 0 writes the job's exit code here
 
   // PROGRAM [ARGS...], untouched.
   std::vector<std::string> command;

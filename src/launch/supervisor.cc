@@ -4,7 +4,6 @@
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <set>
 #include <span>
@@ -18,6 +17,7 @@
 #include "process/process_groups.h"
 #include "process/worker_process.h"
 #include "util/error.h"
+#include "util/local_time.h"
 #include "util/socket.h"
 
 namespace dlaunch::launch {
@@ -29,10 +29,6 @@ constexpr std::chrono::seconds kDrain(2);
 // Passes of --kill-escaped subreaper per round: each kill may orphan more.
 constexpr int kMaxEscapeSweeps = 16;
 constexpr const char* kStreamNames[2] = {"stdout", "stderr"};
-
-std::string now_iso8601() {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}", fmt::localtime(std::time(nullptr)));
-}
 
 // O_NONBLOCK: a FIFO planted where a log file belongs must not stop the
 // launcher, neither at the open (no reader) nor at a write (a stalled one);
@@ -209,7 +205,7 @@ class RoundSupervisor {
     rendezvous::Failure failure;
     failure.node_rank = settings_.node_rank;
     failure.host = settings_.host;
-    failure.time = now_iso8601();
+    failure.time = util::local_time_now();
     failure.description = process::log_fault_failure(log, settings_.host, settings_.node_rank);
     stop_failure_ = failure;
     log_failed_ = true;
@@ -264,7 +260,7 @@ class RoundSupervisor {
   }
 
   void record_exit(WorkerState& worker, const process::ChildExit& child) {
-    worker.exit_time = now_iso8601();
+    worker.exit_time = util::local_time_now();
     worker.signal = child.signal;
     worker.exit_code = child.exit_code;
     if (worker.exit_code != 0 && !stopping_) {
@@ -288,7 +284,7 @@ class RoundSupervisor {
     failure.host = settings_.host;
     failure.exit_code = 128 + signal;
     failure.signal = signal;
-    failure.time = now_iso8601();
+    failure.time = util::local_time_now();
     failure.description =
         fmt::format("the launcher on {} (node {}) received {}", settings_.host,
                     settings_.node_rank, process::signal_name(signal));

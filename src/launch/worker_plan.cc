@@ -24,12 +24,22 @@ int slurm_restart_count(const util::Environment& base) {
   return static_cast<int>(*count);
 }
 
+// This launcher's node rank in WORLD: the rendezvous gives it each round
+// (a World without slots, as tests build, keeps the configured one).
+int node_rank_in(const LaunchConfig& config, const rendezvous::World& world) {
+  const int slot = config.topology.node_rank.value;
+  if (world.node_slots.empty()) return slot;
+  auto rank = world.node_rank_of(slot);
+  DLAUNCH_ASSERT(rank.has_value());  // a launcher on standby plans no workers
+  return *rank;
+}
+
 // The variables torchrun (torch.distributed.elastic) sets for each worker,
 // plus NNODES / NODE_RANK / NPROC_PER_NODE that shell-workflow scripts read.
 void set_torchrun_variables(util::Environment& environment, const LaunchConfig& config,
                             const rendezvous::World& world, int local_rank, int global_rank,
                             int restart_count) {
-  const int node_rank = config.topology.node_rank.value;
+  const int node_rank = node_rank_in(config, world);
   const int local_world_size = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
   const auto text = [](int value) { return std::to_string(value); };
   environment.set("LOCAL_RANK", text(local_rank));
@@ -87,7 +97,7 @@ std::string expand_prefix(const std::string& templ, int rank, int local_rank, in
 WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& world,
                         const util::Environment& base, const std::string& log_root, const std::string& host) {
   WorkerPlan plan;
-  const int node_rank = config.topology.node_rank.value;
+  const int node_rank = node_rank_in(config, world);
   const int nproc = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
   const int offset = world.rank_offset(node_rank);
 

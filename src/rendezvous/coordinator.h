@@ -47,6 +47,12 @@ class Coordinator {
   // After every local worker has exited: reports OUTCOME and blocks for
   // the job-wide verdict, identical on every node.
   virtual Verdict finish(const NodeOutcome& outcome) = 0;
+
+  // For a launcher the World left without workers (a spare, a benched
+  // node): keeps its heartbeat and blocks until the round's verdict.
+  virtual Verdict stand_by() {
+    throw util::SystemError("this launcher has no spare place to stand by in");
+  }
 };
 
 

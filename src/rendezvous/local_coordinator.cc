@@ -18,6 +18,7 @@ World LocalCoordinator::join(int round) {
   World world;
   world.round = round;
   world.nproc_per_node = {nproc_};
+  world.node_slots = {0};
   world.worker_master_addr = master_addr_;
   world.run_id = run_id_;
   if (worker_port_) {

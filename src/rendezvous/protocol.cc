@@ -77,6 +77,7 @@ void write_failure(Writer& writer, const Failure& failure) {
   for (const auto& line : failure.last_lines) writer.str(line);
 }
 
+
 Failure read_failure(Reader& reader) {
   Failure failure;
   failure.global_rank = reader.i32();
@@ -102,6 +103,43 @@ void write_optional_failure(Writer& writer, const std::optional<Failure>& failur
 std::optional<Failure> read_optional_failure(Reader& reader) {
   if (reader.u8() == 0) return std::nullopt;
   return read_failure(reader);
+}
+
+// Slots travel as runs of consecutive numbers (start, count): slots 0..N-1
+// in order, the usual case, are one run however many nodes there are.
+void write_slots(Writer& writer, const std::vector<int>& slots) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> runs;
+  for (int slot : slots) {
+    auto value = static_cast<std::uint32_t>(slot);
+    if (!runs.empty() && runs.back().first + runs.back().second == value) ++runs.back().second;
+    else runs.emplace_back(value, 1);
+  }
+  writer.u32(static_cast<std::uint32_t>(runs.size()));
+  for (const auto& [start, count] : runs) writer.u32(start).u32(count);
+}
+
+std::vector<int> read_slots(Reader& reader) {
+  std::vector<int> slots;
+  for (std::uint32_t i = reader.list_size(); i > 0; --i) {
+    std::uint32_t start = reader.u32();
+    std::uint32_t count = reader.u32();
+    if (count == 0 || start >= kMaxListSize || count > kMaxListSize - start ||
+        slots.size() + count > kMaxListSize)
+      throw ProtocolError(fmt::format("bad slot run ({} slots from {})", count, start));
+    for (std::uint32_t slot = start; slot < start + count; ++slot) slots.push_back(static_cast<int>(slot));
+  }
+  return slots;
+}
+
+void write_strings(Writer& writer, const std::vector<std::string>& lines) {
+  writer.u32(static_cast<std::uint32_t>(lines.size()));
+  for (const auto& line : lines) writer.str(line);
+}
+
+std::vector<std::string> read_strings(Reader& reader) {
+  std::vector<std::string> lines;
+  for (std::uint32_t i = reader.list_size(); i > 0; --i) lines.push_back(reader.str());
+  return lines;
 }
 
 }  // namespace
@@ -158,7 +196,7 @@ ChallengeMessage decode_challenge(std::string_view payload) {
 std::string signed_part(const JoinMessage& message) {
   Writer writer;
   writer.str(message.run_id).u32(message.round).u32(message.node_rank).u32(message.nnodes);
-  writer.u32(message.nproc).str(message.host).str(message.dlaunch_version);
+  writer.u32(message.spare_nodes).u32(message.min_nodes).u32(message.nproc).str(message.host).str(message.dlaunch_version);
   writer.u8(message.allow_uneven ? 1 : 0).str(message.preflight_error);
   return writer.take();
 }
@@ -180,6 +218,8 @@ JoinMessage decode_join(std::string_view payload) {
   message.round = reader.u32();
   message.node_rank = reader.u32();
   message.nnodes = reader.u32();
+  message.spare_nodes = reader.u32();
+  message.min_nodes = reader.u32();
   message.nproc = reader.u32();
   message.host = reader.str();
   message.dlaunch_version = reader.str();
@@ -220,6 +260,9 @@ std::string encode(const World& world) {
   }
   writer.u32(static_cast<std::uint32_t>(runs.size()));
   for (const auto& [count, nproc] : runs) writer.u32(count).u32(static_cast<std::uint32_t>(nproc));
+  write_slots(writer, world.node_slots);
+  write_slots(writer, world.spare_slots);
+  write_slots(writer, world.benched_slots);
   return writer.take();
 }
 
@@ -239,6 +282,9 @@ World decode_world(std::string_view payload) {
       throw ProtocolError(fmt::format("bad worker count run ({} nodes of {} workers)", count, nproc));
     world.nproc_per_node.insert(world.nproc_per_node.end(), count, static_cast<int>(nproc));
   }
+  world.node_slots = read_slots(reader);
+  world.spare_slots = read_slots(reader);
+  world.benched_slots = read_slots(reader);
   reader.finish();
   return world;
 }
@@ -296,6 +342,8 @@ std::string encode(const VerdictMessage& message) {
   writer.u32(message.round).u8(static_cast<std::uint8_t>(message.verdict.kind));
   writer.i32(message.verdict.exit_code);
   write_optional_failure(writer, message.verdict.failure);
+  writer.str(message.verdict.not_restarted);
+  write_strings(writer, message.verdict.timeline);
   return writer.take();
 }
 
@@ -308,6 +356,8 @@ VerdictMessage decode_verdict(std::string_view payload) {
   message.verdict.kind = static_cast<Verdict::Kind>(kind);
   message.verdict.exit_code = reader.i32();
   message.verdict.failure = read_optional_failure(reader);
+  message.verdict.not_restarted = reader.str();
+  message.verdict.timeline = read_strings(reader);
   reader.finish();
   return message;
 }

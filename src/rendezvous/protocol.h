@@ -33,7 +33,8 @@ namespace dlaunch::rendezvous {
 
 inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 // 3: mutual authentication (launcher nonce, Welcome, sealed frames).
-inline constexpr std::uint16_t kVersion = 3;
+// 4: spare nodes (slots in the Join and the World, a timeline in the Verdict).
+inline constexpr std::uint16_t kVersion = 4;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // What a peer may send before it has proved itself: a Join is a few hundred
@@ -100,8 +101,10 @@ struct ChallengeMessage {
 struct JoinMessage {
   std::string run_id;
   std::uint32_t round = 0;
-  std::uint32_t node_rank = 0;
-  std::uint32_t nnodes = 0;
+  std::uint32_t node_rank = 0;  // the launcher's slot: 0 to nnodes + spare_nodes - 1
+  std::uint32_t nnodes = 0;     // the job's training size
+  std::uint32_t spare_nodes = 0;
+  std::uint32_t min_nodes = 0;  // --min-nodes: every launcher must give the same
   std::uint32_t nproc = 0;
   std::string host;
   std::string dlaunch_version;

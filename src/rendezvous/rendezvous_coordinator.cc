@@ -141,14 +141,39 @@ class RendezvousCoordinator : public Coordinator {
     } catch (const util::SystemError& error) {
       return decide_alone(outcome, error.what());
     } catch (const util::Interrupted& interrupted) {
-      Verdict verdict = decide_verdict(RoundEnd{{outcome}, outcome.failure, true, round_, 0});
-      verdict.kind = Verdict::Kind::kFailed;
-      if (verdict.exit_code == 0) verdict.exit_code = 128 + interrupted.signal;
-      return verdict;
+      return interrupted_verdict(outcome, interrupted);
+    }
+  }
+
+  Verdict stand_by() override {
+    NodeOutcome idle;
+    idle.succeeded = true;
+    try {
+      if (!link_ || lost_) throw LinkLost(lost_reason_.empty() ? lost_message() : lost_reason_);
+      for (;;) {
+        Frame frame = wait_for_frame(std::nullopt, "the round's verdict");
+        if (frame.type == MessageType::kAbort)
+          throw util::SystemError(decode_or_lost(rendezvous::decode_text, frame).reason);
+        if (frame.type != MessageType::kVerdict) continue;  // a Stop meant for the nodes with workers
+        auto message = decode_or_lost(rendezvous::decode_verdict, frame);
+        if (static_cast<int>(message.round) == round_) return message.verdict;
+      }
+    } catch (const util::SystemError& error) {
+      return decide_alone(idle, error.what());
+    } catch (const util::Interrupted& interrupted) {
+      return interrupted_verdict(idle, interrupted);
     }
   }
 
  private:
+  // Told to stop while waiting for the verdict: the job ends for this node.
+  Verdict interrupted_verdict(const NodeOutcome& outcome, const util::Interrupted& interrupted) const {
+    Verdict verdict = decide_verdict(RoundEnd{{outcome}, outcome.failure, true, round_, 0});
+    verdict.kind = Verdict::Kind::kFailed;
+    if (verdict.exit_code == 0) verdict.exit_code = 128 + interrupted.signal;
+    return verdict;
+  }
+
   void start_service() {
     util::Fd listener;
     try {
@@ -161,6 +186,10 @@ class RendezvousCoordinator : public Coordinator {
     }
     rendezvous::ServerSettings server;
     server.nnodes = settings_.nnodes;
+    server.spare_nodes = settings_.spare_nodes;
+    server.min_nodes = settings_.min_nodes;
+    server.node_fail_limit = settings_.node_fail_limit;
+    server.service_slot = settings_.node_rank;
     server.run_id = settings_.run_id;
     server.worker_master_addr = settings_.master_addr;
     server.max_restarts = settings_.max_restarts;
@@ -187,6 +216,8 @@ class RendezvousCoordinator : public Coordinator {
     join.round = static_cast<std::uint32_t>(round);
     join.node_rank = static_cast<std::uint32_t>(settings_.node_rank);
     join.nnodes = static_cast<std::uint32_t>(settings_.nnodes);
+    join.spare_nodes = static_cast<std::uint32_t>(settings_.spare_nodes);
+    join.min_nodes = static_cast<std::uint32_t>(settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes);
     join.nproc = static_cast<std::uint32_t>(settings_.nproc);
     join.host = settings_.host;
     join.dlaunch_version = DLAUNCH_VERSION;
@@ -208,14 +239,16 @@ class RendezvousCoordinator : public Coordinator {
     if (frame.type != MessageType::kWorld)
       throw LinkLost(fmt::format("node 0 ({}) sent an unexpected message while nodes joined", link_->address()));
     World world = decode_or_lost(rendezvous::decode_world, frame);
-    rendezvous::WorldExpectation expected{round, settings_.nnodes, settings_.node_rank, settings_.nproc,
-                                          settings_.run_id, settings_.allow_uneven};
+    rendezvous::WorldExpectation expected{round,           settings_.nnodes,  settings_.spare_nodes,
+                                          settings_.node_rank, settings_.nproc, settings_.run_id,
+                                          settings_.allow_uneven,
+                                          settings_.min_nodes};
     if (auto mismatch = rendezvous::world_mismatch(world, expected))
       throw util::SystemError(fmt::format(
           "protocol error: node 0 ({}) sent a world that does not fit this node: it gives {}. Give "
           "every node the same settings and the same dlaunch version",
           link_->address(), *mismatch));
-    round_ = round;
+    round_ = world.round;
     heartbeat_timeout_ = milliseconds(world.heartbeat_timeout_ms);
     return world;
   }

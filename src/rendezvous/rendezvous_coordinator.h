@@ -16,8 +16,12 @@ namespace dlaunch::rendezvous {
 struct RendezvousSettings {
   std::string master_addr;
   int port = 0;
-  int node_rank = 0;
-  int nnodes = 2;
+  int node_rank = 0;  // this launcher's slot: 0 to nnodes + spare_nodes - 1 (its node rank comes with each World)
+  int nnodes = 2;     // the training size
+  int spare_nodes = 0;
+  // Node 0's service only (rendezvous_server.h): shrink down to, and bench after.
+  int min_nodes = 0;  // 0: nnodes
+  int node_fail_limit = 2;
   int nproc = 1;
   std::string host;
   std::string run_id;

@@ -16,11 +16,13 @@
 #include "process/event_loop.h"
 #include "rendezvous/peer_connection.h"
 #include "rendezvous/protocol.h"
+#include "rendezvous/roster.h"
 #include "rendezvous/session.h"
 #include "rendezvous/token.h"
 #include "rendezvous/verdict.h"
 #include "util/console.h"
 #include "util/error.h"
+#include "util/local_time.h"
 #include "util/open_file_limit.h"
 #include "util/ports.h"
 #include "util/socket.h"
@@ -36,7 +38,7 @@ struct Peer {
   std::string challenge;
   Session session;             // sealed once a Join proved the token
   bool authenticated = false;  // proved the token (or none is required) in a Join
-  int node_rank = -1;          // -1 until it joined the current round
+  int slot = -1;               // -1 until its first Join named its place in the job
   std::string host;
   bool closed = false;
   bool watching_writable = false;
@@ -53,6 +55,8 @@ constexpr std::size_t kMostUnproven = 16384;
 constexpr std::size_t kReservedDescriptors = 256;
 // Connections handled per wake-up at the most, before the tick's deadlines.
 constexpr int kEventsPerBatch = 256;
+// Events the timeline keeps: the first, then the latest.
+constexpr std::size_t kLongestTimeline = 64;
 
 // How many unproven connections to hold with OPEN_FILES descriptors allowed.
 std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
@@ -97,6 +101,12 @@ class RendezvousServer::Loop {
     std::unique_lock lock(told_mutex_);
     return told_changed_.wait_until(lock, deadline,
                                     [&] { return static_cast<int>(told_.size()) >= settings_.nnodes; });
+  }
+
+  // Node 0's launcher asks for the timeline at the end, for its summary.
+  std::vector<std::string> timeline() {
+    std::lock_guard lock(told_mutex_);
+    return timeline_;
   }
 
  private:
@@ -235,10 +245,9 @@ class RendezvousServer::Loop {
   // (garbage, a frame that fails its tag) is lost like a node that died, so
   // a running job stops instead of waiting for its outcome forever.
   void on_protocol_error(Peer& peer, const ProtocolError& error) {
-    if (!peer.authenticated || peer.node_rank < 0)
+    if (!peer.authenticated || peer.slot < 0)
       return refuse(peer, fmt::format("refused {}: {}", describe(peer), error.what()), error.what());
-    std::string why = fmt::format("node {} ({}) broke the rendezvous protocol: {}", peer.node_rank,
-                                  peer.host, error.what());
+    std::string why = fmt::format("{} broke the rendezvous protocol: {}", name(peer), error.what());
     log(why);
     send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), error.what()}));
     lose(peer, why);
@@ -246,8 +255,31 @@ class RendezvousServer::Loop {
 
   std::string describe(const Peer& peer) const {
     if (peer.host.empty()) return fmt::format("a connection from {}", peer.connection.address());
-    return fmt::format("{} (node {}, {})", peer.host, peer.node_rank, peer.connection.address());
+    return fmt::format("{} ({}, {})", peer.host, role(peer.slot), peer.connection.address());
   }
+
+  // A launcher as the log names it: "node 1 (host)", or "spare slot 2 (host)".
+  std::string name(const Peer& peer) const {
+    return fmt::format("{} ({})", role(peer.slot), peer.host.empty() ? "host unknown" : peer.host);
+  }
+
+  // "node 1" while SLOT trains, else what it is.
+  std::string role(int slot) const {
+    if (auto rank = member_rank(slot)) return fmt::format("node {}", *rank);
+    if (benched_.count(slot) > 0) return fmt::format("benched slot {}", slot);
+    if (settings_.spare_nodes == 0) return fmt::format("node {}", slot);
+    return fmt::format("spare slot {}", slot);
+  }
+
+  // SLOT's node rank in the current (or, between rounds, the last) round.
+  std::optional<int> member_rank(int slot) const {
+    auto found = std::find(members_.begin(), members_.end(), slot);
+    if (slot < 0 || found == members_.end()) return std::nullopt;
+    return static_cast<int>(found - members_.begin());
+  }
+
+  int launcher_count() const { return settings_.nnodes + settings_.spare_nodes; }
+  int min_nodes() const { return settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes; }
 
   // Tells PEER why it is turned away, logs REASON, and closes it.
   void refuse(Peer& peer, const std::string& reason, const std::string& told) {
@@ -280,20 +312,51 @@ class RendezvousServer::Loop {
     peer.host = join.host;
     if (phase_ == Phase::kDone && abort_reason_) return tell_abort(peer, rank);
     if (auto problem = preflight_problem(join, rank)) return abort_job(*problem, &peer, rank);
-    if (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_)
-      return refuse(peer, fmt::format("refused {}: it joined round {} but the job is in round {} and {}",
-                                      who(), join.round, round_, phase_name()),
-                    fmt::format("the job is in round {}, this launcher joined round {}", round_, join.round));
-    auto existing = joined_.find(rank);
-    if (existing != joined_.end() && existing->second != &peer)
+    auto existing = launchers_.find(rank);
+    if (existing != launchers_.end() && existing->second != &peer)
       return abort_job(fmt::format("node rank {} joined twice, from {} and from {}; give every node a "
                                    "distinct --node-rank",
                                    rank, existing->second->host, join.host),
                        &peer, rank);
-    peer.node_rank = rank;
-    joined_[rank] = &peer;
+    // A launcher that comes while a round runs (a spare started late, a
+    // lost node's launcher started again) stands by in that round.
+    bool late = phase_ == Phase::kRunning && peer.slot < 0 && settings_.spare_nodes > 0;
+    if (!late && (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_))
+      return refuse(peer, fmt::format("refused {}: it joined round {} but the job is in round {} and {}",
+                                      who(), join.round, round_, phase_name()),
+                    fmt::format("the job is in round {}, this launcher joined round {}", round_, join.round));
+    peer.slot = rank;
+    launchers_[rank] = &peer;
     nodes_[rank] = NodeInfo{static_cast<int>(join.nproc), join.allow_uneven, join.host};
-    if (static_cast<int>(joined_.size()) == settings_.nnodes) start_round();
+    if (late) return stand_by_late(peer);
+    joined_.insert(rank);
+    maybe_start_round();
+  }
+
+  // Round 0 starts once the training size has joined, node 0 among them
+  // (the first to join train, the rest stand by). A later round starts once
+  // every launcher still connected has joined again, so nodes that stay
+  // keep their node ranks, with at least --min-nodes of them.
+  void maybe_start_round() {
+    if (phase_ != Phase::kJoining) return;
+    int eligible = 0;
+    for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
+    if (round_ == 0) {
+      if (eligible >= settings_.nnodes && joined_.count(settings_.service_slot) > 0) start_round();
+      return;
+    }
+    for (const auto& [slot, peer] : launchers_) {
+      if (joined_.count(slot) == 0) return;
+    }
+    if (eligible >= std::max(1, min_nodes())) start_round();
+  }
+
+  void stand_by_late(Peer& peer) {
+    World world = world_;
+    world.spare_slots.push_back(peer.slot);
+    std::sort(world.spare_slots.begin(), world.spare_slots.end());
+    log(fmt::format("{} joined: it stands by while round {} runs", name(peer), round_));
+    send(peer, MessageType::kWorld, encode(world));
   }
 
   const char* phase_name() const {
@@ -334,11 +397,19 @@ class RendezvousServer::Loop {
     if (static_cast<int>(join.nnodes) != settings_.nnodes)
       return fmt::format("{} expects {} nodes but node 0 expects {}; give every node the same --nnodes",
                          node, join.nnodes, settings_.nnodes);
-    if (rank < 0 || rank >= settings_.nnodes || join.nproc == 0)
+    if (static_cast<int>(join.spare_nodes) != settings_.spare_nodes)
+      return fmt::format("{} expects {} spare nodes but node 0 expects {}; give every node the same "
+                         "--spare-nodes (in Slurm: the same --nnodes in a step of as many nodes)",
+                         node, join.spare_nodes, settings_.spare_nodes);
+    if (join.min_nodes != 0 && static_cast<int>(join.min_nodes) != min_nodes())
+      return fmt::format("{} goes on with at least {} nodes but node 0 with {}; give every node the "
+                         "same --min-nodes",
+                         node, join.min_nodes, min_nodes());
+    if (rank < 0 || rank >= launcher_count() || join.nproc == 0)
       return fmt::format("{}: node rank {} is not in 0..{}; check --node-rank", node, rank,
-                         settings_.nnodes - 1);
+                         launcher_count() - 1);
     for (const auto& [other_rank, other] : nodes_) {
-      if (other_rank == rank || !joined_.count(other_rank)) continue;
+      if (other_rank == rank || !launchers_.count(other_rank)) continue;
       if (other.nproc != static_cast<int>(join.nproc) && !(other.allow_uneven && join.allow_uneven))
         return fmt::format("{} runs {} worker{} but node {} ({}) runs {}; give every node the same "
                            "--nproc-per-node, or pass --allow-uneven to every node",
@@ -350,19 +421,67 @@ class RendezvousServer::Loop {
   }
 
   void start_round() {
+    std::vector<int> joined(joined_.begin(), joined_.end());
+    Roster roster = choose_roster(joined, benched_, members_, settings_.service_slot, settings_.nnodes);
     World world;
     world.round = round_;
     world.run_id = settings_.run_id;
     world.worker_master_addr = settings_.worker_master_addr;
     world.worker_master_port = util::pick_free_port(settings_.worker_master_addr);
     world.heartbeat_timeout_ms = static_cast<int>(settings_.heartbeat_timeout.count());
-    for (const auto& [rank, peer] : joined_) world.nproc_per_node.push_back(nodes_[rank].nproc);
+    for (int slot : roster.node_slots) world.nproc_per_node.push_back(nodes_[slot].nproc);
+    world.node_slots = roster.node_slots;
+    world.spare_slots = roster.spare_slots;
+    for (int slot : joined) {
+      if (benched_.count(slot) > 0) world.benched_slots.push_back(slot);
+    }
+    record_roster_change(roster);
+    members_ = roster.node_slots;
+    world_ = world;
     phase_ = Phase::kRunning;
+    outcomes_.clear();
     broadcast(MessageType::kWorld, encode(world), nullptr);
   }
 
+  // Says who trains: in round 0 which launchers stand by; later, which
+  // launcher took which lost node's place, and how long the job was down.
+  void record_roster_change(const Roster& roster) {
+    auto host = [&](int slot) { return nodes_[slot].host; };
+    if (round_ == 0) {
+      for (int slot : roster.spare_slots) log(fmt::format("{} (slot {}) is a spare: it stands by", host(slot), slot));
+      return;
+    }
+    std::vector<std::string> changes;
+    for (std::size_t rank = 0; rank < roster.node_slots.size(); ++rank) {
+      int slot = roster.node_slots[rank];
+      if (rank < members_.size() && members_[rank] == slot) continue;
+      auto before = std::find(members_.begin(), members_.end(), slot);
+      changes.push_back(before == members_.end()
+                            ? fmt::format("{} (spare) takes node rank {}", host(slot), rank)
+                            : fmt::format("{} moves from node rank {} to {}", host(slot),
+                                          before - members_.begin(), rank));
+    }
+    if (roster.node_slots.size() < members_.size())
+      changes.push_back(fmt::format("the job goes on with {} of {} nodes (--min-nodes {})",
+                                    roster.node_slots.size(), settings_.nnodes, min_nodes()));
+    if (changes.empty()) return;
+    std::string line = fmt::format("round {}: {}; restart {}/{}", round_, fmt::join(changes, "; "), round_,
+                                   settings_.max_restarts);
+    if (round_failed_at_)
+      line += fmt::format("; the job was down {:.2f} s",
+                          std::chrono::duration<double>(util::Clock::now() - *round_failed_at_).count());
+    log(line);
+    add_to_timeline(line);
+  }
+
+  void add_to_timeline(const std::string& event) {
+    std::lock_guard lock(told_mutex_);
+    if (timeline_.size() >= kLongestTimeline) timeline_.erase(timeline_.begin() + 1);  // keep the first
+    timeline_.push_back(fmt::format("{} {}", util::local_time_now(), event));
+  }
+
   void on_failure(Peer& peer, const Failure& failure) {
-    if (phase_ != Phase::kRunning || peer.node_rank < 0) return;
+    if (phase_ != Phase::kRunning || !member_rank(peer.slot)) return;
     record_failure(failure, &peer);
   }
 
@@ -370,14 +489,16 @@ class RendezvousServer::Loop {
   void record_failure(const Failure& failure, Peer* reporter) {
     if (first_failure_) return;
     first_failure_ = failure;
+    round_failed_at_ = util::Clock::now();
     std::string reason = fmt::format("the job failed on node {}: {}", failure.node_rank,
                                      describe_failure(failure));
     broadcast(MessageType::kStop, encode(TextMessage{static_cast<std::uint32_t>(round_), reason}),
-              reporter);
+              reporter, true);
   }
 
   void on_outcome(Peer& peer, const OutcomeMessage& message) {
-    if (phase_ != Phase::kRunning || peer.node_rank < 0) return;
+    auto rank = member_rank(peer.slot);
+    if (phase_ != Phase::kRunning || !rank || static_cast<int>(message.round) != round_) return;
     const NodeOutcome& outcome = message.outcome;
     if (outcome.failure) {
       // The first failure's own node knows its last lines; prefer that account.
@@ -386,38 +507,60 @@ class RendezvousServer::Loop {
       if (same) first_failure_ = outcome.failure;
       else record_failure(*outcome.failure, &peer);
     }
-    outcomes_[peer.node_rank] = outcome;
-    if (static_cast<int>(outcomes_.size()) == settings_.nnodes) decide();
+    outcomes_[*rank] = outcome;
+    if (outcomes_.size() == members_.size()) decide();
   }
 
   void on_disconnect(Peer& peer) {
-    lose(peer, fmt::format("lost contact with the launcher of node {} ({}): it exited or was killed",
-                           peer.node_rank, peer.host));
+    lose(peer, fmt::format("lost contact with the launcher of {}: it exited or was killed", name(peer)));
   }
 
   // PEER's node is gone (closed, silent, or not reading): in a running
   // round that is the job's failure.
   void lose(Peer& peer, const std::string& description) {
-    int rank = peer.node_rank;
+    int slot = peer.slot;
+    auto rank = member_rank(slot);
     close(peer);
-    if (rank < 0 || phase_ != Phase::kRunning || outcomes_.count(rank) > 0) return;
+    if (slot < 0 || phase_ == Phase::kDone) return;
+    if (phase_ == Phase::kJoining || !rank) {
+      // A launcher without workers in this round: one candidate fewer.
+      if (settings_.spare_nodes > 0) {
+        log(description);
+        add_to_timeline(description);
+      }
+      if (phase_ == Phase::kJoining) maybe_start_round();
+      return;
+    }
+    if (outcomes_.count(*rank) > 0) return;
     Failure lost;
-    lost.node_rank = rank;
+    lost.node_rank = *rank;
     lost.host = peer.host;
     lost.description = description;
     log(lost.description);
+    add_to_timeline(description);
     record_failure(lost, &peer);
     NodeOutcome outcome;
     outcome.failure = lost;
     lost_node_ = true;
-    outcomes_[rank] = outcome;
-    if (static_cast<int>(outcomes_.size()) == settings_.nnodes) decide();
+    outcomes_[*rank] = outcome;
+    if (outcomes_.size() == members_.size()) decide();
   }
 
   void decide() {
-    RoundEnd end{{}, first_failure_, lost_node_, round_, settings_.max_restarts};
+    bool benched = bench_repeat_failer();
+    RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.max_restarts};
     for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
+    end.nodes_left = candidates_left();
+    end.min_nodes = min_nodes();
     Verdict verdict = decide_verdict(end);
+    if (!verdict.not_restarted.empty()) {
+      log(verdict.not_restarted);
+      add_to_timeline(verdict.not_restarted);
+    }
+    {
+      std::lock_guard lock(told_mutex_);
+      verdict.timeline = timeline_;
+    }
     broadcast(MessageType::kVerdict,
               encode(VerdictMessage{static_cast<std::uint32_t>(round_), verdict}), nullptr);
     if (verdict.kind != Verdict::Kind::kRestart) {
@@ -427,16 +570,48 @@ class RendezvousServer::Loop {
     ++round_;
     phase_ = Phase::kJoining;
     arm_join_deadline();
-    for (auto& [rank, peer] : joined_) peer->node_rank = -1;
     joined_.clear();
     outcomes_.clear();
     first_failure_.reset();
+    lost_node_ = false;
+  }
+
+  // Launchers that could train in the next round: connected, not benched.
+  int candidates_left() const {
+    int count = 0;
+    for (const auto& [slot, peer] : launchers_) count += benched_.count(slot) == 0 ? 1 : 0;
+    return count;
+  }
+
+  // The node where the job's first failure began has now failed
+  // --node-fail-limit rounds in a row (a bad GPU, a bad disk): it is
+  // benched, if another launcher can take its place or the job may shrink
+  // (--min-nodes); without either it keeps its place, as without spares.
+  // True when a node was benched.
+  bool bench_repeat_failer() {
+    std::optional<int> failed_slot;
+    if (first_failure_ && first_failure_->global_rank >= 0 && first_failure_->node_rank >= 0 &&
+        first_failure_->node_rank < static_cast<int>(members_.size()))
+      failed_slot = members_[static_cast<std::size_t>(first_failure_->node_rank)];
+    for (int slot : members_) {
+      if (slot != failed_slot) failure_streaks_.erase(slot);
+    }
+    if (!failed_slot || settings_.node_fail_limit <= 0) return false;
+    int streak = ++failure_streaks_[*failed_slot];
+    if (streak < settings_.node_fail_limit || launchers_.count(*failed_slot) == 0) return false;
+    if (candidates_left() - 1 < std::max(1, min_nodes())) return false;
+    benched_.insert(*failed_slot);
+    std::string event = fmt::format("{} failed {} rounds in a row (--node-fail-limit {}): it is benched",
+                                    name(*launchers_[*failed_slot]), streak, settings_.node_fail_limit);
+    log(event);
+    add_to_timeline(event);
+    return true;
   }
 
   void abort_missing() {
     std::vector<std::string> missing;
     std::vector<std::string> refusals;
-    for (int rank = 0; rank < settings_.nnodes; ++rank) {
+    for (int rank = 0; rank < launcher_count(); ++rank) {
       if (joined_.count(rank) > 0) continue;
       missing.push_back(std::to_string(rank));
       if (auto refused = refused_ranks_.find(rank); refused != refused_ranks_.end())
@@ -457,13 +632,13 @@ class RendezvousServer::Loop {
     log(reason);
     abort_reason_ = reason;
     phase_ = Phase::kDone;
-    for (auto& [rank, peer] : joined_snapshot()) tell_abort(*peer, rank);
+    for (auto& [rank, peer] : launchers_snapshot()) tell_abort(*peer, rank);
     if (trigger != nullptr && !trigger->closed) tell_abort(*trigger, trigger_rank);
   }
 
   void tell_abort(Peer& peer, int rank) {
     send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), *abort_reason_}));
-    if (rank >= 0 && rank < settings_.nnodes) {
+    if (rank >= 0 && rank < launcher_count()) {
       std::lock_guard lock(told_mutex_);
       told_.insert(rank);
     }
@@ -495,32 +670,35 @@ class RendezvousServer::Loop {
     auto limit = settings_.heartbeat_timeout;
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
     if (now - peer.connection.last_heard() > limit) {
-      lose(peer, fmt::format("node {} ({}) sent nothing for {} s (--heartbeat-timeout): its host may "
+      lose(peer, fmt::format("{} sent nothing for {} s (--heartbeat-timeout): its host may "
                              "be down, its network cut, or its launcher frozen",
-                             peer.node_rank, peer.host, seconds));
+                             name(peer), seconds));
       return true;
     }
     if (peer.connection.has_backlog() && now - peer.connection.backlog_since() > limit) {
-      lose(peer, fmt::format("node {} ({}) read nothing from node 0 for {} s (--heartbeat-timeout): "
+      lose(peer, fmt::format("{} read nothing from node 0 for {} s (--heartbeat-timeout): "
                              "its launcher is stuck or its network cut",
-                             peer.node_rank, peer.host, seconds));
+                             name(peer), seconds));
       return true;
     }
     return false;
   }
 
-  // Each peer's copy is sealed with its own session keys.
-  void broadcast(MessageType type, const std::string& payload, const Peer* except) {
+  // To every launcher of the job (MEMBERS_ONLY: those with workers this
+  // round); each copy is sealed with its peer's own session keys.
+  void broadcast(MessageType type, const std::string& payload, const Peer* except,
+                 bool members_only = false) {
     auto now = util::Clock::now();
-    for (auto& [rank, peer] : joined_snapshot()) {
+    for (auto& [slot, peer] : launchers_snapshot()) {
+      if (members_only && !member_rank(slot)) continue;
       if (peer != except && !peer->closed) send_frame(*peer, peer->session.frame(type, payload), now);
     }
   }
 
-  // A send that fails closes its peer, which leaves joined_: loops that
+  // A send that fails closes its peer, which leaves launchers_: loops that
   // send walk a copy.
-  std::vector<std::pair<int, Peer*>> joined_snapshot() const {
-    return {joined_.begin(), joined_.end()};
+  std::vector<std::pair<int, Peer*>> launchers_snapshot() const {
+    return {launchers_.begin(), launchers_.end()};
   }
 
   void send(Peer& peer, MessageType type, const std::string& payload) {
@@ -556,8 +734,11 @@ class RendezvousServer::Loop {
     peer.closed = true;
     if (!peer.authenticated) unproven_.erase(peer.unproven_entry);
     events_.unwatch(peer.connection.fd());
-    auto joined = joined_.find(peer.node_rank);
-    if (joined != joined_.end() && joined->second == &peer) joined_.erase(joined);
+    auto known = launchers_.find(peer.slot);
+    if (known != launchers_.end() && known->second == &peer) {
+      launchers_.erase(known);
+      joined_.erase(peer.slot);
+    }
     closed_.push_back(&peer);
   }
 
@@ -588,7 +769,14 @@ class RendezvousServer::Loop {
   process::EventLoop::Timer join_deadline_;
   std::chrono::milliseconds tick_;
   util::Clock::time_point last_heartbeat_;
-  std::map<int, Peer*> joined_;
+  std::map<int, Peer*> launchers_;  // every launcher that joined and is still connected, by slot
+  std::set<int> joined_;            // the slots that joined round_
+  std::vector<int> members_;        // the slot of each node rank, this round (or the last)
+  World world_;                     // the current round's
+  std::set<int> benched_;
+  std::map<int, int> failure_streaks_;  // by slot: rounds in a row its node failed first
+  std::optional<util::Clock::time_point> round_failed_at_;
+  std::vector<std::string> timeline_;   // under told_mutex_: node 0's launcher reads it
   std::map<int, NodeInfo> nodes_;
   std::map<int, std::string> refused_ranks_;
   std::map<int, NodeOutcome> outcomes_;
@@ -612,5 +800,7 @@ RendezvousServer::~RendezvousServer() {
 bool RendezvousServer::wait_until_all_told(std::chrono::steady_clock::time_point deadline) {
   return loop_->wait_until_all_told(deadline);
 }
+
+std::vector<std::string> RendezvousServer::timeline() const { return loop_->timeline(); }
 
 }  // namespace dlaunch::rendezvous

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "util/fd.h"
 
@@ -35,7 +36,16 @@ namespace dlaunch::rendezvous {
 inline constexpr std::chrono::milliseconds kDefaultHandshakeTimeout{5'000};
 
 struct ServerSettings {
-  int nnodes = 1;
+  int nnodes = 1;       // the training size
+  // Launchers beyond nnodes that stand by to take a lost node's place.
+  int spare_nodes = 0;
+  // The fewest nodes the job goes on with once no spare is left
+  // (--min-nodes; 0: nnodes, so a lost node without a spare ends the job).
+  int min_nodes = 0;
+  // A node whose workers fail first this many rounds in a row is benched
+  // when another can take its place (0: never).
+  int node_fail_limit = 2;
+  int service_slot = 0;  // the slot of the launcher hosting this service: node rank 0
   std::string run_id;
   std::string worker_master_addr;  // MASTER_ADDR the workers will get
   int max_restarts = 0;
@@ -65,6 +75,9 @@ class RendezvousServer {
   // After the job was aborted: waits until every node has been told why,
   // or until DEADLINE. True when all were told.
   bool wait_until_all_told(std::chrono::steady_clock::time_point deadline);
+
+  // The job's events so far (nodes lost, replaced, benched), for the summary.
+  std::vector<std::string> timeline() const;
 
  private:
   class Loop;

@@ -14,16 +14,22 @@ namespace dlaunch::rendezvous {
 struct RoundEnd {
   std::vector<NodeOutcome> outcomes;    // one per node
   std::optional<Failure> first_failure;  // the job's first failure, as it happened
-  bool node_lost = false;                // a node (its launcher) is gone
+  bool node_lost = false;                // a node (its launcher) is gone, or was benched
   int round = 0;                         // 0 for the first run of the workers
   int max_restarts = 0;
+  // With a lost node: the launchers left to form the next round (training
+  // nodes that remain, and spares), and the fewest the job may run on
+  // (--min-nodes). -1: unknown, so a lost node ends the job.
+  int nodes_left = -1;
+  int min_nodes = 0;
 };
 
 // Succeeded when every node succeeded. Otherwise failed, with the first
 // failure and its exit code (1 when it has none, or it is 0), or restarted
 // when restarts are left and nothing says the job must end: no stop signal
 // (Ctrl-C, SIGTERM, scancel), no preemption warning (the job is about to
-// end anyway), no lost node (a restart could not form the same world).
+// end anyway), and no lost node unless enough launchers are left to take
+// its place (spares, or fewer nodes down to --min-nodes).
 Verdict decide_verdict(const RoundEnd& end);
 
 // The rule for one node alone: its OUTCOME in ROUND with MAX_RESTARTS.

@@ -1,5 +1,6 @@
 #include "rendezvous/world.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <numeric>
 
@@ -15,6 +16,12 @@ int World::world_size() const {
 int World::rank_offset(int node_rank) const {
   DLAUNCH_ASSERT(node_rank >= 0 && node_rank < nnodes());
   return std::accumulate(nproc_per_node.begin(), nproc_per_node.begin() + node_rank, 0);
+}
+
+std::optional<int> World::node_rank_of(int slot) const {
+  auto found = std::find(node_slots.begin(), node_slots.end(), slot);
+  if (found == node_slots.end()) return std::nullopt;
+  return static_cast<int>(found - node_slots.begin());
 }
 
 std::string describe_failure(const Failure& failure) {

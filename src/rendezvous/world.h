@@ -12,6 +12,13 @@ namespace dlaunch::rendezvous {
 struct World {
   int round = 0;                      // restart count, TORCHELASTIC_RESTART_COUNT
   std::vector<int> nproc_per_node;    // indexed by node rank; nodes may differ
+  // Which launcher holds each node rank this round. A launcher's slot is
+  // its place in the job (--node-rank, SLURM_NODEID: 0 to nnodes + spare
+  // nodes - 1); its node rank is given anew each round, so a spare can take
+  // a lost node's place.
+  std::vector<int> node_slots;
+  std::vector<int> spare_slots;    // launchers on standby this round: no workers, heartbeats only
+  std::vector<int> benched_slots;  // launchers kept out for failing --node-fail-limit rounds in a row
   std::string worker_master_addr;     // MASTER_ADDR for the workers
   int worker_master_port = 0;         // MASTER_PORT, chosen by node 0
   std::string run_id;
@@ -21,6 +28,8 @@ struct World {
   int world_size() const;
   // Global rank of local rank 0 on NODE_RANK: the prefix sum of the nodes before it.
   int rank_offset(int node_rank) const;
+  // The node rank of the launcher in SLOT this round; nullopt: it stands by.
+  std::optional<int> node_rank_of(int slot) const;
 };
 
 // The first worker failure of a node (or of the job), as reported to users.
@@ -53,6 +62,13 @@ struct Verdict {
   Kind kind = Kind::kSucceeded;
   int exit_code = 0;
   std::optional<Failure> failure;  // the job's first failure
+  // Why a failure was not restarted though restarts were left ("a node was
+  // lost and no spare is left"); empty otherwise.
+  std::string not_restarted;
+  // The job's life so far, one line per event (a node lost, a spare taking
+  // its place, a node benched, how long the job was down): node 0's
+  // service keeps it and every verdict carries it, for the summary.
+  std::vector<std::string> timeline;
 };
 
 // One line: "rank 3 (local rank 1) on node1 exited with code 3", or the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <vector>
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -23,10 +24,12 @@ std::optional<std::string> address_problem(const std::string& address) {
 }
 
 std::optional<std::string> worker_counts_problem(const World& world, const WorldExpectation& expected) {
-  int here = world.nproc_per_node[static_cast<std::size_t>(expected.node_rank)];
-  if (here != expected.nproc)
-    return fmt::format("{} workers for this node (node {}), which runs {} (--nproc-per-node)", here,
-                       expected.node_rank, expected.nproc);
+  if (auto rank = world.node_rank_of(expected.slot)) {
+    int here = world.nproc_per_node[static_cast<std::size_t>(*rank)];
+    if (here != expected.nproc)
+      return fmt::format("{} workers for this node (node {}), which runs {} (--nproc-per-node)", here,
+                         *rank, expected.nproc);
+  }
   for (std::size_t rank = 0; rank < world.nproc_per_node.size(); ++rank) {
     int count = world.nproc_per_node[rank];
     if (count < 1 || count > kMostWorkersPerNode)
@@ -38,16 +41,40 @@ std::optional<std::string> worker_counts_problem(const World& world, const World
   return std::nullopt;
 }
 
+// Every slot in range and named once; this launcher's among them.
+std::optional<std::string> slots_problem(const World& world, const WorldExpectation& expected) {
+  if (world.node_slots.size() != world.nproc_per_node.size())
+    return fmt::format("{} launcher slots for {} nodes", world.node_slots.size(), world.nproc_per_node.size());
+  const int launchers = expected.nnodes + expected.spare_nodes;
+  std::vector<bool> seen(static_cast<std::size_t>(launchers), false);
+  for (const auto* slots : {&world.node_slots, &world.spare_slots, &world.benched_slots}) {
+    for (int slot : *slots) {
+      if (slot < 0 || slot >= launchers)
+        return fmt::format("launcher slot {}, but this job has slots 0 to {} (--nnodes {} and {} spare)",
+                           slot, launchers - 1, expected.nnodes, expected.spare_nodes);
+      if (seen[static_cast<std::size_t>(slot)]) return fmt::format("launcher slot {} twice", slot);
+      seen[static_cast<std::size_t>(slot)] = true;
+    }
+  }
+  if (!seen[static_cast<std::size_t>(expected.slot)])
+    return fmt::format("no place to this launcher (slot {})", expected.slot);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> world_mismatch(const World& world, const WorldExpectation& expected) {
-  if (world.round != expected.round)
+  // A later round is a launcher that joins a running job late: it stands by.
+  if (world.round < expected.round)
     return fmt::format("round {}, but this node joined round {}", world.round, expected.round);
   if (world.run_id != expected.run_id)
     return fmt::format("run id '{}', but this node's is '{}' (--rdzv-id)", world.run_id, expected.run_id);
-  if (world.nnodes() != expected.nnodes)
-    return fmt::format("{} nodes, but this node was started with {} (--nnodes)", world.nnodes(),
-                       expected.nnodes);
+  const int fewest = expected.min_nodes > 0 ? expected.min_nodes : expected.nnodes;
+  if (world.nnodes() < fewest || world.nnodes() > expected.nnodes)
+    return fmt::format("{} nodes, but this node was started with {} (--nnodes){}", world.nnodes(),
+                       expected.nnodes,
+                       fewest < expected.nnodes ? fmt::format(" and {} (--min-nodes)", fewest) : "");
+  if (auto problem = slots_problem(world, expected)) return problem;
   if (auto problem = worker_counts_problem(world, expected)) return problem;
   if (world.worker_master_port < 1 || world.worker_master_port > 65535)
     return fmt::format("worker MASTER_PORT {} (expected 1 to 65535)", world.worker_master_port);

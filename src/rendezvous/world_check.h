@@ -16,12 +16,14 @@ namespace dlaunch::rendezvous {
 
 // What this launcher knows the World must say.
 struct WorldExpectation {
-  int round = 0;
-  int nnodes = 1;
-  int node_rank = 0;
+  int round = 0;        // the round joined: a World of a later one is a late spare's
+  int nnodes = 1;       // the training size: a World may have fewer (--min-nodes), never more
+  int spare_nodes = 0;  // slots run from 0 to nnodes + spare_nodes - 1
+  int slot = 0;         // this launcher's (--node-rank)
   int nproc = 1;
   std::string run_id;
   bool allow_uneven = false;
+  int min_nodes = 0;    // the fewest nodes a World may have (--min-nodes); 0: nnodes
 };
 
 // The most workers a node runs (dlaunch run --nproc-per-node's limit).

@@ -108,7 +108,11 @@ TEST(Protocol, VerdictWithFailureRoundTrips) {
   failure.exit_code = 137;
   failure.signal = 9;
   failure.last_lines = {"one", "two"};
-  VerdictMessage message{3, Verdict{Verdict::Kind::kFailed, 137, failure}};
+  Verdict failed;
+  failed.kind = Verdict::Kind::kFailed;
+  failed.exit_code = 137;
+  failed.failure = failure;
+  VerdictMessage message{3, failed};
   auto decoded = decode_verdict(encode(message));
   EXPECT_EQ(decoded.round, 3u);
   EXPECT_EQ(decoded.verdict.kind, Verdict::Kind::kFailed);

@@ -35,6 +35,7 @@ using test_support::send_frame;
 World world_of(std::vector<int> nproc_per_node) {
   World world;
   world.nproc_per_node = std::move(nproc_per_node);
+  for (int slot = 0; slot < world.nnodes(); ++slot) world.node_slots.push_back(slot);
   world.worker_master_addr = "127.0.0.1";
   world.worker_master_port = 31000;
   world.run_id = "job";

@@ -607,5 +607,150 @@ TEST(RendezvousServer, AForgedFrameOnAProvedConnectionLosesTheNode) {
   EXPECT_TRUE(contains(service.joined_log(), "failed authentication")) << service.joined_log();
 }
 
+// Spare nodes (--spare-nodes): launchers beyond the training size.
+
+// A job of NNODES training nodes and SPARES spares, with MAX_RESTARTS.
+Service spare_service(int nnodes, int spares, int max_restarts,
+                      std::function<void(ServerSettings&)> adjust = nullptr) {
+  return Service(nnodes, max_restarts, std::chrono::seconds(30), [=](ServerSettings& settings) {
+    settings.spare_nodes = spares;
+    if (adjust) adjust(settings);
+  });
+}
+
+void join_with_spares(Client& client, int slot, int nnodes, int spares, int round = 0) {
+  JoinMessage join = client.join_message("job", slot, nnodes, 1, round);
+  join.spare_nodes = static_cast<std::uint32_t>(spares);
+  client.send_join(join);
+}
+
+World receive_world(Client& client) {
+  auto frame = client.receive();
+  if (!frame || frame->type != MessageType::kWorld) throw std::runtime_error("expected a World");
+  return decode_world(frame->payload);
+}
+
+Verdict receive_verdict(Client& client) {
+  for (;;) {
+    auto frame = client.receive();
+    if (!frame) throw std::runtime_error("closed before the verdict");
+    if (frame->type == MessageType::kVerdict) return decode_verdict(frame->payload).verdict;
+  }
+}
+
+NodeOutcome outcome_of(std::optional<Failure> failure) {
+  NodeOutcome outcome;
+  outcome.succeeded = !failure;
+  outcome.failure = std::move(failure);
+  return outcome;
+}
+
+TEST(RendezvousServer, ASpareStandsByAndTakesALostNodesPlace) {
+  Service service = spare_service(2, 1, /*max_restarts=*/1);
+  Client node0(service.port), spare(service.port);
+  {
+    Client node1(service.port);
+    join_with_spares(node0, 0, 2, 1);
+    join_with_spares(node1, 1, 2, 1);
+    World first = receive_world(node0);
+    EXPECT_EQ(first.node_slots, (std::vector<int>{0, 1}));
+    receive_world(node1);
+    join_with_spares(spare, 2, 2, 1);  // joins while round 0 runs
+    World standing = receive_world(spare);
+    EXPECT_EQ(standing.round, 0);
+    EXPECT_EQ(standing.spare_slots, (std::vector<int>{2}));
+    EXPECT_FALSE(standing.node_rank_of(2));
+  }  // node 1's launcher vanishes
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  EXPECT_EQ(receive_verdict(spare).kind, Verdict::Kind::kRestart) << "the spare hears the verdict too";
+  EXPECT_EQ(receive_verdict(node0).kind, Verdict::Kind::kRestart);
+  join_with_spares(node0, 0, 2, 1, 1);
+  join_with_spares(spare, 2, 2, 1, 1);
+  World second = receive_world(node0);
+  EXPECT_EQ(second.node_slots, (std::vector<int>{0, 2})) << "the spare holds node rank 1";
+  EXPECT_TRUE(second.spare_slots.empty());
+  EXPECT_EQ(receive_world(spare).node_rank_of(2), 1);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{1, outcome_of(std::nullopt)}));
+  spare.send(MessageType::kOutcome, encode(OutcomeMessage{1, outcome_of(std::nullopt)}));
+  Verdict done = receive_verdict(node0);
+  EXPECT_EQ(done.kind, Verdict::Kind::kSucceeded);
+  ASSERT_EQ(done.timeline.size(), 2u);
+  EXPECT_TRUE(contains(done.timeline[0], "lost contact with the launcher of node 1 (host1)")) << done.timeline[0];
+  EXPECT_TRUE(contains(done.timeline[1], "round 1: host2 (spare) takes node rank 1; restart 1/1"))
+      << done.timeline[1];
+}
+
+TEST(RendezvousServer, WithoutASpareTheJobShrinksToMinNodes) {
+  Service service = spare_service(2, 0, 1, [](ServerSettings& settings) { settings.min_nodes = 1; });
+  Client node0(service.port);
+  {
+    Client node1(service.port);
+    join_with_spares(node0, 0, 2, 0);
+    join_with_spares(node1, 1, 2, 0);
+    receive_world(node0);
+    receive_world(node1);
+  }
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  EXPECT_EQ(receive_verdict(node0).kind, Verdict::Kind::kRestart);
+  join_with_spares(node0, 0, 2, 0, 1);
+  World alone = receive_world(node0);
+  EXPECT_EQ(alone.nproc_per_node, (std::vector<int>{1}));
+  EXPECT_EQ(alone.node_slots, (std::vector<int>{0}));
+  EXPECT_TRUE(contains(service.joined_log(), "the job goes on with 1 of 2 nodes")) << service.joined_log();
+}
+
+TEST(RendezvousServer, ALostNodeWithoutASpareEndsTheJobSayingWhy) {
+  Service service = spare_service(2, 0, /*max_restarts=*/3);
+  Client node0(service.port);
+  {
+    Client node1(service.port);
+    join_with_spares(node0, 0, 2, 0);
+    join_with_spares(node1, 1, 2, 0);
+    receive_world(node0);
+    receive_world(node1);
+  }
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  Verdict verdict = receive_verdict(node0);
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
+  EXPECT_TRUE(contains(verdict.not_restarted, "no spare left: 1 node remains")) << verdict.not_restarted;
+}
+
+TEST(RendezvousServer, ANodeThatFailsFirstRoundAfterRoundIsBenchedForASpare) {
+  Service service = spare_service(2, 1, 3, [](ServerSettings& settings) { settings.node_fail_limit = 2; });
+  Client node0(service.port), node1(service.port), spare(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 1);
+  join_with_spares(spare, 2, 2, 1);
+  for (int round = 0; round < 2; ++round) {
+    World world = receive_world(node0);
+    ASSERT_EQ(world.node_slots, (std::vector<int>{0, 1})) << "round " << round;
+    receive_world(node1);
+    receive_world(spare);
+    auto r = static_cast<std::uint32_t>(round);
+    node1.send(MessageType::kOutcome, encode(OutcomeMessage{r, outcome_of(worker_failure(1, 1, 1))}));
+    ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+    node0.send(MessageType::kOutcome, encode(OutcomeMessage{r, NodeOutcome{}}));
+    for (Client* client : {&node0, &node1, &spare}) EXPECT_EQ(receive_verdict(*client).kind, Verdict::Kind::kRestart);
+    for (auto [client, slot] : {std::pair{&node0, 0}, {&node1, 1}, {&spare, 2}})
+      join_with_spares(*client, slot, 2, 1, round + 1);
+  }
+  World third = receive_world(node0);
+  EXPECT_EQ(third.node_slots, (std::vector<int>{0, 2}));
+  EXPECT_EQ(third.benched_slots, (std::vector<int>{1}));
+  EXPECT_TRUE(contains(service.joined_log(), "node 1 (host1) failed 2 rounds in a row (--node-fail-limit 2)"))
+      << service.joined_log();
+}
+
+TEST(RendezvousServer, LaunchersMustAgreeOnTheSpareCount) {
+  Service service = spare_service(2, 1, 0);
+  Client node0(service.port), node1(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 0);
+  EXPECT_TRUE(contains(reason_of(node1.receive()), "expects 0 spare nodes but node 0 expects 1"));
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous

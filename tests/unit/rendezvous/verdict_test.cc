@@ -97,5 +97,26 @@ TEST(Verdict, OneNodeAloneFollowsTheSameRule) {
   EXPECT_EQ(decide_verdict(preempted(), 0, 3).kind, Verdict::Kind::kFailed);
 }
 
+// RoundEnd with a lost node and LEFT launchers to form the next round.
+RoundEnd lost_node_end(int left, int min_nodes, int round = 0, int max_restarts = 3) {
+  RoundEnd end{{stopped_by_peer(), failed(1, 1)}, worker_failure(1, 1), true, round, max_restarts};
+  end.nodes_left = left;
+  end.min_nodes = min_nodes;
+  return end;
+}
+
+TEST(Verdict, ALostNodeRestartsWhileEnoughLaunchersAreLeft) {
+  EXPECT_EQ(decide_verdict(lost_node_end(2, 2)).kind, Verdict::Kind::kRestart) << "a spare takes its place";
+  EXPECT_EQ(decide_verdict(lost_node_end(1, 1)).kind, Verdict::Kind::kRestart) << "down to --min-nodes";
+  Verdict ended = decide_verdict(lost_node_end(1, 2));
+  EXPECT_EQ(ended.kind, Verdict::Kind::kFailed);
+  EXPECT_EQ(ended.not_restarted, "no spare left: 1 node remains, and the job needs at least 2 (--min-nodes)");
+  EXPECT_EQ(decide_verdict(lost_node_end(0, 0)).kind, Verdict::Kind::kFailed) << "nobody left";
+  Verdict out_of_restarts = decide_verdict(lost_node_end(2, 2, 3, 3));
+  EXPECT_EQ(out_of_restarts.kind, Verdict::Kind::kFailed);
+  EXPECT_EQ(out_of_restarts.not_restarted, "") << "the restarts ran out, not the spares";
+  EXPECT_EQ(decide_verdict(lost_node_end(-1, 1)).kind, Verdict::Kind::kFailed) << "unknown: as before spares";
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous

@@ -12,6 +12,7 @@ World fitting_world() {
   World world;
   world.round = 1;
   world.nproc_per_node = {2, 2, 2};
+  world.node_slots = {0, 1, 2};
   world.worker_master_addr = "node01";
   world.worker_master_port = 29400;
   world.run_id = "1234.0";
@@ -20,7 +21,7 @@ World fitting_world() {
 }
 
 // Node 1 of 3, 2 workers, round 1, job 1234.0.
-WorldExpectation this_node() { return WorldExpectation{1, 3, 1, 2, "1234.0", false}; }
+WorldExpectation this_node() { return WorldExpectation{1, 3, 0, 1, 2, "1234.0", false}; }
 
 TEST(WorldCheck, AWorldThatFitsPasses) {
   EXPECT_EQ(world_mismatch(fitting_world(), this_node()), std::nullopt);
@@ -40,11 +41,16 @@ TEST(WorldCheck, EveryFieldThatDoesNotFitIsNamed) {
   const std::vector<Case> cases = {
       {"200 workers for a 2-worker node", [](World& w) { w.nproc_per_node = {2, 200, 2}; },
        "200 workers for this node (node 1), which runs 2 (--nproc-per-node)"},
-      {"shorter than the job", [](World& w) { w.nproc_per_node = {2}; },
+      {"shorter than the job", [](World& w) { w.nproc_per_node = {2}; w.node_slots = {1}; },
        "1 nodes, but this node was started with 3 (--nnodes)"},
       {"longer than the job", [](World& w) { w.nproc_per_node.assign(5, 2); }, "5 nodes"},
+      {"slots for fewer nodes", [](World& w) { w.node_slots = {0, 1}; }, "2 launcher slots for 3 nodes"},
+      {"a slot beyond the job", [](World& w) { w.node_slots = {0, 1, 3}; },
+       "launcher slot 3, but this job has slots 0 to 2"},
+      {"a slot twice", [](World& w) { w.spare_slots = {2}; }, "launcher slot 2 twice"},
+      {"no place for this launcher", [](World& w) { w.node_slots = {0, 2, 2}; }, "twice"},
       {"another run id", [](World& w) { w.run_id = "999.0"; }, "run id '999.0'"},
-      {"another round", [](World& w) { w.round = 7; }, "round 7, but this node joined round 1"},
+      {"an earlier round", [](World& w) { w.round = 0; }, "round 0, but this node joined round 1"},
       {"uneven without consent", [](World& w) { w.nproc_per_node = {3, 2, 2}; },
        "3 workers for node 0 but 2 for this node, without --allow-uneven"},
       {"zero workers elsewhere", [](World& w) { w.nproc_per_node = {0, 2, 2}; }, "0 workers for node 0"},
@@ -74,6 +80,41 @@ TEST(WorldCheck, TooManyWorkersOnAnyNodeIsRefusedEvenWhenUneven) {
   auto problem = world_mismatch(world, allowed);
   ASSERT_TRUE(problem);
   EXPECT_NE(problem->find("expected 1 to 4096"), std::string::npos) << *problem;
+}
+
+// With spares (--nnodes 3, 2 spares): this launcher, slot 4, may train under
+// any node rank, stand by, or be benched, in a World of 1 to 3 nodes.
+TEST(WorldCheck, WithSparesALauncherFindsItsPlaceByItsSlot) {
+  WorldExpectation spare = this_node();
+  spare.spare_nodes = 2;
+  spare.slot = 4;
+  spare.min_nodes = 2;
+  World world = fitting_world();
+  world.spare_slots = {4};
+  EXPECT_EQ(world_mismatch(world, spare), std::nullopt) << "standing by";
+  world.node_slots = {0, 4, 2};
+  world.spare_slots = {1, 3};
+  EXPECT_EQ(world_mismatch(world, spare), std::nullopt) << "taking node rank 1";
+  world.nproc_per_node = {2, 2};
+  world.node_slots = {0, 4};
+  world.spare_slots = {};
+  world.benched_slots = {2};
+  EXPECT_EQ(world_mismatch(world, spare), std::nullopt) << "a job shrunk to 2 nodes";
+  world.node_slots = {0, 1};
+  auto problem = world_mismatch(world, spare);
+  ASSERT_TRUE(problem) << "a World that forgets this launcher";
+  EXPECT_NE(problem->find("no place to this launcher (slot 4)"), std::string::npos) << *problem;
+  world.nproc_per_node = {2};
+  world.node_slots = {4};
+  problem = world_mismatch(world, spare);
+  ASSERT_TRUE(problem) << "fewer nodes than --min-nodes";
+  EXPECT_NE(problem->find("and 2 (--min-nodes)"), std::string::npos) << *problem;
+}
+
+TEST(WorldCheck, ALauncherThatJoinedLateAcceptsALaterRound) {
+  World world = fitting_world();
+  world.round = 5;
+  EXPECT_EQ(world_mismatch(world, this_node()), std::nullopt);
 }
 
 }  // namespace

@@ -1,0 +1,13 @@
+// Writing a small file that a reader polls: it sees the old content or the
+// new, never a truncated one.
+#pragma once
+
+#include <string>
+
+namespace dlaunch::util {
+
+// Writes CONTENT to a temporary file beside PATH and renames it onto PATH.
+// Throws SystemError naming PATH when either step fails.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+}  // namespace dlaunch::util
