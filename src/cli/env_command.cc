@@ -20,10 +20,13 @@ struct Row {
 };
 
 std::vector<Row> topology_rows(const launch::Topology& topology) {
-  const bool several_nodes = topology.nnodes.value > 1;
+  const bool several_nodes = topology.launchers() > 1;
+  const bool spares = topology.spare_nodes.value > 0;
   std::vector<Row> rows = {
       {"nnodes", "nodes", topology.nnodes.value, topology.nnodes.source},
-      {"node_rank", "node rank", topology.node_rank.value, topology.node_rank.source},
+      {"spare_nodes", "spare nodes", topology.spare_nodes.value, topology.spare_nodes.source},
+      {"node_rank", spares ? "launcher slot" : "node rank", topology.node_rank.value,
+       topology.node_rank.source},
       {"nproc_per_node", "workers on this node", topology.nproc_per_node.value,
        topology.nproc_per_node.source},
       {"master_addr", "master address", topology.master_addr.value, topology.master_addr.source},
@@ -34,6 +37,11 @@ std::vector<Row> topology_rows(const launch::Topology& topology) {
   } else {
     rows.push_back({"master_port", "workers' MASTER_PORT", nullptr, "a free port, picked at start"});
   }
+  if (spares)
+    rows.push_back({"role", "role", topology.node_rank.value < topology.nnodes.value ? "training node" : "spare",
+                    fmt::format("slots 0-{} train first; the rest stand by; node ranks are given at each "
+                                "rendezvous round",
+                                topology.nnodes.value - 1)});
   rows.push_back({"run_id", "run id", topology.run_id.value, topology.run_id.source});
   rows.push_back({"rendezvous", "rendezvous",
                   several_nodes ? "hosted by node 0" : "none (single node)",
@@ -46,7 +54,7 @@ std::vector<Row> topology_rows(const launch::Topology& topology) {
 
 // What protects and watches the job; the token's value is never shown.
 std::vector<Row> reliability_rows(const launch::LaunchConfig& config) {
-  if (config.topology.nnodes.value == 1) return {};
+  if (config.topology.launchers() == 1) return {};
   std::vector<Row> rows;
   if (config.rdzv_token)
     rows.push_back({"rdzv_token", "rendezvous token", "set (not shown)", config.rdzv_token->source});

@@ -69,7 +69,13 @@ bool uneven(const std::vector<ssh::HostEntry>& hosts) {
 ssh::JobPlan make_plan(const ssh::SshOptions& options, const std::vector<ssh::HostEntry>& hosts,
                   const util::Environment& environment) {
   ssh::JobPlan plan;
-  plan.nnodes = static_cast<int>(hosts.size());
+  const int host_count = static_cast<int>(hosts.size());
+  plan.nnodes = options.nnodes.value_or(host_count);
+  if (plan.nnodes > host_count)
+    throw util::InputError(fmt::format("--nnodes {} asks for more nodes than the {} host{} given; give "
+                                       "at most {}, or more hosts",
+                                       plan.nnodes, host_count, host_count == 1 ? "" : "s", host_count));
+  plan.spare_nodes = host_count - plan.nnodes;
   plan.master_addr = options.master_addr.value_or(hosts.front().host);
   plan.master_port = options.master_port.value_or(random_port());
   plan.run_id = random_run_id();
@@ -141,9 +147,12 @@ int ssh_command(const CommandArgs& args) {
   if (!options->no_preflight) preflight(plan, hosts, *options, environment);
   std::vector<std::string> names;
   for (const auto& entry : hosts) names.push_back(entry.host);
-  fmt::print(stderr, "dlaunch ssh: {} host{} ({}), node 0's rendezvous at {}:{}\n", hosts.size(),
+  fmt::print(stderr, "dlaunch ssh: {} host{} ({}), node 0's rendezvous at {}:{}{}\n", hosts.size(),
              hosts.size() == 1 ? "" : "s", slurm::compress_hostlist(names), plan.master_addr,
-             plan.master_port);
+             plan.master_port,
+             plan.spare_nodes > 0 ? fmt::format("; {} train, {} stand by as spares", plan.nnodes,
+                                                plan.spare_nodes)
+                                  : "");
   // A host that closes its end early must not kill dlaunch ssh.
   ::signal(SIGPIPE, SIG_IGN);
   process::SignalChannel signals;
@@ -151,6 +160,8 @@ int ssh_command(const CommandArgs& args) {
   settings.first_line = rendezvous::generate_token() + "\n";
   settings.host_log_dir = options->host_log_dir;
   settings.grace = hang_up_grace(*options);
+  settings.hosts_replaceable =
+      plan.spare_nodes > 0 || launch::run_option_value(options->run_args, "--min-nodes").has_value();
   return ssh::run_sessions(make_sessions(plan, hosts), settings, signals);
 }
 

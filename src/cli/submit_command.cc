@@ -98,7 +98,7 @@ void write_file(const std::string& path, const std::string& text) {
 int dry_run(const submit::JobRequest& request, bool srun) {
   if (srun) {
     fmt::print("# dlaunch submit --srun would run:\n{}\n",
-               util::shell_join(submit::srun_job_command(request)));
+               util::shell_join(submit::foreground_command(request)));
     return 0;
   }
   fmt::print("# job script ({}/job.sbatch):\n{}\n# submitted with:\n{}\n", request.submission_dir,
@@ -116,7 +116,7 @@ int dry_run(const submit::JobRequest& request, bool srun) {
     ::setenv(launch::kTokenVariable, rendezvous::generate_token().c_str(), 1);
   fmt::print(stderr, "dlaunch: running with srun; output folder {}\n", request.submission_dir);
   std::fflush(stderr);
-  util::exec_replacing(submit::srun_job_command(request));
+  util::exec_replacing(submit::foreground_command(request));
 }
 
 std::string parse_job_id(const std::string& sbatch_output) {

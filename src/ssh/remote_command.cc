@@ -67,6 +67,7 @@ std::string remote_launch_command(const JobPlan& plan, const HostLaunch& host) {
                                "--stop-on-stdin-close",
                                "--prefix",
                                fmt::format("[{}:rank{{rank}}]:", host.host)};
+  if (plan.spare_nodes > 0) run.insert(run.end(), {"--spare-nodes", std::to_string(plan.spare_nodes)});
   if (host.nproc) run.insert(run.end(), {"--nproc-per-node", std::to_string(*host.nproc)});
   if (plan.uneven) run.push_back("--allow-uneven");
   run.insert(run.end(), plan.run_args.begin(), plan.run_args.end());

@@ -16,7 +16,8 @@ namespace dlaunch::ssh {
 
 // What every host of the job shares.
 struct JobPlan {
-  int nnodes = 1;
+  int nnodes = 1;       // hosts that train
+  int spare_nodes = 0;  // hosts after them that stand by
   std::string master_addr;
   int master_port = 0;
   std::string run_id;

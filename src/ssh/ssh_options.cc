@@ -26,6 +26,12 @@ const std::vector<OwnOption>& own_options() {
   static const std::vector<OwnOption> options = {
       {"--hosts", true, [](SshOptions& o, const std::string& v) { o.hosts = v; },
        "Hosts in node-rank order: h1,h2 or hostlists such as gpu[01-04]"},
+      {"--nnodes", true,
+       [](SshOptions& o, const std::string& v) {
+         o.nnodes = static_cast<int>(util::parse_int_in_range(v, 1, 1 << 20, "--nnodes"));
+       },
+       "Hosts that train (default: all); the hosts after them stand by as spares and take a lost "
+       "host's place"},
       {"--hostfile", true, [](SshOptions& o, const std::string& v) { o.hostfile = v; },
        "File of 'HOST [slots=N]' lines (DeepSpeed's format; '#' comments, hostlists)"},
       {"--include", true, [](SshOptions& o, const std::string& v) { o.include = v; },

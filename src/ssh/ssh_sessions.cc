@@ -158,9 +158,11 @@ class SessionLoop {
         if (session->pid != child.pid || !child.leader) continue;
         session->exit_code = child.exit_code;
         session->input.reset();
-        if (session->exit_code != 0)
-          hang_up_all(fmt::format("{} (node {}) ended with exit code {}", session->spec->host,
-                                  session->spec->node_rank, session->exit_code));
+        if (session->exit_code == 0) continue;
+        std::string ended = fmt::format("{} (node {}) ended with exit code {}", session->spec->host,
+                                        session->spec->node_rank, session->exit_code);
+        if (!settings_.hosts_replaceable || session.get() == sessions_.front().get()) hang_up_all(ended);
+        else err_->write_message(fmt::format("dlaunch ssh: {}; the job goes on without it", ended));
       }
     });
   }

@@ -33,6 +33,9 @@ struct SessionSettings {
   // console_err(), which never block on a stalled reader (util/console.h).
   util::ConsoleSink* console_stdout = nullptr;
   util::ConsoleSink* console_stderr = nullptr;
+  // The job outlives a host (spare nodes, --min-nodes): a session that ends
+  // early does not stop the others; the rendezvous replaces its node.
+  bool hosts_replaceable = false;
 };
 
 // Runs SESSIONS to the end and returns the job's exit code: node 0's, as

@@ -63,7 +63,7 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
   for (const char* name : {"python", "tee", "redirects", "prefix"}) {
     if (auto value = settings.string(name)) args.insert(args.end(), {std::string("--") + name, *value});
   }
-  for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout"}) {
+  for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "min-nodes", "node-fail-limit"}) {
     if (auto value = settings.integer(name))
       args.insert(args.end(), {std::string("--") + name, std::to_string(*value)});
   }
@@ -84,7 +84,7 @@ std::vector<std::string> allocation_options(const JobRequest& request) {
   add("time", request.time);
   add("constraint", request.constraint);
   add("mem", request.mem);
-  options.push_back(fmt::format("--nodes={}", request.nodes));
+  options.push_back(fmt::format("--nodes={}", request.nodes + request.spare_nodes));
   int tasks_per_node = request.launch == LaunchMode::kTask ? request.gpus_per_node : 1;
   options.push_back(fmt::format("--ntasks-per-node={}", tasks_per_node));
   if (request.gpus_per_node > 0) options.push_back(fmt::format("--gpus-per-node={}", request.gpus_per_node));
@@ -97,6 +97,21 @@ std::vector<std::string> allocation_options(const JobRequest& request) {
   return options;
 }
 
+std::string exit_code_file(const JobRequest& request) {
+  return request.submission_dir + "/" + kExitCodeFileName;
+}
+
+// With spare nodes srun fails when a lost node's task did (killed, its node
+// gone) although the job went on without it: the job ends with the code
+// node rank 0's launcher wrote, srun's only when there is none.
+std::string exit_code_lines(const std::string& quoted_file) {
+  std::string text = "status=$?\n";
+  text += "# With spare nodes, srun's code may be a lost node's: the job's is dlaunch's verdict.\n";
+  text += fmt::format("if [ -s {0} ]; then status=$(cat {0}); fi\n", quoted_file);
+  text += "exit \"$status\"\n";
+  return text;
+}
+
 std::vector<std::string> node_program(const JobRequest& request) {
   std::vector<std::string> program{request.dlaunch_path};
   if (request.launch == LaunchMode::kTask) {
@@ -105,6 +120,11 @@ std::vector<std::string> node_program(const JobRequest& request) {
     program.insert(program.end(), {"run", "--log-dir", request.submission_dir + "/logs"});
     if (request.signal) program.insert(program.end(), {"--preempt-signal", request.signal->name});
     if (request.requeue) program.push_back("--requeue");
+    // The step has nodes + spares nodes: --nnodes tells the launchers how
+    // many train, and the rest stand by.
+    if (request.spare_nodes > 0)
+      program.insert(program.end(), {"--nnodes", std::to_string(request.nodes), "--exit-code-file",
+                                     exit_code_file(request)});
   }
   program.insert(program.end(), request.run_args.begin(), request.run_args.end());
   program.push_back("--");
@@ -116,8 +136,14 @@ std::vector<std::string> node_program(const JobRequest& request) {
 // fails. With one dlaunch run per node, the launchers stop each other and
 // exit with the same code; srun killing the slower ones on the way out
 // would turn the job's exit code into 143 (SIGTERM) instead of the worker's.
+//
+// With spare nodes a launcher's task that dies (killed, its node lost) must
+// not end the step: --no-kill keeps the step when a node fails, and
+// --kill-on-bad-exit=0 when a task exits non-zero (a site may set
+// KillOnBadExit=1); the launchers that remain replace the lost node.
 void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& request) {
   if (request.launch == LaunchMode::kTask) srun.push_back("--kill-on-bad-exit=1");
+  if (request.spare_nodes > 0) srun.insert(srun.end(), {"--no-kill", "--kill-on-bad-exit=0"});
 }
 
 // The most dlaunch run takes for a number of seconds (launch_config.cc).
@@ -144,8 +170,11 @@ int shutdown_seconds(const std::vector<std::string>& run_args) {
 // system, say) would keep the step, and the job, alive until its time
 // limit: srun --wait ends the remaining tasks that long after the first
 // one exited, enough for the others' orderly shutdown.
+//
+// Not with spare nodes: there the first task to exit is a lost node's, and
+// the others go on without it.
 void add_straggler_wait(std::vector<std::string>& srun, const JobRequest& request) {
-  if (request.launch == LaunchMode::kTask) return;
+  if (request.launch == LaunchMode::kTask || request.spare_nodes > 0) return;
   int seconds = shutdown_seconds(request.run_args) + kStragglerMarginSeconds;
   srun.push_back(fmt::format("--wait={}", seconds));
 }
@@ -257,6 +286,8 @@ std::vector<std::string> sbatch_options(const JobRequest& request) {
   // No B:, so Slurm signals every step's tasks: each node's dlaunch run.
   if (request.signal) options.push_back("--signal=" + request.signal->sbatch_value());
   if (request.requeue) options.push_back("--requeue");
+  // A node that fails (Slurm marks it DOWN) must not end a job whose spares replace it.
+  if (request.spare_nodes > 0) options.push_back("--no-kill");
   options.push_back(fmt::format("--output={}/slurm-%j.log", request.submission_dir));
   // Slurm may run the script again (--requeue, or after a node failure) and
   // would truncate slurm-<jobid>.log: add to it instead, keep the first run's.
@@ -318,6 +349,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   check_submission_folder(submission_dir, settings);
   JobRequest request;
   request.nodes = small_int(settings, "nodes", 1, 100000).value_or(1);
+  request.spare_nodes = small_int(settings, "spare-nodes", 0, 100000).value_or(0);
   request.gpus_per_node = small_int(settings, "gpus-per-node", 0, 1024).value_or(1);
   request.cpus_per_gpu = small_int(settings, "cpus-per-gpu", 1, 4096);
   request.partition = settings.string("partition");
@@ -334,6 +366,15 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   request.launch = launch_mode(settings);
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
     throw util::InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
+  if (request.launch == LaunchMode::kTask && request.spare_nodes > 0)
+    throw util::InputError(fmt::format(
+        "spare-nodes (from {}) needs --launch node: with one task per GPU no dlaunch run is there to "
+        "replace a lost node",
+        settings.find("spare-nodes")->source));
+  if (auto min_nodes = small_int(settings, "min-nodes", 1, 100000); min_nodes && *min_nodes > request.nodes)
+    throw util::InputError(fmt::format("min-nodes {} (from {}) must be at most nodes ({}): it is the "
+                                       "fewest nodes the job goes on with",
+                                       *min_nodes, settings.find("min-nodes")->source, request.nodes));
   request.run_args = run_arguments(settings);
   (void)shutdown_seconds(request.run_args);  // refused now, not on the nodes
   if (auto signal = settings.string("signal"))
@@ -352,7 +393,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
 }
 
 std::vector<std::string> srun_step_command(const JobRequest& request) {
-  std::vector<std::string> srun{"srun", fmt::format("--nodes={}", request.nodes)};
+  std::vector<std::string> srun{"srun", fmt::format("--nodes={}", request.nodes + request.spare_nodes)};
   int tasks_per_node = request.launch == LaunchMode::kTask ? request.gpus_per_node : 1;
   srun.push_back(fmt::format("--ntasks-per-node={}", tasks_per_node));
   if (request.gpus_per_node > 0) srun.push_back(fmt::format("--gpus-per-node={}", request.gpus_per_node));
@@ -384,8 +425,23 @@ std::string job_script(const JobRequest& request) {
   }
   script += log_dir_lines(request);
   if (request.token_file) script += token_lines(*request.token_file);
+  if (request.spare_nodes == 0) {
+    script += script_step_line(request) + "\n";
+    return script;
+  }
+  const std::string file = util::shell_join({exit_code_file(request)});
+  script += fmt::format("rm -f {}\n", file);
   script += script_step_line(request) + "\n";
+  script += exit_code_lines(file);
   return script;
+}
+
+std::vector<std::string> foreground_command(const JobRequest& request) {
+  std::vector<std::string> srun = srun_job_command(request);
+  if (request.spare_nodes == 0) return srun;
+  const std::string file = util::shell_join({exit_code_file(request)});
+  return {"/bin/bash", "-c",
+          fmt::format("rm -f {}\n{}\n{}", file, util::shell_join(srun), exit_code_lines(file))};
 }
 
 std::vector<std::string> sbatch_command(const std::string& script_path) {

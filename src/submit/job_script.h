@@ -39,8 +39,14 @@ inline constexpr int kStragglerMarginSeconds = 30;
 // The file in a submission folder that holds the job's rendezvous secret.
 inline constexpr const char* kTokenFileName = "rdzv.token";
 
+// With spare nodes, node rank 0's launcher writes the job's exit code here
+// (in the submission folder): the job script exits with it, since srun's
+// own code is that of a lost node's task.
+inline constexpr const char* kExitCodeFileName = "exit_code";
+
 struct JobRequest {
-  int nodes = 1;
+  int nodes = 1;        // the training nodes
+  int spare_nodes = 0;  // allocated beyond them, standing by (--launch node only)
   int gpus_per_node = 1;
   std::optional<int> cpus_per_gpu;
   std::optional<std::string> partition, job_name, time, account, qos, constraint, mem;
@@ -83,6 +89,10 @@ std::vector<std::string> sbatch_command(const std::string& script_path);
 
 // The srun command of --srun mode: the same job, in the foreground.
 std::vector<std::string> srun_job_command(const JobRequest& request);
+
+// What --srun mode runs: srun_job_command(), or with spare nodes a bash that
+// runs it and exits with the job's code from the exit-code file.
+std::vector<std::string> foreground_command(const JobRequest& request);
 
 // The srun line inside the job script (without the resource options the
 // allocation already has).

@@ -6,7 +6,16 @@ namespace dlaunch::submit {
 
 const std::vector<Key>& submit_keys() {
   static const std::vector<Key> keys = {
-      {"nodes", ValueKind::kInteger, "Number of nodes (sbatch --nodes)"},
+      {"nodes", ValueKind::kInteger, "Number of nodes that train (sbatch --nodes, plus any spares)"},
+      {"spare-nodes", ValueKind::kInteger,
+       "Hot spare nodes: allocated with the job, they stand by and take a lost node's place without "
+       "requeueing (uses a restart of --max-restarts; --launch node only)"},
+      {"min-nodes", ValueKind::kInteger,
+       "Once no spare is left, go on after a lost node with fewer nodes, down to this many (dlaunch "
+       "run --min-nodes)"},
+      {"node-fail-limit", ValueKind::kInteger,
+       "Bench a node whose workers fail first this many rounds in a row, for a spare (dlaunch run "
+       "--node-fail-limit; default 2)"},
       {"gpus-per-node", ValueKind::kInteger, "GPUs per node; one worker per GPU (sbatch --gpus-per-node)"},
       {"cpus-per-gpu", ValueKind::kInteger, "CPUs per GPU; a node's task gets this x GPUs (sbatch --cpus-per-task)"},
       {"partition", ValueKind::kString, "Partition (sbatch --partition)"},
