@@ -43,7 +43,26 @@ rendezvous::World sample_world() {
   world.worker_master_addr = "node01";
   world.worker_master_port = 29501;
   world.run_id = "1234.0";
+  world.node_slots = {0, 1, 2};  // no spares: one run of slots
   return world;
+}
+
+// A later round with spares: slot 1 lost, slot 4 took node rank 1 and slot
+// 3 was benched, so the node slots are not one run and every list has one.
+rendezvous::World sample_world_with_spares() {
+  rendezvous::World world = sample_world();
+  world.round = 3;
+  world.node_slots = {0, 4, 2};
+  world.spare_slots = {5, 6};
+  world.benched_slots = {3};
+  return world;
+}
+
+std::vector<std::string> sample_timeline() {
+  return {"2026-12-02T17:56:28 lost contact with the launcher of node02: it exited or was killed",
+          "2026-12-02T17:56:29 node04 failed 2 rounds in a row (--node-fail-limit 2): it is benched",
+          "2026-12-02T17:56:40 round 3: node05 (spare) takes node rank 1; restart 3/5; the job was "
+          "down 12.04 s"};
 }
 
 }  // namespace
@@ -72,6 +91,17 @@ int main(int argc, char** argv) {
                                       rendezvous::signed_part(join));
   rendezvous::WelcomeMessage welcome;
   welcome.heartbeat_timeout_ms = 30'000;
+  // A spare's Join: its slot is past the training size, and it carries the
+  // spare count and --min-nodes every launcher must share.
+  rendezvous::JoinMessage join_spare = join;
+  join_spare.round = 2;
+  join_spare.node_rank = 4;
+  join_spare.nnodes = 3;
+  join_spare.spare_nodes = 4;
+  join_spare.min_nodes = 2;
+  join_spare.host = "node05";
+  join_spare.proof = rendezvous::join_proof("0123456789abcdef0123456789abcdef", challenge.nonce,
+                                            join_spare.nonce, rendezvous::signed_part(join_spare));
   rendezvous::JoinMessage join_preflight_failed = join;
   join_preflight_failed.proof.clear();
   join_preflight_failed.allow_uneven = true;
@@ -97,17 +127,30 @@ int main(int argc, char** argv) {
   verdict_restart.verdict.kind = rendezvous::Verdict::Kind::kRestart;
   verdict_restart.verdict.exit_code = 1;
   verdict_restart.verdict.failure = sample_failure();
+  verdict_restart.verdict.timeline = sample_timeline();
+  // Restarts were left, but no launcher was left to take the lost node's place.
+  rendezvous::VerdictMessage verdict_not_restarted;
+  verdict_not_restarted.round = 3;
+  verdict_not_restarted.verdict.kind = rendezvous::Verdict::Kind::kFailed;
+  verdict_not_restarted.verdict.exit_code = 1;
+  verdict_not_restarted.verdict.failure = sample_failure();
+  verdict_not_restarted.verdict.not_restarted =
+      "no spare left: 2 nodes remain, and the job needs at least 3 (--min-nodes)";
+  verdict_not_restarted.verdict.timeline = sample_timeline();
 
   std::vector<std::pair<std::string, std::string>> frames = {
       {"challenge",
        rendezvous::encode_frame(rendezvous::MessageType::kChallenge, rendezvous::encode(challenge))},
       {"join", rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join))},
+      {"join_spare", rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_spare))},
       {"join_preflight_failed",
        rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_preflight_failed))},
       {"welcome", rendezvous::encode_frame(rendezvous::MessageType::kWelcome, rendezvous::encode(welcome))},
       {"heartbeat", rendezvous::encode_frame(rendezvous::MessageType::kHeartbeat, "")},
       {"world",
        rendezvous::encode_frame(rendezvous::MessageType::kWorld, rendezvous::encode(sample_world()))},
+      {"world_spares", rendezvous::encode_frame(rendezvous::MessageType::kWorld,
+                                                rendezvous::encode(sample_world_with_spares()))},
       {"abort", rendezvous::encode_frame(rendezvous::MessageType::kAbort, rendezvous::encode(abort_message))},
       {"failure",
        rendezvous::encode_frame(rendezvous::MessageType::kFailure, rendezvous::encode(sample_failure()))},
@@ -124,6 +167,8 @@ int main(int argc, char** argv) {
        rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_failed))},
       {"verdict_restart",
        rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_restart))},
+      {"verdict_not_restarted",
+       rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_not_restarted))},
   };
   std::string conversation;
   for (const auto& [name, frame] : frames) conversation += frame;
