@@ -41,6 +41,24 @@ TEST(Protocol, JoinRoundTrips) {
   EXPECT_EQ(decoded.host, "node07");
 }
 
+TEST(Protocol, JoinCarriesTheSpareCountAndMinNodesSigned) {
+  JoinMessage join = sample_join();
+  join.node_rank = 5;  // a spare's slot: past the training size
+  join.spare_nodes = 2;
+  join.min_nodes = 3;
+  auto decoded = decode_join(encode(join));
+  EXPECT_EQ(decoded.node_rank, 5u);
+  EXPECT_EQ(decoded.spare_nodes, 2u);
+  EXPECT_EQ(decoded.min_nodes, 3u);
+  // Both are in the signed part, so a peer cannot change them unnoticed.
+  JoinMessage other_spares = join;
+  other_spares.spare_nodes = 1;
+  EXPECT_NE(signed_part(other_spares), signed_part(join));
+  JoinMessage other_minimum = join;
+  other_minimum.min_nodes = 4;
+  EXPECT_NE(signed_part(other_minimum), signed_part(join));
+}
+
 TEST(Protocol, WorldRoundTrips) {
   World world;
   world.round = 1;
@@ -53,6 +71,62 @@ TEST(Protocol, WorldRoundTrips) {
   EXPECT_EQ(decoded.worker_master_port, 31337);
   EXPECT_EQ(decoded.world_size(), 5);
   EXPECT_EQ(decoded.rank_offset(1), 2);
+}
+
+TEST(Protocol, WorldSlotsRoundTripInTheirOrder) {
+  World world;
+  world.round = 2;
+  world.nproc_per_node = {8, 8, 8, 8, 8};
+  world.node_slots = {0, 3, 1, 2, 7};  // node ranks given anew: not one run
+  world.spare_slots = {4, 5};
+  world.benched_slots = {6};
+  world.worker_master_addr = "a";
+  world.worker_master_port = 29500;
+  world.run_id = "r";
+  World decoded = decode_world(encode(world));
+  EXPECT_EQ(decoded.node_slots, world.node_slots);
+  EXPECT_EQ(decoded.spare_slots, world.spare_slots);
+  EXPECT_EQ(decoded.benched_slots, world.benched_slots);
+  EXPECT_EQ(decoded.node_rank_of(7), 4);
+  EXPECT_EQ(decoded.node_rank_of(4), std::nullopt);
+  EXPECT_EQ(decoded.nproc_per_node, world.nproc_per_node);
+}
+
+std::string big_endian(std::uint32_t value) {
+  return {static_cast<char>(value >> 24), static_cast<char>(value >> 16), static_cast<char>(value >> 8),
+          static_cast<char>(value)};
+}
+
+// An encoded World whose benched slots are the runs (start, count) given,
+// written by hand: the last field of a World is that list.
+std::string world_with_benched_runs(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& runs) {
+  World world;
+  world.nproc_per_node = {1};
+  world.node_slots = {0};
+  world.worker_master_addr = "a";
+  world.run_id = "r";
+  std::string payload = encode(world);
+  payload.resize(payload.size() - 4);  // the benched slots' empty list: a count of 0
+  payload += big_endian(static_cast<std::uint32_t>(runs.size()));
+  for (const auto& [start, count] : runs) payload += big_endian(start) + big_endian(count);
+  return payload;
+}
+
+TEST(Protocol, MalformedSlotRunsAreRefused) {
+  EXPECT_EQ(decode_world(world_with_benched_runs({{1, 2}})).benched_slots, (std::vector<int>{1, 2}));
+  EXPECT_EQ(decode_world(world_with_benched_runs({{65535, 1}})).benched_slots, (std::vector<int>{65535}));
+  try {
+    decode_world(world_with_benched_runs({{3, 0}}));
+    FAIL() << "a run of no slots was accepted";
+  } catch (const ProtocolError& error) {
+    EXPECT_NE(std::string(error.what()).find("slot run"), std::string::npos) << error.what();
+  }
+  EXPECT_THROW(decode_world(world_with_benched_runs({{65535, 2}})), ProtocolError);  // past 65536
+  EXPECT_THROW(decode_world(world_with_benched_runs({{65536, 1}})), ProtocolError);
+  EXPECT_THROW(decode_world(world_with_benched_runs({{0xffffffffu, 1}})), ProtocolError);  // wraps
+  EXPECT_THROW(decode_world(world_with_benched_runs({{1, 0xffffffffu}})), ProtocolError);
+  // Each run in range, but together more slots than a list may hold.
+  EXPECT_THROW(decode_world(world_with_benched_runs({{0, 65536}, {0, 1}})), ProtocolError);
 }
 
 TEST(Protocol, ChallengeRoundTripsAndChecksItsSize) {
@@ -121,6 +195,22 @@ TEST(Protocol, VerdictWithFailureRoundTrips) {
   EXPECT_EQ(decoded.verdict.failure->global_rank, 5);
   EXPECT_EQ(decoded.verdict.failure->signal, 9);
   EXPECT_EQ(decoded.verdict.failure->last_lines, failure.last_lines);
+}
+
+TEST(Protocol, VerdictCarriesWhyItDidNotRestartAndTheTimeline) {
+  Verdict failed;
+  failed.kind = Verdict::Kind::kFailed;
+  failed.exit_code = 1;
+  failed.not_restarted = "no spare left: 1 node remains, and the job needs at least 2 (--min-nodes)";
+  failed.timeline = {"2026-12-03T10:00:00 lost contact with the launcher of node02",
+                     "2026-12-03T10:00:05 round 1: node04 (spare) takes node rank 1; restart 1/3", ""};
+  auto decoded = decode_verdict(encode(VerdictMessage{1, failed}));
+  EXPECT_EQ(decoded.verdict.not_restarted, failed.not_restarted);
+  EXPECT_EQ(decoded.verdict.timeline, failed.timeline);
+  EXPECT_FALSE(decoded.verdict.failure);
+  auto plain = decode_verdict(encode(VerdictMessage{0, Verdict{}}));
+  EXPECT_TRUE(plain.verdict.not_restarted.empty());
+  EXPECT_TRUE(plain.verdict.timeline.empty());
 }
 
 TEST(Protocol, OutcomeCarriesThePreemptionWarning) {
