@@ -279,5 +279,72 @@ TEST(LaunchConfig, LogDirRequiredFromTheFlagOrItsVariable) {
   EXPECT_TRUE(resolve({}, {{"PET_LOG_DIR_REQUIRED", "1"}}).log_dir_required);
 }
 
+TEST(LaunchConfig, SpareNodesWidenTheNodeRanks) {
+  auto topology = resolve({"--spare-nodes", "2", "--nnodes", "2", "--node-rank", "3"}, {}).topology;
+  EXPECT_EQ(topology.nnodes.value, 2);
+  EXPECT_EQ(topology.spare_nodes.value, 2);
+  EXPECT_EQ(topology.spare_nodes.source, "--spare-nodes");
+  EXPECT_EQ(topology.node_rank.value, 3);
+  EXPECT_EQ(topology.launchers(), 4);
+  std::string beyond = error_of({"--spare-nodes", "2", "--nnodes", "2", "--node-rank", "4"}, {});
+  EXPECT_NE(beyond.find("out of range"), std::string::npos) << beyond;
+  EXPECT_NE(beyond.find("spare"), std::string::npos) << beyond;
+  EXPECT_NE(beyond.find("0 to 3"), std::string::npos) << beyond;
+  EXPECT_EQ(resolve({"--nnodes", "2"}, {}).topology.spare_nodes.value, 0);
+  EXPECT_NE(error_of({"--spare-nodes", "-1"}, {}).find("--spare-nodes"), std::string::npos);
+}
+
+// dlaunch submit --spare-nodes starts a step of more nodes than --nnodes:
+// the nodes beyond it are the spares.
+TEST(LaunchConfig, ASlurmStepOfMoreNodesThanNnodesHasSpares) {
+  auto topology = resolve({"--nnodes", "2"}, slurm_step()).topology;  // 3 nodes in the step
+  EXPECT_EQ(topology.nnodes.value, 2);
+  EXPECT_EQ(topology.spare_nodes.value, 1);
+  EXPECT_NE(topology.spare_nodes.source.find("SLURM_STEP_NUM_NODES"), std::string::npos)
+      << topology.spare_nodes.source;
+  EXPECT_EQ(topology.node_rank.value, 1);
+  auto matching = resolve({"--nnodes", "2", "--spare-nodes", "1"}, slurm_step()).topology;
+  EXPECT_EQ(matching.spare_nodes.value, 1);
+  EXPECT_EQ(matching.spare_nodes.source, "--spare-nodes");
+  std::string too_many = error_of({"--nnodes", "2", "--spare-nodes", "2"}, slurm_step());
+  EXPECT_NE(too_many.find("--spare-nodes"), std::string::npos) << too_many;
+  EXPECT_NE(too_many.find("the Slurm step has 3 nodes"), std::string::npos) << too_many;
+  EXPECT_EQ(resolve({}, slurm_step()).topology.spare_nodes.value, 0);  // --nnodes from the step
+  EXPECT_EQ(resolve({"--nnodes", "3"}, slurm_step()).topology.spare_nodes.value, 0);
+}
+
+TEST(LaunchConfig, TheBatchStepNeverDerivesSpares) {
+  auto batch = slurm_step();
+  batch.erase("SLURM_STEP_ID");
+  batch.erase("SLURM_STEP_NUM_NODES");
+  batch.erase("SLURM_STEP_NODELIST");
+  batch["SLURM_NODEID"] = "0";
+  auto topology = resolve({"--nnodes", "2"}, batch).topology;  // a job of 4 nodes
+  EXPECT_EQ(topology.nnodes.value, 2);
+  EXPECT_EQ(topology.spare_nodes.value, 0);
+  EXPECT_EQ(topology.spare_nodes.source, "default");
+  EXPECT_EQ(resolve({"--nnodes", "2", "--spare-nodes", "1"}, batch).topology.spare_nodes.value, 1);
+}
+
+TEST(LaunchConfig, MinNodesRunsFromOneToNnodes) {
+  EXPECT_EQ(resolve({"--nnodes", "2"}, {}).min_nodes, 2);
+  EXPECT_EQ(resolve({"--nnodes", "2", "--min-nodes", "1"}, {}).min_nodes, 1);
+  EXPECT_EQ(resolve({"--nnodes", "2", "--min-nodes", "2"}, {}).min_nodes, 2);
+  for (const char* value : {"0", "3", "x"}) {
+    std::string refused = error_of({"--nnodes", "2", "--min-nodes", value}, {});
+    EXPECT_NE(refused.find("--min-nodes"), std::string::npos) << value << ": " << refused;
+  }
+  EXPECT_EQ(resolve({}, {{"PET_NNODES", "4"}, {"PET_MIN_NODES", "3"}}).min_nodes, 3);
+}
+
+TEST(LaunchConfig, NodeFailLimitDefaultsToTwo) {
+  EXPECT_EQ(resolve({}, {}).node_fail_limit, 2);
+  EXPECT_EQ(resolve({"--node-fail-limit", "0"}, {}).node_fail_limit, 0);
+  EXPECT_EQ(resolve({"--node-fail-limit", "5"}, {}).node_fail_limit, 5);
+  std::string negative = error_of({"--node-fail-limit", "-1"}, {});
+  EXPECT_NE(negative.find("--node-fail-limit"), std::string::npos) << negative;
+  EXPECT_NE(error_of({"--node-fail-limit", "1000001"}, {}), "no error");
+}
+
 }  // namespace
 }  // namespace dlaunch::launch

@@ -70,6 +70,21 @@ TEST(RunOptions, OutputAndOrphanOptionsHaveTheirPetFallbacks) {
   EXPECT_EQ(run_option_kind("--log-dir-required"), RunOptionKind::kFlag);
 }
 
+TEST(RunOptions, SpareNodesTakesBothSpellingsAndItsPetVariable) {
+  auto dashed = parse({"--spare-nodes", "2", "x"});
+  EXPECT_EQ(dashed.spare_nodes->value, "2");
+  EXPECT_EQ(dashed.spare_nodes->source, "--spare-nodes");
+  auto underscored = parse({"--spare_nodes=3", "x"});
+  EXPECT_EQ(underscored.spare_nodes->value, "3");
+  EXPECT_EQ(underscored.spare_nodes->source, "--spare-nodes");
+  auto from_environment = parse({"x"}, {{"PET_SPARE_NODES", "1"}});
+  EXPECT_EQ(from_environment.spare_nodes->value, "1");
+  EXPECT_EQ(from_environment.spare_nodes->source, "PET_SPARE_NODES");
+  EXPECT_EQ(parse({"--spare-nodes", "4", "x"}, {{"PET_SPARE_NODES", "1"}}).spare_nodes->value, "4");
+  EXPECT_FALSE(parse({"x"}).spare_nodes);
+  EXPECT_EQ(run_option_kind("--spare_nodes"), RunOptionKind::kValued);
+}
+
 TEST(RunOptions, BadPetFlagValueIsAnError) {
   EXPECT_THROW(parse({"x"}, {{"PET_STANDALONE", "maybe"}}), util::InputError);
 }
