@@ -14,6 +14,7 @@
 // must say what is wrong without asserting.
 //
 // A new decode_* function is one more line in kDecoders.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -104,11 +105,23 @@ void check_world(std::string_view payload) {
   } catch (const ProtocolError&) {
     return;
   }
-  rendezvous::WorldExpectation expected{world.round, world.nnodes(), 0, 1, world.run_id, true};
-  if (world.nnodes() == 0) return;
+  if (world.nnodes() == 0 || world.node_slots.empty()) return;
+  // This launcher: node rank 0's slot, in a job with room for every slot the World names.
+  int highest = 0;
+  for (const auto* slots : {&world.node_slots, &world.spare_slots, &world.benched_slots})
+    for (int slot : *slots) highest = std::max(highest, slot);
+  rendezvous::WorldExpectation expected;
+  expected.round = world.round;
+  expected.nnodes = world.nnodes();
+  expected.spare_nodes = std::max(0, highest + 1 - world.nnodes());
+  expected.slot = world.node_slots[0];
   expected.nproc = world.nproc_per_node[0];
+  expected.run_id = world.run_id;
+  expected.allow_uneven = true;
   if (rendezvous::world_mismatch(world, expected)) return;
-  check(world.world_size() > 0 && world.rank_offset(world.nnodes() - 1) < world.world_size(),
+  auto rank = world.node_rank_of(expected.slot);
+  check(rank.has_value() && world.world_size() > 0 &&
+            world.rank_offset(world.nnodes() - 1) < world.world_size(),
         "world_mismatch", "accepted a World whose ranks do not add up");
 }
 

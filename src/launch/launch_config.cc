@@ -66,28 +66,44 @@ util::Sourced<int> resolve_nnodes(const RunOptions& options,
 }
 
 // Spares are --spare-nodes, or in a Slurm step of more nodes than --nnodes
-// the nodes beyond it (dlaunch submit --spare-nodes starts such a step).
+// the nodes beyond it (dlaunch submit --spare-nodes starts such a step). In
+// a step with --spare-nodes but no --nnodes, the rest of the step trains.
 util::Sourced<int> resolve_spare_nodes(const RunOptions& options,
-                                       const std::optional<slurm::SlurmContext>& slurm, int nnodes) {
-  std::optional<util::Sourced<int>> step_nodes;
+                                       const std::optional<slurm::SlurmContext>& slurm,
+                                       util::Sourced<int>& nnodes) {
+  if (options.standalone) {
+    if (options.spare_nodes)
+      throw util::InputError(fmt::format("{} cannot be used with --standalone, which runs one node alone",
+                                         options.spare_nodes->source));
+    return sourced(0, std::string("default"));
+  }
   // Only in a step srun started (the batch step runs one launcher, whatever the job's size).
-  if (slurm && slurm->num_nodes && slurm->step_id && options.nnodes && !options.standalone)
-    step_nodes = *slurm->num_nodes;
+  std::optional<util::Sourced<int>> step_nodes;
+  if (slurm && slurm->num_nodes && slurm->step_id) step_nodes = *slurm->num_nodes;
   if (options.spare_nodes) {
     int spares = static_cast<int>(util::parse_int_in_range(options.spare_nodes->value, 0, 1 << 20,
                                                            options.spare_nodes->source));
-    if (step_nodes && step_nodes->value != nnodes + spares)
+    if (step_nodes && !options.nnodes) {
+      if (spares >= step_nodes->value)
+        throw util::InputError(fmt::format(
+            "{} {} leaves no node to train in a Slurm step of {} nodes (from {}); give fewer spares",
+            options.spare_nodes->source, spares, step_nodes->value, step_nodes->source));
+      nnodes = sourced(step_nodes->value - spares,
+                       fmt::format("{} {} - {} {}", step_nodes->source, step_nodes->value,
+                                   options.spare_nodes->source, spares));
+    } else if (step_nodes && step_nodes->value != nnodes.value + spares) {
       throw util::InputError(fmt::format(
           "{} {} and --nnodes {} make {} launchers, but the Slurm step has {} nodes (from {}); give "
           "--nnodes the training nodes and let the step's other nodes be the spares",
-          options.spare_nodes->source, spares, nnodes, nnodes + spares, step_nodes->value,
+          options.spare_nodes->source, spares, nnodes.value, nnodes.value + spares, step_nodes->value,
           step_nodes->source));
+    }
     return sourced(spares, options.spare_nodes->source);
   }
-  if (step_nodes && step_nodes->value > nnodes)
-    return sourced(step_nodes->value - nnodes,
+  if (step_nodes && options.nnodes && step_nodes->value > nnodes.value)
+    return sourced(step_nodes->value - nnodes.value,
                    fmt::format("{} {} - {} {}", step_nodes->source, step_nodes->value,
-                               options.nnodes->source, nnodes));
+                               options.nnodes->source, nnodes.value));
   return sourced(0, std::string("default"));
 }
 
@@ -226,7 +242,7 @@ Topology resolve_topology(const RunOptions& options, const util::Environment& en
   Topology topology;
   topology.in_slurm = slurm.has_value();
   topology.nnodes = resolve_nnodes(options, slurm);
-  topology.spare_nodes = resolve_spare_nodes(options, slurm, topology.nnodes.value);
+  topology.spare_nodes = resolve_spare_nodes(options, slurm, topology.nnodes);
   topology.node_rank =
       resolve_node_rank(options, slurm, topology.nnodes.value, topology.spare_nodes.value);
   topology.nproc_per_node = resolve_nproc(options, slurm, environment);

@@ -56,7 +56,7 @@ std::optional<std::string> slots_problem(const World& world, const WorldExpectat
       seen[static_cast<std::size_t>(slot)] = true;
     }
   }
-  if (!seen[static_cast<std::size_t>(expected.slot)])
+  if (expected.slot < 0 || expected.slot >= launchers || !seen[static_cast<std::size_t>(expected.slot)])
     return fmt::format("no place to this launcher (slot {})", expected.slot);
   return std::nullopt;
 }

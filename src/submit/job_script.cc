@@ -101,7 +101,7 @@ std::string exit_code_file(const JobRequest& request) {
   return request.submission_dir + "/" + kExitCodeFileName;
 }
 
-// With spare nodes srun fails when a lost node's task did (killed, its node
+// When the job outlives a node srun fails when a lost node's task did (killed, its node
 // gone) although the job went on without it: the job ends with the code
 // node rank 0's launcher wrote, srun's only when there is none.
 std::string exit_code_lines(const std::string& quoted_file) {
@@ -122,9 +122,8 @@ std::vector<std::string> node_program(const JobRequest& request) {
     if (request.requeue) program.push_back("--requeue");
     // The step has nodes + spares nodes: --nnodes tells the launchers how
     // many train, and the rest stand by.
-    if (request.spare_nodes > 0)
-      program.insert(program.end(), {"--nnodes", std::to_string(request.nodes), "--exit-code-file",
-                                     exit_code_file(request)});
+    if (request.spare_nodes > 0) program.insert(program.end(), {"--nnodes", std::to_string(request.nodes)});
+    if (request.outlives_a_node()) program.insert(program.end(), {"--exit-code-file", exit_code_file(request)});
   }
   program.insert(program.end(), request.run_args.begin(), request.run_args.end());
   program.push_back("--");
@@ -143,7 +142,7 @@ std::vector<std::string> node_program(const JobRequest& request) {
 // KillOnBadExit=1); the launchers that remain replace the lost node.
 void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& request) {
   if (request.launch == LaunchMode::kTask) srun.push_back("--kill-on-bad-exit=1");
-  if (request.spare_nodes > 0) srun.insert(srun.end(), {"--no-kill", "--kill-on-bad-exit=0"});
+  if (request.outlives_a_node()) srun.insert(srun.end(), {"--no-kill", "--kill-on-bad-exit=0"});
 }
 
 // The most dlaunch run takes for a number of seconds (launch_config.cc).
@@ -174,7 +173,11 @@ int shutdown_seconds(const std::vector<std::string>& run_args) {
 // Not with spare nodes: there the first task to exit is a lost node's, and
 // the others go on without it.
 void add_straggler_wait(std::vector<std::string>& srun, const JobRequest& request) {
-  if (request.launch == LaunchMode::kTask || request.spare_nodes > 0) return;
+  if (request.launch == LaunchMode::kTask) return;
+  if (request.outlives_a_node()) {
+    srun.push_back("--wait=0");  // unlimited, whatever the site's WaitTime
+    return;
+  }
   int seconds = shutdown_seconds(request.run_args) + kStragglerMarginSeconds;
   srun.push_back(fmt::format("--wait={}", seconds));
 }
@@ -287,7 +290,7 @@ std::vector<std::string> sbatch_options(const JobRequest& request) {
   if (request.signal) options.push_back("--signal=" + request.signal->sbatch_value());
   if (request.requeue) options.push_back("--requeue");
   // A node that fails (Slurm marks it DOWN) must not end a job whose spares replace it.
-  if (request.spare_nodes > 0) options.push_back("--no-kill");
+  if (request.outlives_a_node()) options.push_back("--no-kill");
   options.push_back(fmt::format("--output={}/slurm-%j.log", request.submission_dir));
   // Slurm may run the script again (--requeue, or after a node failure) and
   // would truncate slurm-<jobid>.log: add to it instead, keep the first run's.
@@ -371,10 +374,11 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
         "spare-nodes (from {}) needs --launch node: with one task per GPU no dlaunch run is there to "
         "replace a lost node",
         settings.find("spare-nodes")->source));
-  if (auto min_nodes = small_int(settings, "min-nodes", 1, 100000); min_nodes && *min_nodes > request.nodes)
+  request.min_nodes = small_int(settings, "min-nodes", 1, 100000).value_or(request.nodes);
+  if (request.min_nodes > request.nodes)
     throw util::InputError(fmt::format("min-nodes {} (from {}) must be at most nodes ({}): it is the "
                                        "fewest nodes the job goes on with",
-                                       *min_nodes, settings.find("min-nodes")->source, request.nodes));
+                                       request.min_nodes, settings.find("min-nodes")->source, request.nodes));
   request.run_args = run_arguments(settings);
   (void)shutdown_seconds(request.run_args);  // refused now, not on the nodes
   if (auto signal = settings.string("signal"))
@@ -425,7 +429,7 @@ std::string job_script(const JobRequest& request) {
   }
   script += log_dir_lines(request);
   if (request.token_file) script += token_lines(*request.token_file);
-  if (request.spare_nodes == 0) {
+  if (!request.outlives_a_node()) {
     script += script_step_line(request) + "\n";
     return script;
   }
@@ -438,7 +442,7 @@ std::string job_script(const JobRequest& request) {
 
 std::vector<std::string> foreground_command(const JobRequest& request) {
   std::vector<std::string> srun = srun_job_command(request);
-  if (request.spare_nodes == 0) return srun;
+  if (!request.outlives_a_node()) return srun;
   const std::string file = util::shell_join({exit_code_file(request)});
   return {"/bin/bash", "-c",
           fmt::format("rm -f {}\n{}\n{}", file, util::shell_join(srun), exit_code_lines(file))};

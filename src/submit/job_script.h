@@ -39,7 +39,7 @@ inline constexpr int kStragglerMarginSeconds = 30;
 // The file in a submission folder that holds the job's rendezvous secret.
 inline constexpr const char* kTokenFileName = "rdzv.token";
 
-// With spare nodes, node rank 0's launcher writes the job's exit code here
+// When the job outlives a node, node rank 0's launcher writes its exit code here
 // (in the submission folder): the job script exits with it, since srun's
 // own code is that of a lost node's task.
 inline constexpr const char* kExitCodeFileName = "exit_code";
@@ -47,6 +47,13 @@ inline constexpr const char* kExitCodeFileName = "exit_code";
 struct JobRequest {
   int nodes = 1;        // the training nodes
   int spare_nodes = 0;  // allocated beyond them, standing by (--launch node only)
+  int min_nodes = 1;    // --min-nodes: the job goes on with fewer nodes, down to this
+
+  // The job goes on when a node is lost (spares, or fewer nodes allowed):
+  // the step must outlive a task, and the job's code comes from dlaunch.
+  bool outlives_a_node() const {
+    return launch == LaunchMode::kNode && (spare_nodes > 0 || min_nodes < nodes);
+  }
   int gpus_per_node = 1;
   std::optional<int> cpus_per_gpu;
   std::optional<std::string> partition, job_name, time, account, qos, constraint, mem;

@@ -34,6 +34,22 @@
 #      the submission's logs/ in node 2's mount namespace while the job is
 #      held); its workers write 768 KiB each: COMPLETED, exit 0, the log names
 #      the incomplete files and ENOSPC, and every line reached the Slurm log
+# Spare nodes (2 nodes train, --max-restarts; the workers of a later attempt
+# report and exit 0, as a job resuming from its checkpoint would):
+#  11  --spare-nodes 1, kill -9 of node 1's launcher: the spare takes node
+#      rank 1; the second attempt's 4 workers run on node 0's host and the
+#      spare's; COMPLETED, exit code 0
+#  12  (reserved: node 0's launcher killed, the service moves)
+#  13  --spare-nodes 1, node 1's network cut (ip link set eth0 down in its
+#      namespace): lost within --heartbeat-timeout (10 s), replaced by the
+#      spare; the link comes back once the second attempt runs; COMPLETED, 0
+#  14  no spare, --min-nodes 1, kill -9 of node 1's launcher: the job goes on
+#      with 1 node, world size 2; COMPLETED, exit code 0
+#  15  --spare-nodes 1 --node-fail-limit 2, the workers on node 1's host
+#      exit 1 on every attempt: after 2 failed rounds it is benched and the
+#      spare takes its place; COMPLETED, exit code 0
+# For cases 11, 13 and 14 the suite also measures the time from the fault to
+# every worker of the next attempt running (the replacement figures).
 # Every run also checks that the job ended within its case's stated bound and
 # that no process of the job is left on any node. The suite ends with a
 # table: case, runs, passes, worst time (from the fault to the job's end).
@@ -41,7 +57,7 @@
 # Environment:
 #   DLAUNCH_CLUSTER_DIR       the cluster (the ctest fixture sets it)
 #   DLAUNCH_FAULT_REPEATS     runs per case (default 3)
-#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6 7 8 9 10")
+#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6 7 8 9 10 11 13 14 15")
 #   DLAUNCH_FAULT_KEEP_DIR    where the submission folders of failed runs are
 #                             copied (with their logs) before the test folder goes
 #   DLAUNCH_FAULT_TABLE       a file to write the final table to, as well
@@ -60,7 +76,7 @@ require_command nsenter
 
 REPEATS=${DLAUNCH_FAULT_REPEATS:-3}
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || { say "DLAUNCH_FAULT_REPEATS must be a positive number"; exit 1; }
-CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6 7 8 9 10}
+CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6 7 8 9 10 11 13 14 15}
 KEEP_DIR=${DLAUNCH_FAULT_KEEP_DIR:-}
 
 JOB_NODES=3
@@ -112,6 +128,12 @@ BOUND_FULL=$((START_LIMIT + HEARTBEAT + 30))
 # came to about 1.06 MiB: past the backlog, and dlaunch dropped and counted
 # lines by design when srun lagged (case 9's subject, not this case's).
 FULL_LINES=6144
+#   cases 11, 13-15 (spare nodes): from the fault, the next attempt's workers
+#   start within the shutdown timeout + the heartbeat timeout + 30 s (case
+#   13's heartbeat timeout is NET_HEARTBEAT), and the job ends within as much
+#   again.
+NET_HEARTBEAT=10
+BOUND_REPLACE=$((SHUTDOWN + HEARTBEAT + 30))
 
 OUTPUTS=$TEST_DIR/outputs
 DLAUNCH_REAL=$(readlink -f "$DLAUNCH")
@@ -136,7 +158,7 @@ mode=${1:-wait}
 run=${TORCHELASTIC_RESTART_COUNT:?}
 out=${OUTPUT_DIR:?}
 started() {
-  echo "$$ $PPID $GROUP_RANK $LOCAL_RANK $(hostname)" >"$out/.started.$RANK.run$run"
+  echo "$$ $PPID $GROUP_RANK $LOCAL_RANK $(hostname) $(date +%s%N) $WORLD_SIZE" >"$out/.started.$RANK.run$run"
   mv "$out/.started.$RANK.run$run" "$out/started.$RANK.run$run"
 }
 on_term() {
@@ -149,6 +171,27 @@ on_term() {
   exit 143
 }
 trap on_term TERM
+# A job that resumes from its checkpoint: from the second attempt on, the
+# worker reports and exits 0.
+if [ "$mode" = resume ] && [ "$run" != 0 ]; then
+  started
+  echo "rank $RANK/$WORLD_SIZE (node $GROUP_RANK) on $(hostname): attempt $run resumed"
+  exit 0
+fi
+# A bad host ($2): its workers exit 1 on every attempt; elsewhere they wait
+# to be stopped, and from attempt $3 on (after the bad host was benched) exit 0.
+if [ "$mode" = failhost ]; then
+  if [ "$(hostname)" = "$2" ]; then
+    started
+    echo "rank $RANK on $(hostname): a bad host, exiting 1" >&2
+    exit 1
+  fi
+  if [ "$run" -ge "$3" ]; then
+    started
+    echo "rank $RANK/$WORLD_SIZE (node $GROUP_RANK) on $(hostname): attempt $run done"
+    exit 0
+  fi
+fi
 if [ "$mode" = quick ]; then
   started
   echo "rank $RANK (local $LOCAL_RANK, node $GROUP_RANK) on $(hostname): done"
@@ -266,6 +309,7 @@ stop_hostile() {
   HOSTILE_PID=""
 }
 _faults_cleanup() {
+  [ -n "${CUT_NS:-}" ] && ip netns exec "$CUT_NS" ip link set eth0 up 2>/dev/null
   unmount_stuck
   unmount_tmpfs
   exec 7>&- 2>/dev/null
@@ -355,9 +399,10 @@ expect_workers_started() {
   fail "all $RANKS workers started within ${START_LIMIT} s" "started: $(cd "$FOLDER" && ls started.* 2>/dev/null | tr '\n' ' ')"
   return 1
 }
-# field_of RANK N: field N of rank RANK's started file (1 pid, 2 launcher
-# pid, 3 node rank, 4 local rank, 5 host).
-field_of() { awk -v n="$2" '{print $n}' "$FOLDER/started.$1.run0"; }
+# field_of RANK N [RUN]: field N of rank RANK's started file in attempt RUN
+# (default 0): 1 pid, 2 launcher pid, 3 node rank, 4 local rank, 5 host, 6
+# the time it started (ns), 7 WORLD_SIZE.
+field_of() { awk -v n="$2" '{print $n}' "$FOLDER/started.$1.run${3:-0}"; }
 # a rank on node rank $1
 rank_on_node() { echo $(($1 * PER_NODE)); }
 
@@ -393,7 +438,7 @@ count_in_log() { grep -cF -- "$1" "$LOG" 2>/dev/null; }
 
 # ------------------------------------------------------------ book-keeping
 
-declare -A RUNS PASSES WORST NOT_ENDED
+declare -A RUNS PASSES WORST NOT_ENDED REPLACED
 CASE_TITLE=(""
   "kill -9 of a random worker"
   "kill -9 of a random non-zero node's launcher"
@@ -404,9 +449,15 @@ CASE_TITLE=(""
   "a stranger holds node 0's rendezvous port"
   "1000 idle connections to node 0's port"
   "every launcher's console stalls (srun)"
-  "a node's log folder is full (1 MiB)")
+  "a node's log folder is full (1 MiB)"
+  "spare: kill -9 of node 1's launcher"
+  "spare: kill -9 of node 0's launcher"
+  "spare: node 1's network cut"
+  "no spare, --min-nodes 1: kill -9 of node 1"
+  "spare: node 1 fails every attempt (benched)")
 CASE_BOUND=("" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_LOST" "$BOUND_CANCEL" "$BOUND_REQUEUE" "" "" "$BOUND_FLOOD"
-  "$BOUND_CONSOLE" "$BOUND_FULL")
+  "$BOUND_CONSOLE" "$BOUND_FULL" "$((2 * BOUND_REPLACE))" "$((2 * BOUND_REPLACE))" "$((2 * BOUND_REPLACE))"
+  "$((2 * BOUND_REPLACE))" "")
 
 begin_run() {
   CURRENT_CASE=$1
@@ -823,14 +874,134 @@ case_full_disk() {
   expect_nothing_left
 }
 
+# -------------------------------------------------------------- spare nodes
+
+# attempt_hosts RUN RANKS: the hosts rank 0..RANKS-1 ran on in attempt RUN, sorted, unique.
+attempt_hosts() {
+  local rank
+  for ((rank = 0; rank < $2; rank++)); do field_of "$rank" 5 "$1"; done | sort -u | paste -sd' ' -
+}
+
+# expect_next_attempt CASE RANKS: every one of RANKS workers of attempt 1
+# started within BOUND_REPLACE of the fault; records the replacement time
+# (the last worker's start, from FAULT_NS).
+expect_next_attempt() {
+  local files rank last=0 started
+  files=()
+  for ((rank = 0; rank < $2; rank++)); do files+=("$FOLDER/started.$rank.run1"); done
+  if ! wait_for_files "$BOUND_REPLACE" "${files[@]}"; then
+    fail "the next attempt's $2 workers started within ${BOUND_REPLACE} s" \
+      "started: $(cd "$FOLDER" && ls started.* 2>/dev/null | tr '\n' ' ')"
+    return 1
+  fi
+  for ((rank = 0; rank < $2; rank++)); do
+    started=$(field_of "$rank" 6 1)
+    [ "$started" -gt "$last" ] && last=$started
+  done
+  local ms=$(((last - FAULT_NS) / 1000000))
+  REPLACED[$1]="${REPLACED[$1]:-} $ms"
+  pass "the next attempt's $2 workers all run, $(seconds_of "$ms") s after the fault"
+}
+
+# 11: a spare takes the place of node 1, whose launcher is killed.
+case_spare() {
+  local run=$1 JOB_NODES=2 RANKS=4 launcher host before after spare
+  section "case 11, run $run/$REPEATS: kill -9 of node 1's launcher, with a spare"
+  submit 11 "$run" --spare-nodes 1 --max-restarts 1 -- "$WORKER" resume || return
+  expect_workers_started || return
+  launcher=$(field_of 2 2) host=$(field_of 2 5)
+  expect_launcher "$launcher" 1 "$host" || return
+  before=$(attempt_hosts 0 4)
+  say "  killing node 1's launcher (pid $launcher on $host) with SIGKILL"
+  FAULT_NS=$(now_ns)
+  kill -KILL "$launcher"
+  expect_next_attempt 11 4 || return
+  after=$(attempt_hosts 1 4)
+  spare=$(tr ' ' '\n' <<<"$after" | grep -vxF -f <(tr ' ' '\n' <<<"$before") | paste -sd' ' -)
+  expect_eq "the second attempt runs on 2 hosts" 2 "$(wc -w <<<"$after")"
+  expect_true "one of them is the spare, which ran nothing before ($after; before: $before)" test -n "$spare"
+  expect_true "the killed node's host ($host) is not among them" bash -c "! grep -qw '$host' <<<'$after'"
+  wait_for_end "$BOUND_REPLACE" || return
+  expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_in_log "node 0 names the replacement" "$spare (spare) takes node rank 1; restart 1/1"
+  expect_in_log "the timeline names the lost node" "lost contact with the launcher of node 1 ($host)"
+  expect_nothing_left
+}
+
+# 13: node 1's network is cut; the spare takes its place.
+case_net_cut() {
+  local run=$1 JOB_NODES=2 RANKS=4 host ns after
+  section "case 13, run $run/$REPEATS: node 1's network cut, with a spare"
+  submit 13 "$run" --spare-nodes 1 --max-restarts 1 --run-arg=--heartbeat-timeout=$NET_HEARTBEAT \
+    -- "$WORKER" resume || return
+  expect_workers_started || return
+  host=$(field_of 2 5)
+  ns=$(node_ns "${host#node}")
+  say "  cutting $host's network (ip link set eth0 down in $ns)"
+  FAULT_NS=$(now_ns)
+  ip netns exec "$ns" ip link set eth0 down
+  CUT_NS=$ns
+  expect_next_attempt 13 4
+  local replaced=$?
+  ip netns exec "$ns" ip link set eth0 up
+  CUT_NS=""
+  [ "$replaced" = 0 ] || return
+  after=$(attempt_hosts 1 4)
+  expect_true "the cut host ($host) is not in the second attempt ($after)" bash -c "! grep -qw '$host' <<<'$after'"
+  wait_for_end "$BOUND_REPLACE" || return
+  expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_in_log "node 0 lost node 1 at the heartbeat timeout" \
+    "node 1 ($host) sent nothing for $NET_HEARTBEAT s (--heartbeat-timeout)"
+  expect_in_log "the spare takes node rank 1" "(spare) takes node rank 1"
+  expect_nothing_left
+}
+
+# 14: no spare, --min-nodes 1: the job goes on with node 0 alone.
+case_min_nodes() {
+  local run=$1 JOB_NODES=2 RANKS=4 launcher host
+  section "case 14, run $run/$REPEATS: no spare, --min-nodes 1, kill -9 of node 1's launcher"
+  submit 14 "$run" --min-nodes 1 --max-restarts 1 -- "$WORKER" resume || return
+  expect_workers_started || return
+  launcher=$(field_of 2 2) host=$(field_of 2 5)
+  expect_launcher "$launcher" 1 "$host" || return
+  FAULT_NS=$(now_ns)
+  kill -KILL "$launcher"
+  expect_next_attempt 14 2 || return
+  expect_eq "the second attempt's world size is 2" "2 2" "$(field_of 0 7 1) $(field_of 1 7 1)"
+  expect_eq "it runs on node 0's host alone" "$(field_of 0 5)" "$(attempt_hosts 1 2)"
+  wait_for_end "$BOUND_REPLACE" || return
+  expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_in_log "node 0 says the job goes on with fewer nodes" "the job goes on with 1 of 2 nodes (--min-nodes 1)"
+  expect_nothing_left
+}
+
+# 15: node 1's host fails every attempt; after --node-fail-limit 2 it is benched.
+case_bench() {
+  local run=$1 JOB_NODES=2 RANKS=4 bad=node2 after
+  section "case 15, run $run/$REPEATS: $bad's workers fail every attempt, --node-fail-limit 2"
+  FAULT_NS=$(now_ns)
+  submit 15 "$run" --spare-nodes 1 --max-restarts 3 --node-fail-limit 2 -- "$WORKER" failhost "$bad" 2 || return
+  wait_for_end "$((2 * BOUND_REPLACE))" || return
+  expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_in_log "node 0 benches $bad" "node 1 ($bad) failed 2 rounds in a row (--node-fail-limit 2): it is benched"
+  after=$(attempt_hosts 2 4)
+  expect_true "attempt 2 runs without $bad ($after)" bash -c "! grep -qw '$bad' <<<'$after' && test -n '$after'"
+  expect_nothing_left
+}
+
 # ------------------------------------------------------------------- main
 
 CASE_FUNCTION=("" case_worker case_launcher case_node0 case_cancel case_preempt case_stuck case_stranger case_flood
-  case_console case_full_disk)
+  case_console case_full_disk case_spare "" case_net_cut case_min_nodes case_bench)
 say "fault suite: $REPEATS run(s) of case(s) $CASES, jobs of $JOB_NODES nodes x $PER_NODE workers"
 say "cluster $DLAUNCH_CLUSTER_DIR, dlaunch $DLAUNCH_REAL"
 for case in $CASES; do
-  [[ $case =~ ^([1-9]|10)$ ]] || { say "unknown case '$case' (1..10)"; exit 1; }
+  [[ $case =~ ^([1-9]|1[0-5])$ ]] && [ -n "${CASE_FUNCTION[$case]}" ] ||
+    { say "unknown case '$case' (1..11, 13..15)"; exit 1; }
   for ((run = 1; run <= REPEATS; run++)); do
     begin_run "$case"
     FOLDER="" LOG="" RUN_DIR=""
@@ -854,7 +1025,25 @@ table() {
   done
   printf '%s' "$notes"
 }
+# The replacement figures: from the fault to every worker of the next
+# attempt running, median and worst over the runs that got there.
+replacement_table() {
+  local case sorted count
+  for case in $CASES; do
+    [ -n "${REPLACED[$case]:-}" ] || continue
+    mapfile -t sorted < <(tr ' ' '\n' <<<"${REPLACED[$case]}" | grep . | sort -n)
+    count=${#sorted[@]}
+    printf '%-4s %-46s %5s %10s %10s\n' "$case" "${CASE_TITLE[$case]}" "$count" \
+      "$(seconds_of "${sorted[$(((count - 1) / 2))]}")" "$(seconds_of "${sorted[$((count - 1))]}")"
+  done
+}
+seconds_of() { printf '%d.%02d' $(($1 / 1000)) $(($1 % 1000 / 10)); }
 section "fault suite: $REPEATS run(s) per case"
 table
-[ -n "${DLAUNCH_FAULT_TABLE:-}" ] && table >"$DLAUNCH_FAULT_TABLE"
+if [ -n "${REPLACED[*]}" ]; then
+  section "replacement: from the fault to every worker of the next attempt running"
+  printf '%-4s %-46s %5s %10s %10s\n' case fault runs "median (s)" "worst (s)"
+  replacement_table
+fi
+[ -n "${DLAUNCH_FAULT_TABLE:-}" ] && { table; replacement_table; } >"$DLAUNCH_FAULT_TABLE"
 finish

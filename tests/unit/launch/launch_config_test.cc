@@ -313,6 +313,21 @@ TEST(LaunchConfig, ASlurmStepOfMoreNodesThanNnodesHasSpares) {
   EXPECT_EQ(resolve({"--nnodes", "3"}, slurm_step()).topology.spare_nodes.value, 0);
 }
 
+// --spare-nodes without --nnodes in a step: the rest of the step trains.
+TEST(LaunchConfig, SpareNodesWithoutNnodesInAStepTrainTheRest) {
+  auto topology = resolve({"--spare-nodes", "1"}, slurm_step()).topology;  // 3 nodes in the step
+  EXPECT_EQ(topology.nnodes.value, 2);
+  EXPECT_NE(topology.nnodes.source.find("--spare-nodes"), std::string::npos) << topology.nnodes.source;
+  EXPECT_EQ(topology.spare_nodes.value, 1);
+  std::string none_left = error_of({"--spare-nodes", "3"}, slurm_step());
+  EXPECT_NE(none_left.find("leaves no node to train"), std::string::npos) << none_left;
+}
+
+TEST(LaunchConfig, StandaloneTakesNoSpares) {
+  std::string error = error_of({"--standalone", "--spare-nodes", "1"}, {});
+  EXPECT_NE(error.find("cannot be used with --standalone"), std::string::npos) << error;
+}
+
 TEST(LaunchConfig, TheBatchStepNeverDerivesSpares) {
   auto batch = slurm_step();
   batch.erase("SLURM_STEP_ID");
