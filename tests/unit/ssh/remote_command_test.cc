@@ -35,6 +35,23 @@ TEST(SshRemoteCommand, LaunchCommandCarriesRankSlotsAndEnvButNoSecret) {
       << command;
 }
 
+TEST(SshRemoteCommand, SpareHostsAreNamedToEveryLauncher) {
+  JobPlan plan = sample_plan();
+  plan.nnodes = 2;
+  plan.spare_nodes = 1;
+  std::string command = remote_launch_command(plan, HostLaunch{"h3", 2, std::nullopt, {}});
+  EXPECT_NE(command.find("/opt/dlaunch run --nnodes 2 --node-rank 2 --master-addr h1 "),
+            std::string::npos)
+      << command;
+  EXPECT_NE(command.find(" --prefix '[h3:rank{rank}]:' --spare-nodes 1 --max-restarts 1 -- train.py"),
+            std::string::npos)
+      << command;
+  // Without spares the launchers are told of none.
+  plan.spare_nodes = 0;
+  command = remote_launch_command(plan, HostLaunch{"h2", 1, std::nullopt, {}});
+  EXPECT_EQ(command.find("--spare-nodes"), std::string::npos) << command;
+}
+
 TEST(SshRemoteCommand, CarriedVariables) {
   auto lookup = [](const std::string& name) -> std::optional<std::string> {
     if (name == "HOME") return std::string("/root");

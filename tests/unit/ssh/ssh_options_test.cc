@@ -45,5 +45,16 @@ TEST(SshOptions, RefusesWhatItSetsAndTyposWithAHint) {
             std::string::npos);
 }
 
+TEST(SshOptions, NnodesSaysHowManyHostsTrain) {
+  EXPECT_FALSE(parse({"--hosts", "a,b,c", "train.py"}).nnodes);  // every host trains
+  auto options = parse({"--hosts", "a,b,c", "--nnodes", "2", "train.py"});
+  EXPECT_EQ(options.nnodes, 2);
+  // Taken by dlaunch ssh, not passed on: each host gets its own --nnodes.
+  EXPECT_TRUE(options.run_args.empty());
+  EXPECT_NE(usage_error({"--hosts", "a,b", "--nnodes", "0", "x"}).find("--nnodes must be an integer from 1"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--hosts", "a,b", "--nnodes", "two", "x"}).find("--nnodes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dlaunch::ssh
