@@ -2,12 +2,14 @@
 #include "submit/job_script.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "../../../fuzz/job_script_reader.h"
 #include "flag_settings.h"
@@ -291,6 +293,127 @@ TEST(JobScript, SrunEndsStragglersOneShutdownAfterTheFirstLauncherExits) {
   EXPECT_EQ(job_script(tasks).find("--wait="), std::string::npos);  // --kill-on-bad-exit does it
 }
 
+// --- jobs that outlive a node: spare nodes, --min-nodes below --nodes ---
+
+// The lines after the srun line of a job that outlives a node.
+constexpr const char* kExitWithTheJobsCode =
+    "status=$?\n"
+    "# With spare nodes, srun's code may be a lost node's: the job's is dlaunch's verdict.\n"
+    "if [ -s /out/20261202_120000/exit_code ]; then status=$(cat /out/20261202_120000/exit_code); fi\n"
+    "exit \"$status\"\n";
+
+TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
+  auto request = request_for(with({{"nodes", std::int64_t{2}}, {"spare-nodes", std::int64_t{1}}}));
+  EXPECT_EQ(request.nodes, 2);
+  EXPECT_EQ(request.spare_nodes, 1);
+  EXPECT_TRUE(request.outlives_a_node());
+  std::string script = job_script(request);
+  EXPECT_EQ(script,
+            std::string("#!/bin/bash\n"
+                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --nodes=3\n"
+                        "#SBATCH --ntasks-per-node=1\n"
+                        "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --no-kill\n"
+                        "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
+                        "#SBATCH --open-mode=append\n"
+                        "\n"
+                        "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
+                        "# node rank, GPUs, master address and port from the Slurm step.\n"
+                        "export TIMESTAMP=20261202_120000\n"
+                        "export OUTPUT_DIR=/out/20261202_120000\n") +
+                kLogDirAndToken +
+                "rm -f /out/20261202_120000/exit_code\n"
+                "srun --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill --kill-on-bad-exit=0 "
+                "--wait=0 /opt/dlaunch run --log-dir \"$log_dir\" --nnodes 2 --exit-code-file "
+                "/out/20261202_120000/exit_code -- train.py\n" +
+                kExitWithTheJobsCode);
+  // srun's --wait=NN would end the step's other tasks NN s after the lost
+  // node's task exits; --wait=0 means no limit, whatever the site's WaitTime.
+  EXPECT_EQ(script.find("--wait="), script.rfind("--wait=")) << script;
+  EXPECT_NE(script.find("--wait=0 "), std::string::npos) << script;
+  // --srun mode: the same options on srun, the same lines around it.
+  const std::string srun =
+      "srun --job-name=train.py --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
+      "--kill-on-bad-exit=0 --wait=0 --quit-on-interrupt /opt/dlaunch run --log-dir "
+      "/out/20261202_120000/logs --nnodes 2 --exit-code-file /out/20261202_120000/exit_code -- train.py";
+  EXPECT_EQ(util::shell_join(srun_job_command(request)), srun);
+  EXPECT_EQ(foreground_command(request),
+            (std::vector<std::string>{"/bin/bash", "-c",
+                                      "rm -f /out/20261202_120000/exit_code\n" + srun + "\n" +
+                                          kExitWithTheJobsCode}));
+}
+
+TEST(JobScriptSpares, MinNodesBelowNodesOutlivesALostNodeWithoutSpares) {
+  auto request = request_for(with({{"nodes", std::int64_t{2}}, {"min-nodes", std::int64_t{1}}}));
+  EXPECT_EQ(request.spare_nodes, 0);
+  EXPECT_TRUE(request.outlives_a_node());
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("#SBATCH --nodes=2\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --no-kill\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("rm -f /out/20261202_120000/exit_code\n"
+                        "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
+                        "--kill-on-bad-exit=0 --wait=0 /opt/dlaunch run --log-dir \"$log_dir\" "
+                        "--exit-code-file /out/20261202_120000/exit_code --min-nodes 1 -- train.py\n" +
+                        std::string(kExitWithTheJobsCode)),
+            std::string::npos)
+      << script;
+  // Every node trains: the launchers take --nnodes from the step.
+  EXPECT_EQ(script.find("--nnodes"), std::string::npos) << script;
+  EXPECT_EQ(foreground_command(request).front(), "/bin/bash");
+
+  // --min-nodes equal to --nodes: the job never goes on with fewer, so it is
+  // the plain job (and --min-nodes still reaches the launchers).
+  auto plain = request_for(with({{"nodes", std::int64_t{2}}, {"min-nodes", std::int64_t{2}}}));
+  EXPECT_FALSE(plain.outlives_a_node());
+  script = job_script(plain);
+  EXPECT_EQ(script.find("--no-kill"), std::string::npos) << script;
+  EXPECT_EQ(script.find("exit_code"), std::string::npos) << script;
+  EXPECT_NE(script.find("--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" --min-nodes 2 -- train.py\n"),
+            std::string::npos)
+      << script;
+}
+
+TEST(JobScriptSpares, WithoutSparesTheForegroundCommandIsPlainSrun) {
+  auto request = request_for(with({{"nodes", std::int64_t{2}}}));
+  EXPECT_FALSE(request.outlives_a_node());
+  EXPECT_EQ(foreground_command(request), srun_job_command(request));
+  EXPECT_EQ(foreground_command(request).front(), "srun");
+  EXPECT_EQ(job_script(request).find("exit_code"), std::string::npos);
+}
+
+// Runs the job script of REQUEST in its folder with srun a function with
+// BODY (bash); returns the script's exit status.
+int script_status(const JobRequest& request, const std::string& body) {
+  std::ofstream(request.submission_dir + "/job.sbatch") << job_script(request);
+  std::string command = "env -i PATH=/usr/bin:/bin bash -c " +
+                        util::shell_join({"srun() { " + body + "; }; export -f srun; exec bash \"$0\""}) +
+                        " " + util::shell_join({request.submission_dir + "/job.sbatch"}) +
+                        " >/dev/null 2>&1";
+  int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(JobScriptSpares, TheScriptExitsWithTheCodeNodeZeroWrote) {
+  const std::string folder = ::testing::TempDir() + "dlaunch spare 'exit code' test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  auto request = make_job_request(with({{"nodes", std::int64_t{2}}, {"spare-nodes", std::int64_t{1}}}),
+                                  {"train.py"}, "/opt/dlaunch", folder, "t");
+  write_secret_file(*request.token_file, rendezvous::generate_token());
+  const std::string file = folder + "/exit_code";
+  // Node 0's launcher wrote 0; srun failed with the lost node's task's code.
+  const std::string writes_zero =
+      "while [ $# -gt 0 ]; do [ \"$1\" = --exit-code-file ] && echo 0 >\"$2\"; shift; done; return 137";
+  EXPECT_EQ(script_status(request, writes_zero), 0);
+  // A file left by an earlier run (a requeue) is removed first: with no
+  // verdict written, the code is srun's.
+  std::ofstream(file) << "5\n";
+  EXPECT_EQ(script_status(request, "return 3"), 3);
+  EXPECT_FALSE(std::filesystem::exists(file));
+  std::filesystem::remove_all(folder);
+}
+
 TEST(JobScript, ReservedPortsAreRequestedFromSrun) {
   auto request = request_for(with({{"resv-ports", true}}));
   EXPECT_NE(job_script(request).find("--gpus-per-node=1 --wait=60 --resv-ports=1 /opt/dlaunch run"),
@@ -563,6 +686,18 @@ TEST(SubmitOptions, RequeueRefusals) {
   EXPECT_EQ(error_of(with({{"signal", std::string("USR1")}, {"srun", true}})), "no error");
   EXPECT_EQ(error_of(with({{"signal", std::string("USR1")}, {"launch", std::string("task")}})),
             "no error");
+}
+
+TEST(SubmitOptions, SpareAndMinNodeRefusals) {
+  std::string task = error_of(with({{"spare-nodes", std::int64_t{1}}, {"launch", std::string("task")}}));
+  EXPECT_NE(task.find("spare-nodes (from --spare-nodes) needs --launch node"), std::string::npos) << task;
+  EXPECT_EQ(error_of(with({{"spare-nodes", std::int64_t{0}}, {"launch", std::string("task")}})), "no error");
+
+  std::string above = error_of(with({{"nodes", std::int64_t{2}}, {"min-nodes", std::int64_t{3}}}));
+  EXPECT_NE(above.find("min-nodes 3 (from --min-nodes) must be at most nodes (2)"), std::string::npos)
+      << above;
+  EXPECT_EQ(error_of(with({{"nodes", std::int64_t{2}}, {"min-nodes", std::int64_t{2}}})), "no error");
+  EXPECT_NE(error_of(with({{"spare-nodes", std::int64_t{-1}}})).find("spare-nodes"), std::string::npos);
 }
 
 }  // namespace from_flags
