@@ -263,6 +263,7 @@ std::string encode(const World& world) {
   write_slots(writer, world.node_slots);
   write_slots(writer, world.spare_slots);
   write_slots(writer, world.benched_slots);
+  write_strings(writer, world.addresses);
   return writer.take();
 }
 
@@ -285,6 +286,7 @@ World decode_world(std::string_view payload) {
   world.node_slots = read_slots(reader);
   world.spare_slots = read_slots(reader);
   world.benched_slots = read_slots(reader);
+  world.addresses = read_strings(reader);
   reader.finish();
   return world;
 }

@@ -10,7 +10,9 @@
 #include "rendezvous/service_dialer.h"
 #include "rendezvous/token.h"
 #include "rendezvous/world_check.h"
+#include "util/console.h"
 #include "util/error.h"
+#include "util/local_time.h"
 #include "util/socket.h"
 
 namespace dlaunch::rendezvous {
@@ -59,24 +61,29 @@ rendezvous::DialSettings dial_settings(const RendezvousSettings& settings) {
 class RendezvousCoordinator : public Coordinator {
  public:
   RendezvousCoordinator(RendezvousSettings settings, process::SignalChannel& signals)
-      : settings_(std::move(settings)), signals_(signals), dialer_(dial_settings(settings_), signals),
+      : settings_(std::move(settings)),
+        signals_(signals),
+        dialer_(std::make_unique<ServiceDialer>(dial_settings(settings_), signals)),
         heartbeat_timeout_(settings_.heartbeat_timeout) {
     if (settings_.node_rank == 0) start_service();
   }
 
   World join(int round) override {
     auto deadline = util::Clock::now() + settings_.timeout;
+    bool joined = false;  // a take-over's dial carried the Join
+    if (takeover_) joined = take_over(round, deadline);
     for (;;) {
-      if (link_) send(MessageType::kJoin, rendezvous::encode(join_message(round, "")));
+      if (joined) joined = false;
+      else if (link_) send(MessageType::kJoin, rendezvous::encode(join_message(round, "")));
       else connect(round, "", deadline);
       try {
         return await_world(round, deadline);
       } catch (const LinkLost& lost) {
         // Closed or failed before the World: node 0 may only have made
         // room, or restarted; dial again until the rendezvous deadline.
-        dialer_.saw(lost.what());
+        dialer_->saw(lost.what());
         link_.reset();
-        dialer_.wait_for_signal_until(std::min(deadline, util::Clock::now() + kRedialPause));
+        dialer_->wait_for_signal_until(std::min(deadline, util::Clock::now() + kRedialPause));
       }
     }
   }
@@ -135,10 +142,11 @@ class RendezvousCoordinator : public Coordinator {
            rendezvous::encode(rendezvous::OutcomeMessage{static_cast<std::uint32_t>(round_), outcome}));
       for (;;) {
         Frame frame = wait_for_frame(std::nullopt, "the job's verdict");
-        if (frame.type == MessageType::kVerdict) return decode_or_lost(rendezvous::decode_verdict, frame).verdict;
+        if (frame.type == MessageType::kVerdict) return remember(decode_or_lost(rendezvous::decode_verdict, frame).verdict);
         // A Stop that crossed our Outcome on the wire needs no action now.
       }
     } catch (const util::SystemError& error) {
+      if (can_take_over()) return take_over_verdict(error.what());
       return decide_alone(outcome, error.what());
     } catch (const util::Interrupted& interrupted) {
       return interrupted_verdict(outcome, interrupted);
@@ -156,9 +164,10 @@ class RendezvousCoordinator : public Coordinator {
           throw util::SystemError(decode_or_lost(rendezvous::decode_text, frame).reason);
         if (frame.type != MessageType::kVerdict) continue;  // a Stop meant for the nodes with workers
         auto message = decode_or_lost(rendezvous::decode_verdict, frame);
-        if (static_cast<int>(message.round) == round_) return message.verdict;
+        if (static_cast<int>(message.round) == round_) return remember(message.verdict);
       }
     } catch (const util::SystemError& error) {
+      if (can_take_over()) return take_over_verdict(error.what());
       return decide_alone(idle, error.what());
     } catch (const util::Interrupted& interrupted) {
       return interrupted_verdict(idle, interrupted);
@@ -174,16 +183,136 @@ class RendezvousCoordinator : public Coordinator {
     return verdict;
   }
 
-  void start_service() {
-    util::Fd listener;
+  Verdict remember(Verdict verdict) {
+    last_timeline_ = verdict.timeline;
+    return verdict;
+  }
+
+  // ---- taking over the rendezvous when node 0 is lost
+  //
+  // Every launcher that loses node 0 computes the same order from the last
+  // World: the training nodes by node rank, then the spares. The first in
+  // that order hosts the rendezvous on the same port; the others dial it,
+  // and move on to the next after a window (the heartbeat timeout plus the
+  // handshake's), in which a live successor notices the loss too. Only when
+  // the job may go on without a node (spares, --min-nodes) and has a
+  // restart left; node 0's own launcher never takes over (its service
+  // lives).
+
+  bool can_take_over() const {
+    if (service_ || !last_world_ || round_ >= settings_.max_restarts) return false;
+    int fewest = settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes;
+    return (settings_.spare_nodes > 0 || fewest < settings_.nnodes) && !successors().empty();
+  }
+
+  // The last World's launchers after node 0, in the order they take over.
+  std::vector<int> successors() const {
+    std::vector<int> order;
+    if (!last_world_ || last_world_->node_slots.empty()) return order;
+    order.assign(last_world_->node_slots.begin() + 1, last_world_->node_slots.end());
+    order.insert(order.end(), last_world_->spare_slots.begin(), last_world_->spare_slots.end());
+    return order;
+  }
+
+  std::string address_of(int slot) const {
+    const auto& addresses = last_world_->addresses;
+    if (slot < 0 || static_cast<std::size_t>(slot) >= addresses.size()) return "";
+    return addresses[static_cast<std::size_t>(slot)];
+  }
+
+  // Node 0 is lost mid-round: the job restarts with the rendezvous elsewhere.
+  Verdict take_over_verdict(const std::string& why) {
+    Failure lost;
+    lost.node_rank = 0;
+    lost.description = why;
+    Verdict verdict;
+    verdict.kind = Verdict::Kind::kRestart;
+    verdict.exit_code = 1;
+    verdict.failure = lost;
+    verdict.timeline = last_timeline_;
+    takeover_ = Takeover{why, util::Clock::now()};
+    return verdict;
+  }
+
+  // Joins ROUND at the first successor that hosts the rendezvous, hosting it
+  // here when this launcher is that one. True when the Join went out.
+  bool take_over(int round, util::Clock::time_point deadline) {
+    Takeover takeover = *takeover_;
+    takeover_.reset();
+    link_.reset();
+    lost_ = false;
+    lost_reason_.clear();
+    pending_.clear();
+    const auto window = heartbeat_timeout_ + settings_.handshake_timeout;
+    const std::vector<int> order = successors();
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const int slot = order[i];
+      const bool here = slot == settings_.node_rank;
+      const std::string address = here ? "127.0.0.1" : address_of(slot);
+      if (address.empty()) continue;
+      if (here) host_taken_over_service(round, order, window, takeover.why);
+      dial_service_at(address);
+      try {
+        auto window_end = takeover.since + window * static_cast<long>(i + 1);
+        connect(round, "", here ? deadline : std::min(deadline, window_end));
+        return true;
+      } catch (const util::SystemError& error) {
+        if (here) throw;
+        notice(fmt::format("dlaunch: no rendezvous at {}:{} (slot {}) after node 0 was lost: {}; trying "
+                           "the next launcher",
+                           address, settings_.port, slot, error.what()));
+      }
+    }
+    throw util::SystemError(fmt::format(
+        "node 0 was lost ({}) and no launcher after it took over the rendezvous on port {}",
+        takeover.why, settings_.port));
+  }
+
+  void dial_service_at(const std::string& address) {
+    settings_.master_addr = address;
+    dialer_ = std::make_unique<ServiceDialer>(dial_settings(settings_), signals_);
+  }
+
+  void notice(const std::string& text) const {
+    if (settings_.notice) settings_.notice(text);
+    else util::console_err().write_message(text);
+  }
+
+  // This launcher is first in ORDER: it hosts the rendezvous from ROUND on,
+  // where the others will dial it.
+  void host_taken_over_service(int round, const std::vector<int>& order, milliseconds window,
+                               const std::string& why) {
+    rendezvous::ServerSettings server = server_settings();
+    server.service_slot = settings_.node_rank;
+    server.worker_master_addr = address_of(settings_.node_rank);
+    if (server.worker_master_addr.empty()) server.worker_master_addr = settings_.host;
+    server.first_round = round;
+    server.previous_members = last_world_->node_slots;
+    server.benched = last_world_->benched_slots;
+    server.expected = order;
+    server.expected.insert(server.expected.end(), last_world_->benched_slots.begin(),
+                           last_world_->benched_slots.end());
+    server.gather_grace = window;
+    server.timeline = last_timeline_;
+    std::string moved = fmt::format("node 0 was lost ({}); the rendezvous moves to {} ({}:{})", why,
+                                    settings_.host, server.worker_master_addr, settings_.port);
+    server.timeline.push_back(fmt::format("{} {}", util::local_time_now(), moved));
+    notice("dlaunch: " + moved);
+    service_ = std::make_unique<RendezvousServer>(listen_for_service(), server);
+  }
+
+  util::Fd listen_for_service() const {
     try {
-      listener = util::listen_tcp(settings_.port);
+      return util::listen_tcp(settings_.port);
     } catch (const util::SystemError& error) {
       throw util::SystemError(fmt::format(
-          "node 0 cannot host the rendezvous on port {}: {}. Another job may be using it; choose "
+          "{} cannot host the rendezvous on port {}: {}. Another job may be using it; choose "
           "another with --master-port",
-          settings_.port, error.what()));
+          settings_.node_rank == 0 ? "node 0" : "this launcher", settings_.port, error.what()));
     }
+  }
+
+  rendezvous::ServerSettings server_settings() const {
     rendezvous::ServerSettings server;
     server.nnodes = settings_.nnodes;
     server.spare_nodes = settings_.spare_nodes;
@@ -197,12 +326,16 @@ class RendezvousCoordinator : public Coordinator {
     server.token = settings_.token;
     server.heartbeat_timeout = settings_.heartbeat_timeout;
     server.handshake_timeout = settings_.handshake_timeout;
-    service_ = std::make_unique<rendezvous::RendezvousServer>(std::move(listener), server);
+    return server;
+  }
+
+  void start_service() {
+    service_ = std::make_unique<RendezvousServer>(listen_for_service(), server_settings());
   }
 
   // Dials node 0 and joins ROUND with PROBLEM (empty: none) in the handshake.
   void connect(int round, const std::string& problem, util::Clock::time_point deadline) {
-    rendezvous::Dialed dialed = dialer_.dial(join_message(round, problem), deadline);
+    rendezvous::Dialed dialed = dialer_->dial(join_message(round, problem), deadline);
     if (dialed.heartbeat_timeout.count() > 0) heartbeat_timeout_ = dialed.heartbeat_timeout;
     link_.emplace(std::move(dialed.link));
     lost_ = false;
@@ -250,6 +383,7 @@ class RendezvousCoordinator : public Coordinator {
           link_->address(), *mismatch));
     round_ = world.round;
     heartbeat_timeout_ = milliseconds(world.heartbeat_timeout_ms);
+    last_world_ = world;
     return world;
   }
 
@@ -373,7 +507,16 @@ class RendezvousCoordinator : public Coordinator {
 
   RendezvousSettings settings_;
   process::SignalChannel& signals_;
-  rendezvous::ServiceDialer dialer_;
+  std::unique_ptr<ServiceDialer> dialer_;  // to node 0's service, or to the one that took over
+  // The last World (who trained, who stood by, where each launcher is) and
+  // timeline: what a take-over of the rendezvous starts from.
+  std::optional<World> last_world_;
+  std::vector<std::string> last_timeline_;
+  struct Takeover {
+    std::string why;                // how node 0 was lost
+    util::Clock::time_point since;  // when this launcher noticed
+  };
+  std::optional<Takeover> takeover_;
   std::unique_ptr<rendezvous::RendezvousServer> service_;
   std::optional<rendezvous::ServiceLink> link_;
   std::vector<Frame> pending_;

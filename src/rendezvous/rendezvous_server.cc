@@ -79,6 +79,16 @@ class RendezvousServer::Loop {
     util::set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
     events_.watch(listener_.get(), EPOLLIN, [this](std::uint32_t) { accept_peers(); });
     auto now = util::Clock::now();
+    round_ = settings_.first_round;
+    members_ = settings_.previous_members;
+    benched_.insert(settings_.benched.begin(), settings_.benched.end());
+    timeline_ = settings_.timeline;
+    if (taking_over()) round_failed_at_ = now;  // node 0 was lost just now
+    if (taking_over())
+      events_.at(now + settings_.gather_grace, [this] {
+        grace_passed_ = true;
+        maybe_start_round();
+      });
     arm_join_deadline();
     tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
     arm_tick(now + tick_);
@@ -327,7 +337,9 @@ class RendezvousServer::Loop {
                     fmt::format("the job is in round {}, this launcher joined round {}", round_, join.round));
     peer.slot = rank;
     launchers_[rank] = &peer;
-    nodes_[rank] = NodeInfo{static_cast<int>(join.nproc), join.allow_uneven, join.host};
+    nodes_[rank] = NodeInfo{static_cast<int>(join.nproc), join.allow_uneven, join.host,
+                            rank == settings_.service_slot ? settings_.worker_master_addr
+                                                           : util::peer_ip(peer.connection.fd())};
     if (late) return stand_by_late(peer);
     joined_.insert(rank);
     maybe_start_round();
@@ -341,6 +353,7 @@ class RendezvousServer::Loop {
     if (phase_ != Phase::kJoining) return;
     int eligible = 0;
     for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
+    if (taking_over() && round_ == settings_.first_round) return gather_after_takeover(eligible);
     if (round_ == 0) {
       if (eligible >= settings_.nnodes && joined_.count(settings_.service_slot) > 0) start_round();
       return;
@@ -349,6 +362,27 @@ class RendezvousServer::Loop {
       if (joined_.count(slot) == 0) return;
     }
     if (eligible >= std::max(1, min_nodes())) start_round();
+  }
+
+  bool taking_over() const { return settings_.first_round > 0; }
+
+  // The first round of a service that took over from a lost node 0: the
+  // launchers arrive as each notices the loss.
+  void gather_after_takeover(int eligible) {
+    int expected_joined = 0;
+    for (int slot : settings_.expected) expected_joined += joined_.count(slot) > 0 ? 1 : 0;
+    bool all_here = expected_joined == static_cast<int>(settings_.expected.size());
+    if (eligible >= settings_.nnodes || (all_here && eligible >= min_nodes())) return start_round();
+    if (!grace_passed_) return;
+    bool majority = 2 * expected_joined > static_cast<int>(settings_.expected.size());
+    if (majority && eligible >= min_nodes()) return start_round();
+    abort_job(fmt::format("after node 0 was lost, {} of the {} launchers left reached this node's "
+                          "rendezvous within {} s (the job needs {}{}): this node may be the one cut "
+                          "off, so it stops here",
+                          expected_joined, settings_.expected.size(),
+                          std::chrono::duration_cast<std::chrono::seconds>(settings_.gather_grace).count(),
+                          min_nodes(), majority ? "" : ", and more than half of them"),
+              nullptr, -1);
   }
 
   void stand_by_late(Peer& peer) {
@@ -434,6 +468,10 @@ class RendezvousServer::Loop {
     world.spare_slots = roster.spare_slots;
     for (int slot : joined) {
       if (benched_.count(slot) > 0) world.benched_slots.push_back(slot);
+    }
+    world.addresses.assign(static_cast<std::size_t>(launcher_count()), "");
+    for (const auto& [slot, info] : nodes_) {
+      if (slot >= 0 && slot < launcher_count()) world.addresses[static_cast<std::size_t>(slot)] = info.address;
     }
     record_roster_change(roster);
     members_ = roster.node_slots;
@@ -552,7 +590,16 @@ class RendezvousServer::Loop {
     for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
     end.nodes_left = candidates_left();
     end.min_nodes = min_nodes();
+    // Launchers gone silent may live on the other side of a cut: this side
+    // goes on only with more than half of those it had.
+    bool minority = silent_losses_ > 0 && 2 * end.nodes_left <= end.nodes_left + silent_losses_;
+    if (minority) end.nodes_left = 0;
     Verdict verdict = decide_verdict(end);
+    if (minority && verdict.kind == Verdict::Kind::kFailed && !verdict.not_restarted.empty())
+      verdict.not_restarted = fmt::format(
+          "{} launcher(s) went silent at once and only {} remain here: this node may be the one cut "
+          "off, so it stops and leaves the job to the others",
+          silent_losses_, candidates_left());
     if (!verdict.not_restarted.empty()) {
       log(verdict.not_restarted);
       add_to_timeline(verdict.not_restarted);
@@ -574,6 +621,7 @@ class RendezvousServer::Loop {
     outcomes_.clear();
     first_failure_.reset();
     lost_node_ = false;
+    silent_losses_ = 0;
   }
 
   // Launchers that could train in the next round: connected, not benched.
@@ -670,12 +718,14 @@ class RendezvousServer::Loop {
     auto limit = settings_.heartbeat_timeout;
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
     if (now - peer.connection.last_heard() > limit) {
+      ++silent_losses_;
       lose(peer, fmt::format("{} sent nothing for {} s (--heartbeat-timeout): its host may "
                              "be down, its network cut, or its launcher frozen",
                              name(peer), seconds));
       return true;
     }
     if (peer.connection.has_backlog() && now - peer.connection.backlog_since() > limit) {
+      ++silent_losses_;
       lose(peer, fmt::format("{} read nothing from node 0 for {} s (--heartbeat-timeout): "
                              "its launcher is stuck or its network cut",
                              name(peer), seconds));
@@ -753,6 +803,7 @@ class RendezvousServer::Loop {
     int nproc = 0;
     bool allow_uneven = false;
     std::string host;
+    std::string address;  // as the other hosts reach it
   };
 
   util::Fd listener_;
@@ -783,6 +834,8 @@ class RendezvousServer::Loop {
   std::optional<Failure> first_failure_;
   std::optional<std::string> abort_reason_;
   bool lost_node_ = false;
+  int silent_losses_ = 0;  // launchers of this round lost to silence, not a closed connection
+  bool grace_passed_ = false;
   std::mutex told_mutex_;
   std::condition_variable told_changed_;
   std::set<int> told_;

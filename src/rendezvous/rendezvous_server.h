@@ -46,6 +46,19 @@ struct ServerSettings {
   // when another can take its place (0: never).
   int node_fail_limit = 2;
   int service_slot = 0;  // the slot of the launcher hosting this service: node rank 0
+
+  // A service that took over from a lost node 0 (RendezvousCoordinator)
+  // starts at FIRST_ROUND with the last World's node ranks, benched
+  // launchers and timeline. Its first round starts once the training size
+  // joined, or every launcher of EXPECTED did, or at GATHER_GRACE with
+  // more than half of EXPECTED (fewer: this node is likely the one cut
+  // off, and the job stops here so that it can go on elsewhere).
+  int first_round = 0;
+  std::vector<int> previous_members;
+  std::vector<int> benched;
+  std::vector<int> expected;
+  std::chrono::milliseconds gather_grace{0};
+  std::vector<std::string> timeline;
   std::string run_id;
   std::string worker_master_addr;  // MASTER_ADDR the workers will get
   int max_restarts = 0;

@@ -19,6 +19,9 @@ struct World {
   std::vector<int> node_slots;
   std::vector<int> spare_slots;    // launchers on standby this round: no workers, heartbeats only
   std::vector<int> benched_slots;  // launchers kept out for failing --node-fail-limit rounds in a row
+  // Each launcher's address as node 0 reached it, indexed by slot ("" when
+  // unknown): where the rendezvous moves if node 0 is lost.
+  std::vector<std::string> addresses;
   std::string worker_master_addr;     // MASTER_ADDR for the workers
   int worker_master_port = 0;         // MASTER_PORT, chosen by node 0
   std::string run_id;

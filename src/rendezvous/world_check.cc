@@ -58,6 +58,12 @@ std::optional<std::string> slots_problem(const World& world, const WorldExpectat
   }
   if (expected.slot < 0 || expected.slot >= launchers || !seen[static_cast<std::size_t>(expected.slot)])
     return fmt::format("no place to this launcher (slot {})", expected.slot);
+  if (world.addresses.size() > static_cast<std::size_t>(launchers))
+    return fmt::format("{} launcher addresses for {} launchers", world.addresses.size(), launchers);
+  for (const auto& address : world.addresses) {
+    if (address.empty()) continue;
+    if (auto problem = address_problem(address)) return fmt::format("a launcher address: {}", *problem);
+  }
   return std::nullopt;
 }
 

@@ -148,6 +148,18 @@ std::string peer_address(int fd) {
   return address_text(reinterpret_cast<const sockaddr*>(&address));
 }
 
+std::string peer_ip(int fd) {
+  sockaddr_storage address{};
+  socklen_t size = sizeof(address);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* raw = nullptr;
+  if (address.ss_family == AF_INET) raw = &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr;
+  else if (address.ss_family == AF_INET6) raw = &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
+  if (raw == nullptr || ::inet_ntop(address.ss_family, raw, text, sizeof(text)) == nullptr) return "";
+  return text;
+}
+
 void set_no_delay(int fd) {
   int on = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));

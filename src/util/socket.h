@@ -51,6 +51,9 @@ bool send_all(int fd, std::string_view bytes, std::chrono::milliseconds stall_li
 // "10.0.0.3:41234": the address of the peer of connected socket FD, for
 // messages; "an unknown address" when it cannot be read.
 std::string peer_address(int fd);
+// The peer's IP address alone ("10.0.0.5", "fe80::1"): what another host
+// dials to reach it. Empty when the socket has no IP peer.
+std::string peer_ip(int fd);
 
 // Sends small messages at once instead of waiting to fill a segment (Nagle):
 // heartbeats and stop requests are latency-bound.

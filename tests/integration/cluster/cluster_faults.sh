@@ -39,16 +39,18 @@
 #  11  --spare-nodes 1, kill -9 of node 1's launcher: the spare takes node
 #      rank 1; the second attempt's 4 workers run on node 0's host and the
 #      spare's; COMPLETED, exit code 0
-#  12  (reserved: node 0's launcher killed, the service moves)
+#  12  --spare-nodes 1, kill -9 of node 0's launcher: node 1's launcher
+#      takes over the rendezvous on the same port and node rank 0, the spare
+#      takes node rank 1; COMPLETED, exit code 0
 #  13  --spare-nodes 1, node 1's network cut (ip link set eth0 down in its
 #      namespace): lost within --heartbeat-timeout (10 s), replaced by the
 #      spare; the link comes back once the second attempt runs; COMPLETED, 0
 #  14  no spare, --min-nodes 1, kill -9 of node 1's launcher: the job goes on
 #      with 1 node, world size 2; COMPLETED, exit code 0
-#  15  --spare-nodes 1 --node-fail-limit 2, the workers on node 1's host
-#      exit 1 on every attempt: after 2 failed rounds it is benched and the
-#      spare takes its place; COMPLETED, exit code 0
-# For cases 11, 13 and 14 the suite also measures the time from the fault to
+#  15  --spare-nodes 1 --node-fail-limit 2, the workers on the host of node
+#      rank 1 exit 1 on every attempt: after 2 failed rounds it is benched and
+#      the spare takes its place; COMPLETED, exit code 0
+# For cases 11 to 14 the suite also measures the time from the fault to
 # every worker of the next attempt running (the replacement figures).
 # Every run also checks that the job ended within its case's stated bound and
 # that no process of the job is left on any node. The suite ends with a
@@ -57,7 +59,7 @@
 # Environment:
 #   DLAUNCH_CLUSTER_DIR       the cluster (the ctest fixture sets it)
 #   DLAUNCH_FAULT_REPEATS     runs per case (default 3)
-#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6 7 8 9 10 11 13 14 15")
+#   DLAUNCH_FAULT_CASES       which cases to run (default "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15")
 #   DLAUNCH_FAULT_KEEP_DIR    where the submission folders of failed runs are
 #                             copied (with their logs) before the test folder goes
 #   DLAUNCH_FAULT_TABLE       a file to write the final table to, as well
@@ -76,7 +78,7 @@ require_command nsenter
 
 REPEATS=${DLAUNCH_FAULT_REPEATS:-3}
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || { say "DLAUNCH_FAULT_REPEATS must be a positive number"; exit 1; }
-CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6 7 8 9 10 11 13 14 15}
+CASES=${DLAUNCH_FAULT_CASES:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15}
 KEEP_DIR=${DLAUNCH_FAULT_KEEP_DIR:-}
 
 JOB_NODES=3
@@ -178,15 +180,20 @@ if [ "$mode" = resume ] && [ "$run" != 0 ]; then
   echo "rank $RANK/$WORLD_SIZE (node $GROUP_RANK) on $(hostname): attempt $run resumed"
   exit 0
 fi
-# A bad host ($2): its workers exit 1 on every attempt; elsewhere they wait
-# to be stopped, and from attempt $3 on (after the bad host was benched) exit 0.
+# A bad host: the one that holds node rank 1 in attempt 0 (which launchers
+# train is decided by who joins first) records itself in bad_host; its
+# workers exit 1 on every attempt. Elsewhere they wait to be stopped, and
+# from attempt $2 on (after the bad host was benched) exit 0.
 if [ "$mode" = failhost ]; then
-  if [ "$(hostname)" = "$2" ]; then
+  if [ "$run" = 0 ] && [ "$GROUP_RANK" = 1 ]; then
+    hostname >"$out/.bad_host.$RANK" && mv "$out/.bad_host.$RANK" "$out/bad_host"
+  fi
+  if [ "$(hostname)" = "$(cat "$out/bad_host" 2>/dev/null)" ]; then
     started
     echo "rank $RANK on $(hostname): a bad host, exiting 1" >&2
     exit 1
   fi
-  if [ "$run" -ge "$3" ]; then
+  if [ "$run" -ge "$2" ]; then
     started
     echo "rank $RANK/$WORLD_SIZE (node $GROUP_RANK) on $(hostname): attempt $run done"
     exit 0
@@ -882,6 +889,13 @@ attempt_hosts() {
   for ((rank = 0; rank < $2; rank++)); do field_of "$rank" 5 "$1"; done | sort -u | paste -sd' ' -
 }
 
+# new_hosts BEFORE AFTER: the hosts of the list AFTER that are not in BEFORE.
+new_hosts() {
+  local host found=()
+  for host in $2; do [[ " $1 " == *" $host "* ]] || found+=("$host"); done
+  echo "${found[*]}"
+}
+
 # expect_next_attempt CASE RANKS: every one of RANKS workers of attempt 1
 # started within BOUND_REPLACE of the fault; records the replacement time
 # (the last worker's start, from FAULT_NS).
@@ -917,7 +931,7 @@ case_spare() {
   kill -KILL "$launcher"
   expect_next_attempt 11 4 || return
   after=$(attempt_hosts 1 4)
-  spare=$(tr ' ' '\n' <<<"$after" | grep -vxF -f <(tr ' ' '\n' <<<"$before") | paste -sd' ' -)
+  spare=$(new_hosts "$before" "$after")
   expect_eq "the second attempt runs on 2 hosts" 2 "$(wc -w <<<"$after")"
   expect_true "one of them is the spare, which ran nothing before ($after; before: $before)" test -n "$spare"
   expect_true "the killed node's host ($host) is not among them" bash -c "! grep -qw '$host' <<<'$after'"
@@ -926,6 +940,34 @@ case_spare() {
   expect_eq "its exit code is 0" 0 "$END_CODE"
   expect_in_log "node 0 names the replacement" "$spare (spare) takes node rank 1; restart 1/1"
   expect_in_log "the timeline names the lost node" "lost contact with the launcher of node 1 ($host)"
+  expect_nothing_left
+}
+
+# 12: node 0's launcher is killed: node 1's launcher takes over the
+# rendezvous, the spare takes node rank 1.
+case_spare_node0() {
+  local run=$1 JOB_NODES=2 RANKS=4 launcher host successor before after
+  section "case 12, run $run/$REPEATS: kill -9 of node 0's launcher, with a spare"
+  submit 12 "$run" --spare-nodes 1 --max-restarts 1 -- "$WORKER" resume || return
+  expect_workers_started || return
+  launcher=$(field_of 0 2) host=$(field_of 0 5) successor=$(field_of 2 5)
+  expect_launcher "$launcher" 0 "$host" || return
+  before=$(attempt_hosts 0 4)
+  say "  killing node 0's launcher (pid $launcher on $host) with SIGKILL"
+  FAULT_NS=$(now_ns)
+  kill -KILL "$launcher"
+  expect_next_attempt 12 4 || return
+  after=$(attempt_hosts 1 4)
+  expect_eq "node 1's host ($successor) holds node rank 0 in the second attempt" "$successor" "$(field_of 0 5 1)"
+  expect_true "the killed node 0's host ($host) is not in it ($after)" bash -c "! grep -qw '$host' <<<'$after'"
+  expect_eq "the second attempt runs on 2 hosts" 2 "$(wc -w <<<"$after")"
+  expect_true "one of them is the spare, which ran nothing before ($after; before: $before)" \
+    test -n "$(new_hosts "$before" "$after")"
+  wait_for_end "$BOUND_REPLACE" || return
+  expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+  expect_eq "its exit code is 0" 0 "$END_CODE"
+  expect_in_log "node 1's launcher takes over the rendezvous" "the rendezvous moves to $successor"
+  expect_in_log "the spare takes node rank 1" "(spare) takes node rank 1"
   expect_nothing_left
 }
 
@@ -980,14 +1022,16 @@ case_min_nodes() {
 
 # 15: node 1's host fails every attempt; after --node-fail-limit 2 it is benched.
 case_bench() {
-  local run=$1 JOB_NODES=2 RANKS=4 bad=node2 after
-  section "case 15, run $run/$REPEATS: $bad's workers fail every attempt, --node-fail-limit 2"
+  local run=$1 JOB_NODES=2 RANKS=4 bad after
+  section "case 15, run $run/$REPEATS: node 1's workers fail every attempt, --node-fail-limit 2"
   FAULT_NS=$(now_ns)
-  submit 15 "$run" --spare-nodes 1 --max-restarts 3 --node-fail-limit 2 -- "$WORKER" failhost "$bad" 2 || return
+  submit 15 "$run" --spare-nodes 1 --max-restarts 3 --node-fail-limit 2 -- "$WORKER" failhost 2 || return
   wait_for_end "$((2 * BOUND_REPLACE))" || return
+  bad=$(cat "$FOLDER/bad_host" 2>/dev/null)
   expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
   expect_eq "its exit code is 0" 0 "$END_CODE"
-  expect_in_log "node 0 benches $bad" "node 1 ($bad) failed 2 rounds in a row (--node-fail-limit 2): it is benched"
+  expect_in_log "node 0 benches the bad host (${bad:-none recorded})" \
+    "node 1 (${bad:-?}) failed 2 rounds in a row (--node-fail-limit 2): it is benched"
   after=$(attempt_hosts 2 4)
   expect_true "attempt 2 runs without $bad ($after)" bash -c "! grep -qw '$bad' <<<'$after' && test -n '$after'"
   expect_nothing_left
@@ -996,12 +1040,12 @@ case_bench() {
 # ------------------------------------------------------------------- main
 
 CASE_FUNCTION=("" case_worker case_launcher case_node0 case_cancel case_preempt case_stuck case_stranger case_flood
-  case_console case_full_disk case_spare "" case_net_cut case_min_nodes case_bench)
+  case_console case_full_disk case_spare case_spare_node0 case_net_cut case_min_nodes case_bench)
 say "fault suite: $REPEATS run(s) of case(s) $CASES, jobs of $JOB_NODES nodes x $PER_NODE workers"
 say "cluster $DLAUNCH_CLUSTER_DIR, dlaunch $DLAUNCH_REAL"
 for case in $CASES; do
   [[ $case =~ ^([1-9]|1[0-5])$ ]] && [ -n "${CASE_FUNCTION[$case]}" ] ||
-    { say "unknown case '$case' (1..11, 13..15)"; exit 1; }
+    { say "unknown case '$case' (1..15)"; exit 1; }
   for ((run = 1; run <= REPEATS; run++)); do
     begin_run "$case"
     FOLDER="" LOG="" RUN_DIR=""

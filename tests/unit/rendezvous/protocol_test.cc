@@ -80,6 +80,7 @@ TEST(Protocol, WorldSlotsRoundTripInTheirOrder) {
   world.node_slots = {0, 3, 1, 2, 7};  // node ranks given anew: not one run
   world.spare_slots = {4, 5};
   world.benched_slots = {6};
+  world.addresses = {"10.0.0.1", "", "fe80::1", "10.0.0.4", "h5", "h6", "h7", "h8"};
   world.worker_master_addr = "a";
   world.worker_master_port = 29500;
   world.run_id = "r";
@@ -87,6 +88,7 @@ TEST(Protocol, WorldSlotsRoundTripInTheirOrder) {
   EXPECT_EQ(decoded.node_slots, world.node_slots);
   EXPECT_EQ(decoded.spare_slots, world.spare_slots);
   EXPECT_EQ(decoded.benched_slots, world.benched_slots);
+  EXPECT_EQ(decoded.addresses, world.addresses);
   EXPECT_EQ(decoded.node_rank_of(7), 4);
   EXPECT_EQ(decoded.node_rank_of(4), std::nullopt);
   EXPECT_EQ(decoded.nproc_per_node, world.nproc_per_node);
@@ -98,7 +100,8 @@ std::string big_endian(std::uint32_t value) {
 }
 
 // An encoded World whose benched slots are the runs (start, count) given,
-// written by hand: the last field of a World is that list.
+// written by hand: the benched slots are the World's last list but one (the
+// addresses, here none, come last).
 std::string world_with_benched_runs(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& runs) {
   World world;
   world.nproc_per_node = {1};
@@ -106,10 +109,10 @@ std::string world_with_benched_runs(const std::vector<std::pair<std::uint32_t, s
   world.worker_master_addr = "a";
   world.run_id = "r";
   std::string payload = encode(world);
-  payload.resize(payload.size() - 4);  // the benched slots' empty list: a count of 0
+  payload.resize(payload.size() - 8);  // the benched slots' and addresses' empty lists: counts of 0
   payload += big_endian(static_cast<std::uint32_t>(runs.size()));
   for (const auto& [start, count] : runs) payload += big_endian(start) + big_endian(count);
-  return payload;
+  return payload + big_endian(0);
 }
 
 TEST(Protocol, MalformedSlotRunsAreRefused) {

@@ -310,5 +310,61 @@ TEST_F(RendezvousCoordinatorTest, TwoRealNodesWithATokenAgreeOnOneWorld) {
   EXPECT_EQ(notices(), "");  // nothing odd met on the way
 }
 
+// Node 0's launcher is lost with a spare standing by: node 1's launcher
+// takes over the rendezvous on the same port, as node rank 0, and the spare
+// takes node rank 1; the restart counts against --max-restarts.
+TEST_F(RendezvousCoordinatorTest, WhenNodeZeroIsLostTheNextLauncherTakesOverTheRendezvous) {
+  std::string token = rendezvous::generate_token();
+  int port = [] {
+    util::Fd probe = util::listen_tcp(0);
+    return util::bound_port(probe.get());
+  }();
+  auto launcher = [&](int slot) {
+    RendezvousSettings node = settings(port, slot);
+    node.token = token;
+    node.spare_nodes = 1;
+    node.max_restarts = 1;
+    node.timeout = 10s;
+    node.heartbeat_timeout = 2s;
+    return make_rendezvous_coordinator(node, signals_);
+  };
+  auto node0 = launcher(0);
+  auto node1 = launcher(1);
+  auto spare = launcher(2);
+  // The first two to join train: node 0 and node 1; the spare joins after them.
+  auto joined1 = std::async(std::launch::async, [&] { return node1->join(0); });
+  World first = node0->join(0);
+  EXPECT_EQ(joined1.get().node_rank_of(1), 1);
+  EXPECT_FALSE(spare->join(0).node_rank_of(2)) << "slot 2 stands by";
+  EXPECT_EQ(first.addresses.size(), 3u);
+
+  node0.reset();  // node 0's launcher and its service are gone
+  auto stood_by = std::async(std::launch::async, [&] { return spare->stand_by(); });
+  NodeOutcome stopped;
+  Verdict verdict = node1->finish(stopped);
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kRestart);
+  ASSERT_TRUE(verdict.failure);
+  EXPECT_TRUE(contains(verdict.failure->description, "lost contact with the rendezvous on node 0"))
+      << verdict.failure->description;
+  EXPECT_EQ(stood_by.get().kind, Verdict::Kind::kRestart);
+
+  auto rejoined = std::async(std::launch::async, [&] { return spare->join(1); });
+  World second = node1->join(1);
+  EXPECT_EQ(second.round, 1);
+  EXPECT_EQ(second.node_slots, (std::vector<int>{1, 2})) << "node 1 holds rank 0, the spare rank 1";
+  EXPECT_EQ(rejoined.get().node_rank_of(2), 1);
+  EXPECT_TRUE(contains(notices(), "the rendezvous moves to host1")) << notices();
+
+  // With the last restart spent, a second loss is not taken over.
+  NodeOutcome succeeded;
+  succeeded.succeeded = true;
+  auto done = std::async(std::launch::async, [&] { return spare->finish(succeeded); });
+  EXPECT_EQ(node1->finish(succeeded).kind, Verdict::Kind::kSucceeded);
+  Verdict final_verdict = done.get();
+  EXPECT_EQ(final_verdict.kind, Verdict::Kind::kSucceeded);
+  ASSERT_FALSE(final_verdict.timeline.empty());
+  EXPECT_TRUE(contains(final_verdict.timeline.front(), "node 0 was lost")) << final_verdict.timeline.front();
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous

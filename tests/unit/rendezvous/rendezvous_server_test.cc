@@ -669,6 +669,8 @@ TEST(RendezvousServer, ASpareStandsByAndTakesALostNodesPlace) {
   join_with_spares(spare, 2, 2, 1, 1);
   World second = receive_world(node0);
   EXPECT_EQ(second.node_slots, (std::vector<int>{0, 2})) << "the spare holds node rank 1";
+  EXPECT_EQ(second.addresses, (std::vector<std::string>{"127.0.0.1", "127.0.0.1", "127.0.0.1"}))
+      << "where each launcher is, should node 0 be lost";
   EXPECT_TRUE(second.spare_slots.empty());
   EXPECT_EQ(receive_world(spare).node_rank_of(2), 1);
   node0.send(MessageType::kOutcome, encode(OutcomeMessage{1, outcome_of(std::nullopt)}));
@@ -750,6 +752,37 @@ TEST(RendezvousServer, LaunchersMustAgreeOnTheSpareCount) {
   join_with_spares(node0, 0, 2, 1);
   join_with_spares(node1, 1, 2, 0);
   EXPECT_TRUE(contains(reason_of(node1.receive()), "expects 0 spare nodes but node 0 expects 1"));
+}
+
+// A service that took over from a lost node 0 (slot 1 hosts it): it waits
+// for the other launchers of the last World, and alone past its grace it
+// stops, since it may be the one cut off.
+TEST(RendezvousServer, AServiceThatTookOverWaitsForTheOthersAndAloneItStops) {
+  auto took_over = [](ServerSettings& settings) {
+    settings.service_slot = 1;
+    settings.first_round = 1;
+    settings.previous_members = {0, 1};
+    settings.expected = {1, 2};
+    settings.gather_grace = std::chrono::milliseconds(300);
+    settings.timeline = {"t0 node 0 was lost"};
+  };
+  {
+    Service service = spare_service(2, 1, 2, took_over);
+    Client host(service.port), spare(service.port);
+    join_with_spares(host, 1, 2, 1, 1);
+    join_with_spares(spare, 2, 2, 1, 1);
+    World world = receive_world(host);
+    EXPECT_EQ(world.round, 1);
+    EXPECT_EQ(world.node_slots, (std::vector<int>{1, 2})) << "the new host holds node rank 0";
+    EXPECT_TRUE(contains(service.joined_log(), "round 1: host1 moves from node rank 1 to 0; host2 (spare) takes node rank 1"))
+        << service.joined_log();
+  }
+  Service alone = spare_service(2, 1, 2, took_over);
+  Client host(alone.port);
+  join_with_spares(host, 1, 2, 1, 1);
+  std::string reason = reason_of(host.receive());
+  EXPECT_TRUE(contains(reason, "1 of the 2 launchers left reached this node's rendezvous")) << reason;
+  EXPECT_TRUE(contains(reason, "this node may be the one cut off")) << reason;
 }
 
 }  // namespace
