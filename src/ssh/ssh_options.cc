@@ -30,8 +30,8 @@ const std::vector<OwnOption>& own_options() {
        [](SshOptions& o, const std::string& v) {
          o.nnodes = static_cast<int>(util::parse_int_in_range(v, 1, 1 << 20, "--nnodes"));
        },
-       "Hosts that train (default: all); the hosts after them stand by as spares and take a lost "
-       "host's place"},
+       "Hosts that train (default: all); with more hosts, the first N to join train and the others "
+       "stand by as spares to take a lost host's place"},
       {"--hostfile", true, [](SshOptions& o, const std::string& v) { o.hostfile = v; },
        "File of 'HOST [slots=N]' lines (DeepSpeed's format; '#' comments, hostlists)"},
       {"--include", true, [](SshOptions& o, const std::string& v) { o.include = v; },

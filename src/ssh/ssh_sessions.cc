@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <memory>
 #include <sys/wait.h>
 
@@ -33,6 +34,7 @@ struct HostSession {
   const Session* spec = nullptr;
   pid_t pid = 0;
   int exit_code = 0;
+  int ended = 0;   // 1 for the first session to end, 2 for the next...; 0 while it runs
   util::Fd input;  // the write end of its stdin
   std::unique_ptr<process::ChildOutput> output;
   std::string log_file;
@@ -157,11 +159,13 @@ class SessionLoop {
       for (auto& session : sessions_) {
         if (session->pid != child.pid || !child.leader) continue;
         session->exit_code = child.exit_code;
+        session->ended = ++ended_count_;
         session->input.reset();
         if (session->exit_code == 0) continue;
-        std::string ended = fmt::format("{} (node {}) ended with exit code {}", session->spec->host,
-                                        session->spec->node_rank, session->exit_code);
-        if (!settings_.hosts_replaceable || session.get() == sessions_.front().get()) hang_up_all(ended);
+        std::string ended = fmt::format("{} ({}) ended with exit code {}", session->spec->host,
+                                        label(*session), session->exit_code);
+        // With spares the rendezvous replaces a lost host, node 0's too.
+        if (!settings_.hosts_replaceable) hang_up_all(ended);
         else err_->write_message(fmt::format("dlaunch ssh: {}; the job goes on without it", ended));
       }
     });
@@ -178,9 +182,34 @@ class SessionLoop {
     loop_.at(Clock::now() + settings_.grace, [this] { groups_.stop(kKillGrace); });
   }
 
+  // "node 2", or with spares "slot 2": node ranks are then the rendezvous's to give.
+  std::string label(const HostSession& session) const {
+    return fmt::format("{} {}", settings_.hosts_replaceable ? "slot" : "node", session.spec->node_rank);
+  }
+
+  // With spares every launcher that stays to the end exits with the job's
+  // code, and lost hosts ended earlier with codes of their own: the code
+  // most hosts ended with, the later one on a tie.
+  int survivors_code() const {
+    std::map<int, std::pair<int, int>> codes;  // code -> (hosts, latest end)
+    for (const auto& session : sessions_) {
+      if (session->exit_code == kSshFailed || session->ended == 0) continue;
+      auto& [hosts, latest] = codes[session->exit_code];
+      ++hosts;
+      latest = std::max(latest, session->ended);
+    }
+    int best = 1;
+    std::pair<int, int> best_rank{0, 0};
+    for (const auto& [code, rank] : codes) {
+      if (rank > best_rank) best = code, best_rank = rank;
+    }
+    return best;
+  }
+
   int exit_code() {
     report_failures();
     if (stop_signal_ != 0) return 128 + stop_signal_;
+    if (settings_.hosts_replaceable) return survivors_code();
     const HostSession& node0 = *sessions_.front();
     if (node0.exit_code != kSshFailed) return node0.exit_code;
     for (const auto& session : sessions_) {
@@ -194,12 +223,12 @@ class SessionLoop {
       if (session->exit_code == 0) continue;
       const std::string& host = session->spec->host;
       if (session->exit_code == kSshFailed)
-        err_->write_message(fmt::format("dlaunch ssh: lost the ssh connection to {} (node {})",
-                                        host, session->spec->node_rank));
+        err_->write_message(fmt::format("dlaunch ssh: lost the ssh connection to {} ({})", host,
+                                        label(*session)));
       if (!settings_.host_log_dir) continue;
       err_->write_message(
-          fmt::format("dlaunch ssh: {} (node {}) ended with exit code {}; its output is in {}", host,
-                      session->spec->node_rank, session->exit_code, session->log_file));
+          fmt::format("dlaunch ssh: {} ({}) ended with exit code {}; its output is in {}", host,
+                      label(*session), session->exit_code, session->log_file));
       for (const auto& line : session->output->tail().last_lines(10)) err_->write_message("  | " + line);
     }
     if (hung_up_) err_->write_message(fmt::format("dlaunch ssh: stopped every host: {}", reason_));
@@ -215,6 +244,7 @@ class SessionLoop {
   process::ProcessGroups groups_;  // the ssh processes' groups
   std::vector<std::unique_ptr<HostSession>> sessions_;
   int open_pipes_ = 0;
+  int ended_count_ = 0;
   int stop_signal_ = 0;
   bool hung_up_ = false;
   std::string reason_;

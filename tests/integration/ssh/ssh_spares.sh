@@ -80,7 +80,7 @@ expect_eq "dlaunch ssh exits 0, node 0's code" 0 "$STATUS"
 [ "$STATUS" = 0 ] || show_last_output
 output=$(cat "$OUT" "$ERR")
 expect_contains "it says the job goes on without the lost host" "$output" "the job goes on without it"
-expect_contains "... naming the host" "$(grep -F "the job goes on without it" <<<"$output")" "dlaunch ssh: $lost (node "
+expect_contains "... naming the host" "$(grep -F "the job goes on without it" <<<"$output")" "dlaunch ssh: $lost (slot "
 expect_contains "the rendezvous names the spare that takes node rank 1" "$output" "$spare (spare) takes node rank 1"
 if expect_true "attempt 1's four workers ran" files_exist "$TEST_DIR"/started.1.{0,1,2,3}; then
   expect_eq "attempt 1 ran on host1 and the spare, $spare" "$(printf '%s\n' host1 "$spare" | sort | tr '\n' ' ')" \

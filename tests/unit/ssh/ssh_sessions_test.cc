@@ -126,6 +126,27 @@ TEST_F(SshSessionsTest, NodeZerosFailureIsTheJobsExitCodeAndHangsUpTheOthers) {
   EXPECT_TRUE(contains(err(), "dlaunch ssh: stopped every host: hostA (node 0) ended with exit code 7\n"));
 }
 
+// With spares (hosts_replaceable) a host that ends early, node 0's too,
+// hangs up nobody: the rendezvous replaces it. The survivors end last,
+// together, with the job's code, which is then the code most hosts ended
+// with. Here hostA is lost first (137); hostB and hostC finish with 0 once
+// hostA is gone (each waits on a FIFO hostA's script opens last).
+TEST_F(SshSessionsTest, WithSparesALostHostHangsUpNobodyAndTheSurvivorsCodeIsTheJobs) {
+  std::string gone = dir_ + "/a_gone";
+  ASSERT_EQ(::mkfifo(gone.c_str(), 0600), 0);
+  SessionSettings settings;
+  settings.hosts_replaceable = true;
+  int code = run({host("hostA", 0, "read secret; exec 3>" + gone + "; echo x >&3; exit 137"),
+                  host("hostB", 1, "read secret; read line < " + gone + "; echo 'B done'; exit 0"),
+                  host("hostC", 2, "read secret; exit 0")},
+                 settings);
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out(), "B done\n");
+  EXPECT_TRUE(contains(err(), "dlaunch ssh: hostA (slot 0) ended with exit code 137; the job goes on without it"))
+      << err();
+  EXPECT_FALSE(contains(err(), "stopped every host")) << err();
+}
+
 // Another host fails: every host is hung up, but the job's code is still
 // node 0's (every host's launcher agrees on it), here 0.
 TEST_F(SshSessionsTest, TheJobsExitCodeIsNodeZerosEvenWhenAnotherHostFailed) {
