@@ -45,8 +45,9 @@ std::vector<Row> topology_rows(const launch::Topology& topology) {
   rows.push_back({"run_id", "run id", topology.run_id.value, topology.run_id.source});
   rows.push_back({"rendezvous", "rendezvous",
                   several_nodes ? "hosted by node 0" : "none (single node)",
-                  several_nodes ? "nnodes > 1: workers start once every node joined"
-                                : "nnodes = 1"});
+                  !several_nodes ? "nnodes = 1"
+                  : spares       ? "workers start once nnodes launchers joined; the others stand by"
+                                 : "nnodes > 1: workers start once every node joined"});
   rows.push_back({"in_slurm", "inside a Slurm step", topology.in_slurm,
                   topology.in_slurm ? "SLURM_JOB_ID and SLURM_NODEID" : "SLURM_JOB_ID unset"});
   return rows;
