@@ -69,6 +69,8 @@
   skip "no test cluster is up (DLAUNCH_CLUSTER_DIR unset or without env.sh)"
 . "$DLAUNCH_CLUSTER_DIR/env.sh"
 . "$DLAUNCH_CLUSTER_DIR/cluster.env"
+# shellcheck source-path=SCRIPTDIR source=job_checks.sh
+. "$(dirname "$0")/job_checks.sh"
 require_command sbatch
 require_command scancel
 require_command scontrol
@@ -141,7 +143,6 @@ OUTPUTS=$TEST_DIR/outputs
 DLAUNCH_REAL=$(readlink -f "$DLAUNCH")
 # Beside the suite's lib.sh, so tests/cluster/fault_figures' snapshot has it too.
 HOSTILE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/hostile_peer.py
-NET_OCTET=${NET##*.}
 
 # ---------------------------------------------------------------- the worker
 
@@ -277,7 +278,6 @@ chmod +x "$LATE"
 
 # ---------------------------------------------------------------- helpers
 
-node_ns() { printf 'dlc%s-node%s' "$NET_OCTET" "$1"; }
 slurmd_pid() { tr -dc '0-9' <"$DLAUNCH_CLUSTER_DIR/run/slurmd-node$1.pid" 2>/dev/null; }
 
 # mount_over_dlaunch NODE SCRIPT: bind-mounts SCRIPT over the dlaunch binary
@@ -326,41 +326,6 @@ _faults_cleanup() {
 }
 trap _faults_cleanup EXIT
 
-# What runs of job $JOB_ID or of this test inside the cluster's node
-# namespaces (its slurmstepd are named "slurmstepd: [JOBID.STEP]"), one
-# "nodeK: PID ARGS" a line.
-job_processes() {
-  local k pid args
-  for ((k = 1; k <= NODES; k++)); do
-    for pid in $(ip netns pids "$(node_ns "$k")" 2>/dev/null); do
-      args=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || continue
-      case $args in *"[$JOB_ID."* | *"$MARK"*) printf 'node%s: %s %.160s\n' "$k" "$pid" "$args" ;; esac
-    done
-  done
-}
-# The same everywhere else (the submit host); the test's own submitter aside.
-other_processes() {
-  local pid
-  for pid in $(pgrep -f "$MARK"); do
-    [ "$pid" = "${SUBMITTER:-}" ] && continue
-    printf 'host: %s %.160s\n' "$pid" "$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")"
-  done
-}
-nothing_left() { [ -z "$(job_processes)$(other_processes)" ]; }
-
-# expect_nothing_left: no process of the job on any node, nor on the submit host.
-expect_nothing_left() {
-  if wait_until "$GONE_LIMIT" nothing_left; then
-    pass "no process of job $JOB_ID is left on any node (checked node1..node$NODES and the submit host)"
-  else
-    local left
-    left=$( (job_processes; other_processes) | sort -u)
-    fail "no process of job $JOB_ID is left on any node" "still running after ${GONE_LIMIT} s:" "$left"
-    local pids
-    mapfile -t pids < <(awk '{print $2}' <<<"$left" | grep -E '^[0-9]+$')
-    [ "${#pids[@]}" -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
-  fi
-}
 
 # submit CASE RUN ARGS... -- WORKER_ARGS...: submits the job in the background
 # with --wait (SUBMITTER; output in $RUN_DIR/submit.{out,err}); sets FOLDER,

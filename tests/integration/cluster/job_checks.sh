@@ -1,0 +1,49 @@
+# Checks on a job's processes across the test cluster's nodes, shared by the
+# cluster tests (cluster_faults.sh, cluster_spares.sh), which source it after
+# ../lib.sh and the cluster's env files. Not a test itself: ctest runs
+# cluster_*.sh only. Needs NET (cluster.env), NODES, MARK (lib.sh), JOB_ID,
+# GONE_LIMIT, and SUBMITTER when the test submits in the background.
+# shellcheck shell=bash
+
+NET_OCTET=${NET##*.}
+
+# node_ns K: the network namespace of node K.
+node_ns() { printf 'dlc%s-node%s' "$NET_OCTET" "$1"; }
+
+# What runs of job $JOB_ID or of this test inside the cluster's node
+# namespaces (its slurmstepd are named "slurmstepd: [JOBID.STEP]"), one
+# "nodeK: PID ARGS" a line.
+job_processes() {
+  local k pid args
+  for ((k = 1; k <= NODES; k++)); do
+    for pid in $(ip netns pids "$(node_ns "$k")" 2>/dev/null); do
+      args=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || continue
+      case $args in *"[$JOB_ID."* | *"$MARK"*) printf 'node%s: %s %.160s\n' "$k" "$pid" "$args" ;; esac
+    done
+  done
+}
+
+# The same everywhere else (the submit host); the test's own submitter aside.
+other_processes() {
+  local pid
+  for pid in $(pgrep -f "$MARK"); do
+    [ "$pid" = "${SUBMITTER:-}" ] && continue
+    printf 'host: %s %.160s\n' "$pid" "$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")"
+  done
+}
+
+nothing_left() { [ -z "$(job_processes)$(other_processes)" ]; }
+
+# expect_nothing_left: no process of the job on any node, nor on the submit
+# host, within GONE_LIMIT seconds; what is left is named, then killed.
+expect_nothing_left() {
+  if wait_until "$GONE_LIMIT" nothing_left; then
+    pass "no process of job $JOB_ID is left on any node (checked node1..node$NODES and the submit host)"
+  else
+    local left pids
+    left=$( (job_processes; other_processes) | sort -u)
+    fail "no process of job $JOB_ID is left on any node" "still running after ${GONE_LIMIT} s:" "$left"
+    mapfile -t pids < <(awk '{print $2}' <<<"$left" | grep -E '^[0-9]+$')
+    [ "${#pids[@]}" -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
+  fi
+}
