@@ -854,6 +854,9 @@ attempt_hosts() {
   for ((rank = 0; rank < $2; rank++)); do field_of "$rank" 5 "$1"; done | sort -u | paste -sd' ' -
 }
 
+# seconds_of MS: MS milliseconds as seconds, to the hundredth.
+seconds_of() { printf '%d.%02d' $(($1 / 1000)) $(($1 % 1000 / 10)); }
+
 # new_hosts BEFORE AFTER: the hosts of the list AFTER that are not in BEFORE.
 new_hosts() {
   local host found=()
@@ -1046,7 +1049,6 @@ replacement_table() {
       "$(seconds_of "${sorted[$(((count - 1) / 2))]}")" "$(seconds_of "${sorted[$((count - 1))]}")"
   done
 }
-seconds_of() { printf '%d.%02d' $(($1 / 1000)) $(($1 % 1000 / 10)); }
 section "fault suite: $REPEATS run(s) per case"
 table
 if [ -n "${REPLACED[*]}" ]; then
