@@ -83,12 +83,13 @@ class RendezvousServer::Loop {
     members_ = settings_.previous_members;
     benched_.insert(settings_.benched.begin(), settings_.benched.end());
     timeline_ = settings_.timeline;
-    if (taking_over()) round_failed_at_ = now;  // node 0 was lost just now
-    if (taking_over())
+    if (taking_over()) {
+      round_failed_at_ = now;  // node 0 was lost just now
       events_.at(now + settings_.gather_grace, [this] {
         grace_passed_ = true;
         maybe_start_round();
       });
+    }
     arm_join_deadline();
     tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
     arm_tick(now + tick_);
@@ -111,12 +112,6 @@ class RendezvousServer::Loop {
     std::unique_lock lock(told_mutex_);
     return told_changed_.wait_until(lock, deadline,
                                     [&] { return static_cast<int>(told_.size()) >= settings_.nnodes; });
-  }
-
-  // Node 0's launcher asks for the timeline at the end, for its summary.
-  std::vector<std::string> timeline() {
-    std::lock_guard lock(told_mutex_);
-    return timeline_;
   }
 
  private:
@@ -513,7 +508,6 @@ class RendezvousServer::Loop {
   }
 
   void add_to_timeline(const std::string& event) {
-    std::lock_guard lock(told_mutex_);
     if (timeline_.size() >= kLongestTimeline) timeline_.erase(timeline_.begin() + 1);  // keep the first
     timeline_.push_back(fmt::format("{} {}", util::local_time_now(), event));
   }
@@ -604,10 +598,7 @@ class RendezvousServer::Loop {
       log(verdict.not_restarted);
       add_to_timeline(verdict.not_restarted);
     }
-    {
-      std::lock_guard lock(told_mutex_);
-      verdict.timeline = timeline_;
-    }
+    verdict.timeline = timeline_;
     broadcast(MessageType::kVerdict,
               encode(VerdictMessage{static_cast<std::uint32_t>(round_), verdict}), nullptr);
     if (verdict.kind != Verdict::Kind::kRestart) {
@@ -827,7 +818,7 @@ class RendezvousServer::Loop {
   std::set<int> benched_;
   std::map<int, int> failure_streaks_;  // by slot: rounds in a row its node failed first
   std::optional<util::Clock::time_point> round_failed_at_;
-  std::vector<std::string> timeline_;   // under told_mutex_: node 0's launcher reads it
+  std::vector<std::string> timeline_;   // every verdict carries it
   std::map<int, NodeInfo> nodes_;
   std::map<int, std::string> refused_ranks_;
   std::map<int, NodeOutcome> outcomes_;
@@ -853,7 +844,5 @@ RendezvousServer::~RendezvousServer() {
 bool RendezvousServer::wait_until_all_told(std::chrono::steady_clock::time_point deadline) {
   return loop_->wait_until_all_told(deadline);
 }
-
-std::vector<std::string> RendezvousServer::timeline() const { return loop_->timeline(); }
 
 }  // namespace dlaunch::rendezvous

@@ -89,9 +89,6 @@ class RendezvousServer {
   // or until DEADLINE. True when all were told.
   bool wait_until_all_told(std::chrono::steady_clock::time_point deadline);
 
-  // The job's events so far (nodes lost, replaced, benched), for the summary.
-  std::vector<std::string> timeline() const;
-
  private:
   class Loop;
   std::unique_ptr<Loop> loop_;
