@@ -135,9 +135,17 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
       return 128 + interrupted.signal;
     }
     round = world.round;  // a launcher that came late joins the round that runs
+    const unsigned warnings_before = signals.received(config.preempt_signal);
     rendezvous::NodeOutcome outcome;
     rendezvous::Verdict verdict = run_round(config, environment, coordinator, settings, signals, watchdog,
                                             log_root, host, world, outcome);
+    // Slurm signals the workers too, and they may exit on the warning
+    // before this launcher reads it: a warning read while waiting for the
+    // verdict, or still pending, counts as well.
+    if (config.preempt_signal != 0 &&
+        (signals.received(config.preempt_signal) > warnings_before ||
+         process::SignalChannel::pending(config.preempt_signal)))
+      outcome.preempted = true;
     const bool rank0 = world.node_rank_of(config.topology.node_rank.value) == 0 ||
                        (world.node_slots.empty() && settings.node_rank == 0);
     // After a preemption warning the job goes back to the queue whatever its

@@ -35,7 +35,20 @@ std::optional<int> SignalChannel::next() {
   signalfd_siginfo info;
   ssize_t got = util::read_retrying(fd_.get(), &info, sizeof(info));
   if (got != static_cast<ssize_t>(sizeof(info))) return std::nullopt;
-  return static_cast<int>(info.ssi_signo);
+  int signal = static_cast<int>(info.ssi_signo);
+  if (signal > 0 && signal <= kLastSignal) ++received_[static_cast<std::size_t>(signal)];
+  return signal;
+}
+
+unsigned SignalChannel::received(int signal) const {
+  if (signal <= 0 || signal > kLastSignal) return 0;
+  return received_[static_cast<std::size_t>(signal)];
+}
+
+bool SignalChannel::pending(int signal) {
+  sigset_t set;
+  sigemptyset(&set);
+  return ::sigpending(&set) == 0 && sigismember(&set, signal) == 1;
 }
 
 bool SignalChannel::stops_job(int signal) {

@@ -6,6 +6,7 @@
 // in signal-handler context.
 #pragma once
 
+#include <array>
 #include <csignal>
 #include <optional>
 #include <string_view>
@@ -15,6 +16,8 @@
 namespace dlaunch::process {
 
 class SignalChannel {
+  static constexpr int kLastSignal = 64;
+
  public:
   // Blocks the signals and opens the descriptor. Throws SystemError.
   SignalChannel();
@@ -25,6 +28,13 @@ class SignalChannel {
   int fd() const { return fd_.get(); }
   // The next pending signal, or nullopt when none is pending.
   std::optional<int> next();
+
+  // How often SIGNAL has been read from this channel, by whoever read it
+  // (the supervisor, a wait in the rendezvous): a signal that only warns
+  // (--preempt-signal) is not lost when a wait that ignores it reads it.
+  unsigned received(int signal) const;
+  // SIGNAL is blocked and waiting to be read.
+  static bool pending(int signal);
 
   // Signals forwarded to every worker group when the launcher receives them.
   static constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -38,6 +48,7 @@ class SignalChannel {
  private:
   sigset_t previous_mask_{};
   util::Fd fd_;
+  std::array<unsigned, kLastSignal + 1> received_{};
 };
 
 // "SIGTERM" for 15; "signal 99" for unknown numbers.

@@ -103,10 +103,13 @@ section "1 node: a console that drains again gets whole lines, then the count of
 # The worker writes 200000 lines (about 5 MB, far more than a FIFO and the
 # launcher's backlog hold) while nobody reads; only then does a reader
 # start (cat), and the launcher must deliver whole lines and the notice.
+# The worker's last line comes once the notice is out, that is once the
+# console drained: written while the backlog was still full, it would be
+# dropped like the burst (CI once saw 200001 lines shown + dropped).
 BURST=$(write_worker burst.sh <<'EOF'
 seq -f "burst line %g" 0 199999
 touch "$DIR/burst.done"
-wait_files "$DIR/reader.started"
+wait_files "$DIR/console.drained"
 echo "after the reader came: the last line"
 EOF
 )
@@ -121,7 +124,9 @@ wait_for_files 60 "$TEST_DIR/burst.done" || fail "the worker wrote its burst"
 # the launcher and this shell's fd 3, is gone.
 cat "$FIFO" >"$TEST_DIR/burst.out" 3<&- &
 reader=$!
-touch "$TEST_DIR/reader.started"
+drained() { grep -q '^dlaunch: console stalled, [0-9]* lines dropped' "$TEST_DIR/burst.out"; }
+wait_until 60 drained || fail "the console drained and said how many lines it dropped"
+touch "$TEST_DIR/console.drained"
 wait_pid 60 "$launcher"
 expect_eq "the launcher exits 0" 0 "$STATUS"
 exec 3<&-

@@ -63,5 +63,21 @@ TEST(SignalChannel, ABlockedSignalArrivesAsAnEventAndTheMaskIsRestored) {
     EXPECT_EQ(sigismember(&after, signal), sigismember(&before, signal)) << signal;
 }
 
+// A warning signal (--preempt-signal) read by any wait is counted, and one
+// not read yet shows as pending: the launcher asks both after a round.
+TEST(SignalChannel, ItCountsWhatWasReadAndSeesWhatIsPending) {
+  SignalChannel channel;
+  unsigned before = channel.received(SIGUSR2);
+  EXPECT_FALSE(SignalChannel::pending(SIGUSR2));
+  ::raise(SIGUSR2);
+  EXPECT_TRUE(SignalChannel::pending(SIGUSR2));
+  EXPECT_EQ(channel.received(SIGUSR2), before) << "pending, not read yet";
+  EXPECT_EQ(channel.next(), SIGUSR2);
+  EXPECT_FALSE(SignalChannel::pending(SIGUSR2));
+  EXPECT_EQ(channel.received(SIGUSR2), before + 1);
+  EXPECT_EQ(channel.received(0), 0u);
+  EXPECT_EQ(channel.received(999), 0u);
+}
+
 }  // namespace
 }  // namespace dlaunch::process
