@@ -154,6 +154,10 @@ class InputReader {
     if (in_.ConsumeBool()) set("requeue", true);
     if (in_.ConsumeBool()) set("resv-ports", true);
     if (in_.ConsumeBool()) set("launch", std::string("task"));
+    // Jobs that outlive a node: their script ends with the exit-code lines,
+    // which hold the submission folder's path.
+    if (in_.ConsumeBool()) set("spare-nodes", in_.ConsumeIntegralInRange<std::int64_t>(0, 3));
+    if (in_.ConsumeBool()) set("min-nodes", in_.ConsumeIntegralInRange<std::int64_t>(0, 9));
   }
 
   FuzzedDataProvider in_;
@@ -179,7 +183,7 @@ std::vector<std::string> expected_options(const Inputs& inputs, const submit::Jo
   }
   std::int64_t gpus = *settings.integer("gpus-per-node");
   bool task = settings.string("launch") == "task";
-  options.push_back("--nodes=" + std::to_string(*settings.integer("nodes")));
+  options.push_back("--nodes=" + std::to_string(*settings.integer("nodes") + request.spare_nodes));
   options.push_back("--ntasks-per-node=" + std::to_string(task ? gpus : 1));
   if (gpus > 0) options.push_back("--gpus-per-node=" + std::to_string(gpus));
   if (auto cpus = settings.integer("cpus-per-gpu"))
@@ -188,6 +192,7 @@ std::vector<std::string> expected_options(const Inputs& inputs, const submit::Jo
   if (settings.flag("exclusive")) options.push_back("--exclusive");
   if (request.signal) options.push_back("--signal=" + request.signal->sbatch_value());
   if (settings.flag("requeue")) options.push_back("--requeue");
+  if (request.outlives_a_node()) options.push_back("--no-kill");
   options.push_back("--output=" + request.submission_dir + "/slurm-%j.log");
   options.push_back("--open-mode=append");
   for (const auto& arg : settings.list("sbatch-arg")) options.push_back(arg);
@@ -225,7 +230,17 @@ std::vector<std::vector<std::string>> expected_commands(const submit::JobRequest
         {"export", "DLAUNCH_RDZV_TOKEN"}};
     commands.insert(commands.end(), node_lines.begin(), node_lines.end());
   }
+  if (!request.outlives_a_node()) {
+    commands.push_back(expected_srun(request));
+    return commands;
+  }
+  // The job's code is dlaunch's (job_script.cc, exit_code_lines).
+  const std::string file = dir + "/" + submit::kExitCodeFileName;
+  commands.push_back({"rm", "-f", file});
   commands.push_back(expected_srun(request));
+  commands.push_back({"status=$?"});
+  commands.push_back({"if", "[", "-s", file, "];", "then", "status=$(cat", file + ");", "fi"});
+  commands.push_back({"exit", "$status"});
   return commands;
 }
 
@@ -255,7 +270,16 @@ void check_bash_reading(const submit::JobRequest& request, const std::string& sc
   check(sruns == 1, "not exactly one srun command", script);
   check_plain(shell.commands[0], 0, script);
   check_plain(shell.commands[1], 0, script);
-  const ShellCommand& srun = shell.commands.back();
+  std::size_t srun_at = 0;
+  while (shell.commands[srun_at].words.front() != "srun") ++srun_at;
+  const ShellCommand& srun = shell.commands[srun_at];
+  // The path in the exit-code lines must mean exactly its text, like srun's words.
+  if (request.outlives_a_node()) {
+    check_plain(shell.commands[srun_at - 1], shell.commands[srun_at - 1].words.size(), script);
+    const ShellCommand& read_back = shell.commands[srun_at + 2];
+    check(!read_back.special[3], "the exit-code file's path is a word bash would expand",
+          read_back.words[3] + "\nscript:\n" + script);
+  }
   std::size_t log_dir = srun.words.size();
   for (std::size_t i = 0; i < srun.words.size(); ++i) {
     if (srun.words[i] == "$log_dir" && request.launch == submit::LaunchMode::kNode) {
