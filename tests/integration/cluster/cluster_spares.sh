@@ -2,15 +2,19 @@
 # Hot spare nodes on the real multi-node Slurm test cluster (tests/cluster/up),
 # with a real PyTorch job: examples/resume_allreduce.py (gloo, CPU), 2 workers
 # per node, which checkpoints its step after every all-reduce and resumes from
-# it on a restart. In each case the launcher (dlaunch run) of training node 1
-# is killed with SIGKILL once the workers have made progress (the checkpoint
-# holds step 3 or later):
-#   1  --nodes 2 --spare-nodes 1 --max-restarts 2: the spare (the third node,
-#      which ran nothing) takes node rank 1; the second attempt's 4 ranks run
-#      on node 0's host and the spare's, resume from the checkpoint and finish;
-#      node 0 names the replacement; COMPLETED, exit code 0
-#   2  --nodes 2 --min-nodes 1 --max-restarts 1, no spare: the job goes on
-#      with node 0 alone, world size 2, resumes and finishes; COMPLETED, 0
+# it on a restart. In each case a launcher (dlaunch run) is killed with
+# SIGKILL once the workers have made progress (the checkpoint holds step 3 or
+# later):
+#   1  --nodes 2 --spare-nodes 1 --max-restarts 2, node 1's launcher: the
+#      spare (the node that ran nothing) takes node rank 1; the second
+#      attempt's 4 ranks run on node 0's host and the spare's, resume from the
+#      checkpoint and finish; node 0 names the replacement; COMPLETED, 0
+#   2  the same, node 0's launcher: node 1's launcher takes over the
+#      rendezvous and node rank 0 (the workers' MASTER_ADDR moves with it,
+#      and gloo meets there); COMPLETED, 0
+#   3  --nodes 2 --min-nodes 1 --max-restarts 1, no spare, node 1's
+#      launcher: the job goes on with node 0 alone, world size 2, resumes
+#      and finishes; COMPLETED, 0
 # After each job no process of it is left on any node.
 # Needs root (it reads the environment of the job's processes in the nodes'
 # namespaces) and a cluster of 3 nodes or more.
@@ -221,7 +225,32 @@ fi
 [ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
 JOB_ID="" SUBMITTER=""
 
-section "2: no spare, --min-nodes 1, kill -9 of node 1's launcher: the job goes on with 1 node"
+section "2: --nodes 2 --spare-nodes 1, kill -9 of node 0's launcher: node 1 takes over the rendezvous"
+if submit spare_node0 --nodes 2 --spare-nodes 1 --max-restarts 2 && expect_progress && find_launcher 0; then
+  killed=$HOST
+  at_kill=$(checkpoint_step)
+  node1_host=$(resumed_lines 0 | awk '$1 == 2 {print $3}')
+  say "  killing node 0's launcher (pid $LAUNCHER on $killed) with SIGKILL at step $at_kill"
+  kill -KILL "$LAUNCHER"
+  if wait_for_end; then
+    expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
+    expect_eq "its exit code is 0" 0 "$END_CODE"
+    after=$(attempt_hosts 1)
+    expect_eq "attempt 1 ran on 2 hosts (got '$after')" 2 "$(wc -w <<<"$after")"
+    expect_true "the killed host $killed is not in attempt 1 ($after)" bash -c "! grep -qw '$killed' <<<'$after'"
+    # Rank 0 hosts the workers' MASTER_ADDR: gloo met there, on node 1's host.
+    expect_eq "attempt 1's rank 0 ran on node 1's host" "${node1_host:-?}" \
+      "$(resumed_lines 1 | awk '$1 == 0 {print $3}')"
+    expect_resumed 1 4 4 "$at_kill"
+    expect_in_log "node 1's launcher took over the rendezvous" "the rendezvous moves to ${node1_host:-?}"
+  fi
+  expect_nothing_left
+fi
+[ -n "${SUBMITTER:-}" ] && { kill "$SUBMITTER" 2>/dev/null; wait "$SUBMITTER" 2>/dev/null; }
+[ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
+JOB_ID="" SUBMITTER=""
+
+section "3: no spare, --min-nodes 1, kill -9 of node 1's launcher: the job goes on with 1 node"
 if submit min_nodes --nodes 2 --min-nodes 1 --max-restarts 1 && expect_progress && find_launcher 1; then
   killed=$HOST
   # The checkpoint only grows: the next attempt resumes from this step or a later one.
