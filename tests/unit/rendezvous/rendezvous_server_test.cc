@@ -3,6 +3,9 @@
 
 #include <functional>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
 #include <mutex>
 #include <poll.h>
 #include <sys/socket.h>
@@ -141,6 +144,7 @@ struct Service {
     settings.log = [this](const std::string& line) {
       std::lock_guard lock(mutex);
       log.push_back(line);
+      logged.notify_all();
     };
     if (adjust) adjust(settings);
     server = std::make_unique<RendezvousServer>(std::move(listener), settings);
@@ -151,8 +155,17 @@ struct Service {
     for (const auto& line : log) all += line + "\n";
     return all;
   }
+  // Waits (10 s at most) until the service has logged a line holding TEXT.
+  bool await_log(const std::string& text) {
+    std::unique_lock lock(mutex);
+    return logged.wait_for(lock, std::chrono::seconds(10), [&] {
+      return std::any_of(log.begin(), log.end(),
+                         [&](const std::string& line) { return line.find(text) != std::string::npos; });
+    });
+  }
   int port = 0;
   std::mutex mutex;
+  std::condition_variable logged;
   std::vector<std::string> log;
   std::unique_ptr<RendezvousServer> server;
 };
@@ -783,6 +796,35 @@ TEST(RendezvousServer, AServiceThatTookOverWaitsForTheOthersAndAloneItStops) {
   std::string reason = reason_of(host.receive());
   EXPECT_TRUE(contains(reason, "1 of the 2 launchers left reached this node's rendezvous")) << reason;
   EXPECT_TRUE(contains(reason, "this node may be the one cut off")) << reason;
+}
+
+// A spare that is lost while the others train stops nobody: the round ends
+// as it would have, and the timeline says the spare went.
+TEST(RendezvousServer, ALostSpareStopsNobody) {
+  Service service = spare_service(2, 1, /*max_restarts=*/1);
+  Client node0(service.port), node1(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 1);
+  receive_world(node0);
+  receive_world(node1);
+  {
+    Client spare(service.port);
+    join_with_spares(spare, 2, 2, 1);
+    EXPECT_EQ(receive_world(spare).spare_slots, (std::vector<int>{2}));
+  }  // the spare's launcher vanishes
+  ASSERT_TRUE(service.await_log("lost contact with the launcher of spare slot 2")) << service.joined_log();
+  NodeOutcome succeeded;
+  succeeded.succeeded = true;
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, succeeded}));
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, succeeded}));
+  auto first = node0.receive();
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->type, MessageType::kVerdict) << "no Stop for a lost spare";
+  Verdict verdict = decode_verdict(first->payload).verdict;
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kSucceeded);
+  ASSERT_EQ(verdict.timeline.size(), 1u);
+  EXPECT_TRUE(contains(verdict.timeline[0], "lost contact with the launcher of spare slot 2 (host2)"))
+      << verdict.timeline[0];
 }
 
 }  // namespace
