@@ -98,15 +98,15 @@ void write_exit_code(const LaunchConfig& config, int exit_code) {
   }
 }
 
-// One round on this node: workers when the World gives it a node rank,
-// else it stands by for the round's verdict.
+// One round on this node: workers as NODE_RANK when the World gives it
+// one, else it stands by for the round's verdict.
 rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environment& environment,
                               rendezvous::Coordinator& coordinator, SupervisorSettings settings,
                               process::SignalChannel& signals, process::Watchdog& watchdog,
                               const LogRoot& log_root, const std::string& host,
-                              const rendezvous::World& world, rendezvous::NodeOutcome& outcome) {
+                              const rendezvous::World& world, std::optional<int> node_rank,
+                              rendezvous::NodeOutcome& outcome) {
   const int slot = config.topology.node_rank.value;
-  auto node_rank = world.node_slots.empty() ? std::optional<int>(slot) : world.node_rank_of(slot);
   if (!node_rank) {
     say(fmt::format("dlaunch: round {}: this launcher ({}) {}; {} node(s) train", world.round, host,
                     standby_role(world, slot), world.nnodes()));
@@ -136,9 +136,10 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     }
     round = world.round;  // a launcher that came late joins the round that runs
     const unsigned warnings_before = signals.received(config.preempt_signal);
+    const std::optional<int> node_rank = world.node_rank_of(config.topology.node_rank.value);
     rendezvous::NodeOutcome outcome;
     rendezvous::Verdict verdict = run_round(config, environment, coordinator, settings, signals, watchdog,
-                                            log_root, host, world, outcome);
+                                            log_root, host, world, node_rank, outcome);
     // Slurm signals the workers too, and they may exit on the warning
     // before this launcher reads it: a warning read while waiting for the
     // verdict, or still pending, counts as well.
@@ -146,8 +147,7 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
         (signals.received(config.preempt_signal) > warnings_before ||
          process::SignalChannel::pending(config.preempt_signal)))
       outcome.preempted = true;
-    const bool rank0 = world.node_rank_of(config.topology.node_rank.value) == 0 ||
-                       (world.node_slots.empty() && settings.node_rank == 0);
+    const bool rank0 = node_rank == 0;
     // After a preemption warning the job goes back to the queue whatever its
     // workers' codes (they may exit non-zero on the signal); never restarted here.
     if (outcome.preempted && config.requeue && rank0) return requeue(environment);
@@ -158,7 +158,7 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
       continue;
     }
     if (verdict.kind == rendezvous::Verdict::Kind::kFailed)
-      say(format_failure_summary(verdict, world.node_rank_of(config.topology.node_rank.value).value_or(-1)));
+      say(format_failure_summary(verdict, node_rank.value_or(-1)));
     if (rank0) {
       print_timeline(verdict);
       write_exit_code(config, verdict.exit_code);

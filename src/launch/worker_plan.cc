@@ -24,12 +24,9 @@ int slurm_restart_count(const util::Environment& base) {
   return static_cast<int>(*count);
 }
 
-// This launcher's node rank in WORLD: the rendezvous gives it each round
-// (a World without slots, as tests build, keeps the configured one).
+// This launcher's node rank in WORLD: the rendezvous gives it each round.
 int node_rank_in(const LaunchConfig& config, const rendezvous::World& world) {
-  const int slot = config.topology.node_rank.value;
-  if (world.node_slots.empty()) return slot;
-  auto rank = world.node_rank_of(slot);
+  auto rank = world.node_rank_of(config.topology.node_rank.value);
   DLAUNCH_ASSERT(rank.has_value());  // a launcher on standby plans no workers
   return *rank;
 }

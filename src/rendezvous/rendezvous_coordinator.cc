@@ -201,9 +201,11 @@ class RendezvousCoordinator : public Coordinator {
 
   bool can_take_over() const {
     if (service_ || !last_world_ || round_ >= settings_.max_restarts) return false;
-    int fewest = settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes;
-    return (settings_.spare_nodes > 0 || fewest < settings_.nnodes) && !successors().empty();
+    return (settings_.spare_nodes > 0 || min_nodes() < settings_.nnodes) && !successors().empty();
   }
+
+  // --min-nodes; 0 in the settings means the training size.
+  int min_nodes() const { return settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes; }
 
   // The last World's launchers after node 0, in the order they take over.
   std::vector<int> successors() const {
@@ -350,7 +352,7 @@ class RendezvousCoordinator : public Coordinator {
     join.node_rank = static_cast<std::uint32_t>(settings_.node_rank);
     join.nnodes = static_cast<std::uint32_t>(settings_.nnodes);
     join.spare_nodes = static_cast<std::uint32_t>(settings_.spare_nodes);
-    join.min_nodes = static_cast<std::uint32_t>(settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes);
+    join.min_nodes = static_cast<std::uint32_t>(min_nodes());
     join.nproc = static_cast<std::uint32_t>(settings_.nproc);
     join.host = settings_.host;
     join.dlaunch_version = DLAUNCH_VERSION;

@@ -19,6 +19,10 @@ int World::rank_offset(int node_rank) const {
 }
 
 std::optional<int> World::node_rank_of(int slot) const {
+  if (node_slots.empty()) {
+    if (slot >= 0 && slot < nnodes()) return slot;
+    return std::nullopt;
+  }
   auto found = std::find(node_slots.begin(), node_slots.end(), slot);
   if (found == node_slots.end()) return std::nullopt;
   return static_cast<int>(found - node_slots.begin());

@@ -32,6 +32,7 @@ struct World {
   // Global rank of local rank 0 on NODE_RANK: the prefix sum of the nodes before it.
   int rank_offset(int node_rank) const;
   // The node rank of the launcher in SLOT this round; nullopt: it stands by.
+  // A World without slots (one node alone, a test's) keeps slot = node rank.
   std::optional<int> node_rank_of(int slot) const;
 };
 

@@ -41,5 +41,19 @@ TEST(World, AFailureThatIsNotAWorkersIsItsDescription) {
   EXPECT_EQ(describe_failure(failure), "the launcher of node 2 was lost");
 }
 
+TEST(World, ALaunchersNodeRankComesFromItsSlot) {
+  World world;
+  world.nproc_per_node = {2, 2};
+  world.node_slots = {0, 3};
+  world.spare_slots = {1};
+  EXPECT_EQ(world.node_rank_of(3), 1);
+  EXPECT_EQ(world.node_rank_of(1), std::nullopt) << "a spare";
+  World without_slots;  // one node alone, or a test's World
+  without_slots.nproc_per_node = {2, 2};
+  EXPECT_EQ(without_slots.node_rank_of(1), 1);
+  EXPECT_EQ(without_slots.node_rank_of(2), std::nullopt);
+  EXPECT_EQ(without_slots.node_rank_of(-1), std::nullopt);
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous
