@@ -193,6 +193,14 @@ expect_resumed() {
   expect_eq "attempt $attempt: all $ranks ranks finished at step $STEPS" "$ranks" "$(done_count "$attempt")"
 }
 
+# end_case: a case that failed half-way leaves neither its submitter nor
+# its job to the next one.
+end_case() {
+  [ -n "${SUBMITTER:-}" ] && { kill "$SUBMITTER" 2>/dev/null; wait "$SUBMITTER" 2>/dev/null; }
+  [ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
+  JOB_ID="" SUBMITTER=""
+}
+
 # ------------------------------------------------------------------- cases
 
 section "1: --nodes 2 --spare-nodes 1, kill -9 of node 1's launcher: the spare takes its place"
@@ -221,9 +229,7 @@ if submit spare --nodes 2 --spare-nodes 1 --max-restarts 2 && expect_progress &&
   fi
   expect_nothing_left
 fi
-[ -n "${SUBMITTER:-}" ] && { kill "$SUBMITTER" 2>/dev/null; wait "$SUBMITTER" 2>/dev/null; }
-[ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
-JOB_ID="" SUBMITTER=""
+end_case
 
 section "2: --nodes 2 --spare-nodes 1, kill -9 of node 0's launcher: node 1 takes over the rendezvous"
 if submit spare_node0 --nodes 2 --spare-nodes 1 --max-restarts 2 && expect_progress && find_launcher 0; then
@@ -246,9 +252,7 @@ if submit spare_node0 --nodes 2 --spare-nodes 1 --max-restarts 2 && expect_progr
   fi
   expect_nothing_left
 fi
-[ -n "${SUBMITTER:-}" ] && { kill "$SUBMITTER" 2>/dev/null; wait "$SUBMITTER" 2>/dev/null; }
-[ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
-JOB_ID="" SUBMITTER=""
+end_case
 
 section "3: no spare, --min-nodes 1, kill -9 of node 1's launcher: the job goes on with 1 node"
 if submit min_nodes --nodes 2 --min-nodes 1 --max-restarts 1 && expect_progress && find_launcher 1; then
@@ -270,8 +274,6 @@ if submit min_nodes --nodes 2 --min-nodes 1 --max-restarts 1 && expect_progress 
   fi
   expect_nothing_left
 fi
-[ -n "${SUBMITTER:-}" ] && { kill "$SUBMITTER" 2>/dev/null; wait "$SUBMITTER" 2>/dev/null; }
-[ -n "${JOB_ID:-}" ] && scancel "$JOB_ID" 2>/dev/null
-JOB_ID="" SUBMITTER=""
+end_case
 
 finish

@@ -10,6 +10,8 @@
 #   tests/ssh/up && bash tests/integration/ssh/ssh_spares.sh; tests/ssh/down
 . "$(dirname "$0")/../lib.sh"
 . "$DLAUNCH_SOURCE_DIR/tests/ssh/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=host_checks.sh
+. "$(dirname "$0")/host_checks.sh"
 
 [ "$(id -u)" = 0 ] || skip "the ssh test bed needs root"
 sshbed_use "${DLAUNCH_SSH_DIR:-}" || skip "no ssh test bed is up in ${DLAUNCH_SSH_DIR:-the default folder} (tests/ssh/up)"
@@ -17,14 +19,6 @@ require_command ssh
 [ "${#SSHBED_HOSTS[@]}" -ge 3 ] || skip "the bed has ${#SSHBED_HOSTS[@]} hosts; this test needs 3"
 SSH_ARGS=(--ssh-arg -F --ssh-arg "$SSHBED_CONFIG")
 cd "$TEST_DIR" || exit 1
-
-# nothing_left_on_hosts: no process of this test on any host of the bed.
-_hosts_clear() { [ -z "$(sshbed_pids "$MARK")" ]; }
-nothing_left_on_hosts() {
-  if wait_until 30 _hosts_clear; then pass "nothing of the test is left on any host"
-  else fail "nothing of the test is left on any host" "still running: $(sshbed_pids "$MARK" | tr '\n' ' ')"; fi
-  no_leftovers "nothing of the test is left here"
-}
 
 # Attempt 0: each worker says where it runs in started.0.RANK ("PID PPID
 # HOST RANK"; PPID is its launcher) and waits to be stopped (bounded: it

@@ -696,9 +696,9 @@ TEST(RendezvousServer, ASpareStandsByAndTakesALostNodesPlace) {
       << done.timeline[1];
 }
 
-TEST(RendezvousServer, WithoutASpareTheJobShrinksToMinNodes) {
-  Service service = spare_service(2, 0, 1, [](ServerSettings& settings) { settings.min_nodes = 1; });
-  Client node0(service.port);
+// Node 0 and node 1 (no spare) join round 0; node 1's launcher vanishes,
+// and node 0, told to stop, reports its workers stopped.
+void lose_node1_of_two(Service& service, Client& node0) {
   {
     Client node1(service.port);
     join_with_spares(node0, 0, 2, 0);
@@ -706,8 +706,16 @@ TEST(RendezvousServer, WithoutASpareTheJobShrinksToMinNodes) {
     receive_world(node0);
     receive_world(node1);
   }
-  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  auto stop = node0.receive();
+  ASSERT_TRUE(stop);
+  ASSERT_EQ(stop->type, MessageType::kStop);
   node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+}
+
+TEST(RendezvousServer, WithoutASpareTheJobShrinksToMinNodes) {
+  Service service = spare_service(2, 0, 1, [](ServerSettings& settings) { settings.min_nodes = 1; });
+  Client node0(service.port);
+  ASSERT_NO_FATAL_FAILURE(lose_node1_of_two(service, node0));
   EXPECT_EQ(receive_verdict(node0).kind, Verdict::Kind::kRestart);
   join_with_spares(node0, 0, 2, 0, 1);
   World alone = receive_world(node0);
@@ -719,15 +727,7 @@ TEST(RendezvousServer, WithoutASpareTheJobShrinksToMinNodes) {
 TEST(RendezvousServer, ALostNodeWithoutASpareEndsTheJobSayingWhy) {
   Service service = spare_service(2, 0, /*max_restarts=*/3);
   Client node0(service.port);
-  {
-    Client node1(service.port);
-    join_with_spares(node0, 0, 2, 0);
-    join_with_spares(node1, 1, 2, 0);
-    receive_world(node0);
-    receive_world(node1);
-  }
-  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
-  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  ASSERT_NO_FATAL_FAILURE(lose_node1_of_two(service, node0));
   Verdict verdict = receive_verdict(node0);
   EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
   EXPECT_TRUE(contains(verdict.not_restarted, "no spare left: 1 node remains")) << verdict.not_restarted;
