@@ -39,8 +39,11 @@ if [ "$run" = 0 ]; then
   }
   trap checkpoint USR1
   # Waits for the signal (bounded, so a lost signal fails the test instead
-  # of hanging it); the trap runs as soon as it arrives.
-  (exec -a "$0.sleep" sleep 600) &
+  # of hanging it); the trap runs as soon as it arrives. The sleep ignores
+  # USR1: Slurm and dlaunch signal the worker's whole process group, and a
+  # sleep that died of USR1 first could end the wait before this shell's
+  # trap ran (the rank then exited 1 as if never warned: a flaky CI run).
+  (trap '' USR1; exec -a "$0.sleep" sleep 600) &
   sleeper=$!
   touch "$OUTPUT_DIR/ready.$RANK"
   wait "$sleeper"
