@@ -1,0 +1,140 @@
+#include "forensics/tool_runs.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <optional>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/fd.h"
+
+namespace dlaunch::forensics {
+namespace {
+
+int exit_code_of(int status) {
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return -1;
+}
+
+// The tool is our child, but a launcher's own reaper (the supervisor's
+// SIGCHLD handler reaps every child) may have taken its status first:
+// then ECHILD, and the code stays unknown (-1). nullopt: still running.
+std::optional<int> reap(pid_t pid, bool wait) {
+  int status = 0;
+  pid_t got;
+  while ((got = ::waitpid(pid, &status, wait ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+  }
+  if (got == 0) return std::nullopt;
+  return got == pid ? exit_code_of(status) : -1;
+}
+
+}  // namespace
+
+void ToolRuns::start(ToolRequest request) {
+  Running running;
+  running.deadline = std::chrono::steady_clock::now() + request.timeout;
+  util::Pipe pipe = util::make_pipe();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, pipe.write_end.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe.write_end.get(), STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  // Its own group, so a tool killed at its deadline takes its children along,
+  // and a signal meant for the launcher's console (Ctrl-C) does not reach it.
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);  // the launcher blocks SIGCHLD and more
+  std::vector<char*> args;
+  for (auto& arg : request.argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  std::vector<char*> entries;
+  for (auto& entry : request.environment) entries.push_back(entry.data());
+  entries.push_back(nullptr);
+  int error = ::posix_spawn(&running.pid, request.argv[0].c_str(), &actions, &attributes,
+                            args.data(), entries.data());
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  running.request = std::move(request);
+  if (error != 0) {
+    running.result.exit_code = 127;
+    running.result.output = fmt::format("cannot run {}: {}", running.request.argv[0], std::strerror(error));
+    auto on_done = std::move(running.request.on_done);
+    if (on_done) on_done(running.result);
+    return;
+  }
+  ::fcntl(pipe.read_end.get(), F_SETFL, O_NONBLOCK);
+  running.pipe = pipe.read_end.release();
+  running_.push_back(std::move(running));
+}
+
+void ToolRuns::read_some(Running& running) {
+  char buffer[16384];
+  ssize_t got;
+  while ((got = ::read(running.pipe, buffer, sizeof(buffer))) > 0) {
+    std::size_t room = kOutputCap - std::min(kOutputCap, running.result.output.size());
+    std::size_t keep = std::min(room, static_cast<std::size_t>(got));
+    running.result.output.append(buffer, keep);
+    running.result.truncated |= keep < static_cast<std::size_t>(got);
+  }
+  if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+    ::close(running.pipe);
+    running.pipe = -1;
+  }
+}
+
+void ToolRuns::finish(std::size_t index, std::optional<int> exit_code) {
+  Running running = std::move(running_[index]);
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
+  if (running.pipe >= 0) ::close(running.pipe);
+  if (!exit_code) {  // past its deadline
+    ::kill(-running.pid, SIGKILL);
+    running.result.timed_out = true;
+    exit_code = reap(running.pid, true);
+  }
+  running.result.exit_code = *exit_code;
+  if (running.request.on_done) running.request.on_done(running.result);
+}
+
+void ToolRuns::run() {
+  while (!running_.empty()) {
+    std::vector<pollfd> fds;
+    auto soonest = running_.front().deadline;
+    bool closed_but_running = false;  // its exit is not an event poll sees
+    for (const auto& running : running_) {
+      fds.push_back({running.pipe, POLLIN, 0});
+      soonest = std::min(soonest, running.deadline);
+      closed_but_running |= running.pipe < 0;
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    soonest - std::chrono::steady_clock::now()).count() + 1;
+    if (closed_but_running) wait = std::min<long long>(wait, 10);
+    int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(0, wait)));
+    if (ready < 0 && errno != EINTR) break;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd >= 0 && fds[i].revents != 0) read_some(running_[i]);
+    }
+    // Backwards: finish() removes, and may append new requests at the end.
+    auto now = std::chrono::steady_clock::now();
+    for (std::size_t i = fds.size(); i-- > 0;) {
+      if (running_[i].pipe < 0) {
+        if (auto code = reap(running_[i].pid, false)) {
+          finish(i, code);
+          continue;
+        }
+      }
+      if (now >= running_[i].deadline) finish(i, std::nullopt);
+    }
+  }
+}
+
+}  // namespace dlaunch::forensics

@@ -1,0 +1,61 @@
+// Helper programs (eu-stack, gdb) run side by side, each within a deadline
+// and with its output capped.
+//
+// A stack tool attaches to a worker with ptrace; one that hangs (a worker
+// in an uninterruptible sleep, a slow file system under its symbols) must
+// cost the capture its deadline and no more, and a tool that prints without
+// end must not fill the launcher's memory. util/subprocess runs Slurm's
+// commands to completion, which is what they need; these need a clock.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace dlaunch::forensics {
+
+struct ToolResult {
+  std::string output;      // stdout and stderr together, at most the cap
+  int exit_code = -1;      // 128+N when killed by signal N; -1 when not known
+  bool timed_out = false;  // killed at its deadline
+  bool truncated = false;  // printed more than the cap
+};
+
+struct ToolRequest {
+  std::vector<std::string> argv;  // argv[0] is an absolute path
+  std::vector<std::string> environment;  // NAME=VALUE entries
+  std::chrono::milliseconds timeout{5000};
+  // Called when the request ends, with its result; may add requests (the
+  // next tool for the same worker) through the ToolRuns it is given.
+  std::function<void(const ToolResult&)> on_done;
+};
+
+class ToolRuns {
+ public:
+  static constexpr std::size_t kOutputCap = 512 * 1024;
+
+  // Starts REQUEST now. A program that cannot be started ends at once with
+  // exit code 127 and the reason as its output.
+  void start(ToolRequest request);
+  // Until every request (and every one added meanwhile) has ended.
+  void run();
+
+ private:
+  struct Running {
+    ToolRequest request;
+    pid_t pid = 0;
+    int pipe = -1;
+    std::chrono::steady_clock::time_point deadline;
+    ToolResult result;
+  };
+  // EXIT_CODE: how it ended; nullopt: it is past its deadline and is killed.
+  void finish(std::size_t index, std::optional<int> exit_code);
+  void read_some(Running& running);
+
+  std::vector<Running> running_;
+};
+
+}  // namespace dlaunch::forensics
