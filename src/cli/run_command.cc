@@ -10,16 +10,27 @@ namespace dlaunch::cli {
 namespace {
 
 // One node meets nobody; several meet at node 0's rendezvous.
+rendezvous::ForensicsSettings forensics_settings(const launch::LaunchConfig& config,
+                                                const std::string& log_folder) {
+  rendezvous::ForensicsSettings forensics;
+  forensics.hang.hang_timeout = config.hang_timeout;
+  forensics.hang.straggler_lag = config.straggler_lag;
+  forensics.report_folder = log_folder;
+  forensics.capture_timeout = config.stack_timeout;
+  return forensics;
+}
+
 std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchConfig& config,
                                                           process::SignalChannel& signals,
-                                                          const std::string& host) {
+                                                          const std::string& host,
+                                                          const std::string& log_folder) {
   const launch::Topology& topology = config.topology;
   std::optional<int> port;
   if (topology.master_port) port = topology.master_port->value;
   if (topology.launchers() == 1)
     return std::make_unique<rendezvous::LocalCoordinator>(topology.master_addr.value, port,
                                               topology.nproc_per_node.value, topology.run_id.value,
-                                              config.max_restarts);
+                                              config.max_restarts, forensics_settings(config, log_folder));
   rendezvous::RendezvousSettings settings;
   settings.master_addr = topology.master_addr.value;
   settings.port = port.value_or(0);
@@ -50,8 +61,9 @@ int run_command(const CommandArgs& args) {
   launch::LaunchConfig config = launch::resolve_launch_config(*options, environment);
   // Rendezvous, supervision, report, with the coordinator this job needs.
   return launch::run_launcher(config, environment,
-                              [&](process::SignalChannel& signals, const std::string& host) {
-                                return make_coordinator(config, signals, host);
+                              [&](process::SignalChannel& signals, const std::string& host,
+                                  const std::string& log_folder) {
+                                return make_coordinator(config, signals, host, log_folder);
                               });
 }
 

@@ -99,7 +99,7 @@ void draw_threads(const char* kind, const std::vector<ThreadStack>& threads, boo
     // Innermost first, as Python and gdb print them.
     for (auto frame = thread.frames.rbegin(); frame != thread.frames.rend(); ++frame) {
       if (python) out += fmt::format("    File \"{}\", line {}, in {}\n", frame->file, frame->line, frame->function);
-      else out += fmt::format("    {} {}{}\n", frame->address, step_name(*frame, false),
+      else out += fmt::format("    {} {}{}\n", frame->address, frame->function.empty() ? "??" : frame->function,
                               frame->file.empty() ? "" : "  (" + frame->file + ")");
     }
   }

@@ -317,8 +317,21 @@ void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
   }
 }
 
+void resolve_forensics(LaunchConfig& config, const RunOptions& options) {
+  if (options.hang_timeout) config.hang_timeout = parse_seconds(*options.hang_timeout);
+  if (options.straggler_lag)
+    config.straggler_lag = util::parse_int_in_range(options.straggler_lag->value, 0, 1'000'000'000'000LL,
+                                                    options.straggler_lag->source + " (steps)");
+  if (options.stack_timeout) {
+    config.stack_timeout = parse_seconds(*options.stack_timeout);
+    if (config.stack_timeout.count() == 0)
+      throw util::InputError(fmt::format("{} must be at least 1 second, got 0", options.stack_timeout->source));
+  }
+}
+
 void resolve_reliability(LaunchConfig& config, const RunOptions& options,
                          const util::Environment& environment) {
+  resolve_forensics(config, options);
   config.rdzv_token = resolve_rdzv_token(options, environment, config.topology);
   if (options.heartbeat_timeout) {
     config.heartbeat_timeout = parse_seconds(*options.heartbeat_timeout);

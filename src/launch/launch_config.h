@@ -87,6 +87,11 @@ struct LaunchConfig {
   int min_nodes = 1;        // default: the training size
   int node_fail_limit = 2;  // 0: never bench
   std::optional<std::string> exit_code_file;
+
+  // Hang forensics (docs/RELIABILITY.md, "Hangs and stacks"): node 0's values rule.
+  std::chrono::milliseconds hang_timeout{0};  // 0: never hung
+  std::int64_t straggler_lag = 0;             // 0: stragglers not named
+  std::chrono::milliseconds stack_timeout{5'000};
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the

@@ -192,9 +192,9 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   if (config.topology.launchers() > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
         "may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");
-  auto coordinator = make_coordinator(signals, host);
-  if (preflight) fail_preflight(*preflight, config, *coordinator);
   LogRoot log_root(config);
+  auto coordinator = make_coordinator(signals, host, log_root.path());
+  if (preflight) fail_preflight(*preflight, config, *coordinator);
   process::describe_console_drops(log_root.path(), !log_root.temporary());
 
   std::vector<process::IncompleteLog> incomplete_logs;
@@ -206,6 +206,7 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   settings.log_dir_required = config.log_dir_required;
   settings.escapes = &escapes;
   settings.incomplete_logs = &incomplete_logs;
+  settings.capture_timeout = config.stack_timeout;
 
   int exit_code = run_rounds(config, environment, *coordinator, settings, signals, watchdog,
                              log_root, host);

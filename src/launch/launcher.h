@@ -14,10 +14,11 @@ namespace dlaunch::launch {
 
 // Makes this node's coordinator, once the launcher has its signal channel
 // (node 0's rendezvous service then starts on a thread that inherits the
-// blocked signals) and knows its HOST. Whoever assembles the launch chooses
-// it: one node meets nobody, several meet at node 0's rendezvous.
+// blocked signals), knows its HOST and the run's LOG_FOLDER (where stack
+// reports go). Whoever assembles the launch chooses it: one node meets
+// nobody, several meet at node 0's rendezvous.
 using CoordinatorFactory = std::function<std::unique_ptr<rendezvous::Coordinator>(
-    process::SignalChannel& signals, const std::string& host)>;
+    process::SignalChannel& signals, const std::string& host, const std::string& log_folder)>;
 
 // Meets the other nodes through the coordinator MAKE_COORDINATOR makes,
 // runs rounds of workers until the job succeeds, fails or runs out of

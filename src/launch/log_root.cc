@@ -41,8 +41,15 @@ LogRoot::LogRoot(const LaunchConfig& config) {
   keep_ = files_requested(config.redirects) || files_requested(config.tee);
 }
 
+bool LogRoot::kept() const {
+  if (!temporary_ || keep_) return true;
+  // A stack report (a hang) is kept with the folder it was saved in.
+  std::error_code ignored;
+  return std::filesystem::exists(path_ + "/stacks", ignored);
+}
+
 LogRoot::~LogRoot() {
-  if (!temporary_ || keep_) return;
+  if (kept()) return;
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
 }

@@ -10,7 +10,8 @@ namespace dlaunch::launch {
 // --log-dir when given (kept); otherwise a private temporary folder that
 // holds the workers' error files and -r/-t logs. The temporary folder is
 // removed at the end unless a worker's output was filed there, in which
-// case its path is kept and reported, as torchrun does.
+// case its path is kept and reported, as torchrun does (a stack report
+// keeps it too).
 class LogRoot {
  public:
   // Throws SystemError when the folder cannot be created.
@@ -21,7 +22,9 @@ class LogRoot {
 
   const std::string& path() const { return path_; }
   bool temporary() const { return temporary_; }
-  bool kept() const { return !temporary_ || keep_; }
+  // True for --log-dir, for files requested with -r/-t, and once a stack
+  // report was saved in it.
+  bool kept() const;
 
  private:
   std::string path_;

@@ -89,6 +89,15 @@ constexpr ValueOption kValueOptions[] = {
     {"exit-code-file", "", &RunOptions::exit_code_file,
      "File node rank 0's launcher writes the job's exit code to when the job ends (dlaunch submit "
      "uses it with spares)"},
+    {"hang-timeout", "", &RunOptions::hang_timeout,
+     "Seconds without progress on any rank (output, or a new step on $DLAUNCH_PROGRESS_FD) after "
+     "which the job is hung: every worker's stack is captured and reported, then the job stops "
+     "(exit code 124) (default 0: never)"},
+    {"straggler-lag", "", &RunOptions::straggler_lag,
+     "Name a rank as a straggler while it is more than this many steps behind the median step "
+     "(needs steps on $DLAUNCH_PROGRESS_FD; default 0: off)"},
+    {"stack-timeout", "", &RunOptions::stack_timeout,
+     "Seconds each stack tool (eu-stack, gdb) may take per worker in a capture (default 5)"},
     {"kill-escaped", "", &RunOptions::kill_escaped,
      "How processes that leave their worker's process group (setsid daemons) are caught: "
      "subreaper (default: the launcher adopts and kills them after each round), cgroup (a cgroup "

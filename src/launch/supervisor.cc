@@ -7,10 +7,14 @@
 #include <fmt/format.h>
 #include <set>
 #include <span>
+#include <sys/eventfd.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
+#include "forensics/stack_capture.h"
 #include "launch/error_file.h"
+#include "launch/progress_tracker.h"
 #include "process/child_output.h"
 #include "process/console_watch.h"
 #include "process/event_loop.h"
@@ -46,7 +50,14 @@ struct WorkerState {
   std::unique_ptr<process::ChildOutput> output;
   util::Fd exec_status;
   std::string program;
+  util::Fd progress_pipe;  // the read end of its DLAUNCH_PROGRESS_FD
 };
+
+std::vector<int> ranks_of(const WorkerPlan& plan) {
+  std::vector<int> ranks;
+  for (const auto& spec : plan.workers) ranks.push_back(spec.global_rank);
+  return ranks;
+}
 
 class RoundSupervisor {
  public:
@@ -61,12 +72,21 @@ class RoundSupervisor {
         console_out_(settings.console_stdout ? settings.console_stdout : &util::console_out()),
         console_err_(settings.console_stderr ? settings.console_stderr : &util::console_err()),
         console_watch_(loop_, {console_out_, console_err_}),
-        groups_(loop_) {}
+        groups_(loop_),
+        progress_(ranks_of(plan), util::Clock::now()) {}
+
+  ~RoundSupervisor() {
+    coordinator_.watch_progress(nullptr);
+    if (capture_thread_.joinable()) capture_thread_.join();  // bounded by the tools' timeouts
+  }
 
   rendezvous::NodeOutcome run() {
     watch_event_sources();
     start_all_workers();
+    coordinator_.watch_progress(&progress_);
     run_until_drained();
+    coordinator_.watch_progress(nullptr);
+    finish_capture(false);
     record_incomplete_logs();
     return outcome();
   }
@@ -129,7 +149,14 @@ class RoundSupervisor {
     state->spec = &spec;
     make_output(*state, index);
     int cgroup_procs = settings_.escapes ? settings_.escapes->cgroup_procs_fd() : -1;
-    process::StartedWorker started = process::start_worker(spec.argv, spec.environment, -1, cgroup_procs);
+    util::Pipe progress = util::make_pipe();
+    util::Environment environment = spec.environment;
+    environment.set(kProgressFdVariable, std::to_string(progress.write_end.get()));
+    process::StartedWorker started =
+        process::start_worker(spec.argv, environment, -1, cgroup_procs, progress.write_end.get());
+    progress.write_end.reset();
+    watch_progress_pipe(*state, std::move(progress.read_end), index);
+    state->output->on_output([this, index] { progress_.on_output(index, util::Clock::now()); });
     state->pid = started.pid;
     groups_.add(started.pid);
     watchdog_.watch(started.pid);
@@ -142,6 +169,71 @@ class RoundSupervisor {
                          buffer_, [this] { --open_pipes_; });
     open_pipes_ += 2;
     workers_.push_back(std::move(state));
+  }
+
+  // The worker's progress channel: step numbers, one per line.
+  void watch_progress_pipe(WorkerState& state, util::Fd pipe, std::size_t index) {
+    util::set_nonblocking(pipe.get());
+    int fd = pipe.get();
+    state.progress_pipe = std::move(pipe);
+    loop_.watch(fd, EPOLLIN, [this, index](std::uint32_t) { on_progress(index); });
+  }
+
+  // One read per event, like the output pipes; a closed channel is dropped.
+  void on_progress(std::size_t index) {
+    WorkerState& worker = *workers_[index];
+    ssize_t got = util::read_retrying(worker.progress_pipe.get(), buffer_, sizeof(buffer_));
+    if (got > 0) {
+      progress_.on_progress_bytes(index, std::string_view(buffer_, static_cast<std::size_t>(got)),
+                                  util::Clock::now());
+      return;
+    }
+    if (got < 0 && errno == EAGAIN) return;
+    loop_.unwatch(worker.progress_pipe.get());
+    worker.progress_pipe.reset();
+  }
+
+  // ---- stack captures the coordinator asks for (a hang, `dlaunch stacks`)
+  //
+  // On a thread of its own: the tools take up to their timeout per worker,
+  // and the loop must keep relaying output and heartbeats meanwhile. The
+  // thread touches nothing of the loop's; it hands its result over through
+  // an eventfd.
+  void start_capture(const rendezvous::CaptureRequest& request) {
+    if (capture_thread_.joinable()) return;  // one capture at a time
+    std::vector<forensics::CaptureTarget> targets;
+    for (const auto& worker : workers_) {
+      if (!worker->exit_time.empty()) continue;
+      targets.push_back({worker->pid, worker->spec->global_rank, worker->spec->local_rank,
+                         settings_.node_rank, settings_.host});
+    }
+    capture_request_ = request;
+    capture_done_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!capture_done_) throw util::system_error("cannot make an eventfd for a stack capture", errno);
+    loop_.watch(capture_done_.get(), EPOLLIN, [this](std::uint32_t) { finish_capture(true); });
+    forensics::CaptureSettings capture;
+    capture.timeout = settings_.capture_timeout;
+    capture.environment = util::Environment::from_process();
+    capture_thread_ = std::thread([this, targets = std::move(targets), capture = std::move(capture)] {
+      captured_ = forensics::capture_stacks(targets, capture);
+      std::uint64_t one = 1;
+      ssize_t ignored = ::write(capture_done_.get(), &one, sizeof(one));
+      (void)ignored;
+    });
+  }
+
+  // Hands a finished capture to the coordinator (also at the round's end,
+  // waiting for the thread: its tools are bounded by their timeouts).
+  void finish_capture(bool round_runs) {
+    if (!capture_thread_.joinable()) return;
+    capture_thread_.join();
+    loop_.unwatch(capture_done_.get());
+    capture_done_.reset();
+    coordinator_.deliver_stacks(*capture_request_, captured_);
+    capture_request_.reset();
+    captured_.clear();
+    // The coordinator may now want the workers stopped (a hang).
+    if (round_runs) on_coordinator();
   }
 
   // The worker's output, with its log files. A file (or folder) that
@@ -296,6 +388,7 @@ class RoundSupervisor {
 
   void on_coordinator() {
     auto reason = coordinator_.poll_stop_request();
+    if (auto request = coordinator_.poll_capture_request()) start_capture(*request);
     if (!reason) return;
     // One stop request is all the round needs; a closed socket would keep
     // firing. Deadlines still call in, so heartbeats go on while workers stop.
@@ -405,6 +498,11 @@ class RoundSupervisor {
   std::optional<util::Clock::time_point> coordinator_due_;  // when coordinator_timer_ is armed for
   process::EventLoop::Timer coordinator_timer_;
   char buffer_[256 * 1024];  // every worker pipe is read through it
+  ProgressTracker progress_;
+  std::thread capture_thread_;
+  util::Fd capture_done_;  // an eventfd the capture thread signals
+  std::optional<rendezvous::CaptureRequest> capture_request_;
+  std::vector<forensics::WorkerStacks> captured_;  // written by the thread, read after its join
 };
 
 }  // namespace

@@ -40,6 +40,9 @@ struct SupervisorSettings {
   // Kills what the workers left outside their groups at the end of the
   // round; null: nothing beyond the groups.
   EscapedProcesses* escapes = nullptr;
+  // How long each stack tool may take per worker, when the coordinator asks
+  // for the workers' stacks (a hang, `dlaunch stacks`).
+  std::chrono::milliseconds capture_timeout{5'000};
   // Every log file that could not be written in full is added here; null: not kept.
   std::vector<process::IncompleteLog>* incomplete_logs = nullptr;
 };

@@ -36,6 +36,7 @@ void ChildOutput::on_readable(int stream) {
   ssize_t got = util::read_retrying(pipes_[stream].get(), buffer_.data(), buffer_.size());
   if (got > 0) {
     relays_[stream]->feed(std::string_view(buffer_.data(), static_cast<std::size_t>(got)));
+    if (on_output_) on_output_();
     return;
   }
   if (got < 0 && errno == EAGAIN) return;

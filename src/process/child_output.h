@@ -34,6 +34,9 @@ class ChildOutput {
   // its relay finished and the pipe closed.
   void relay(EventLoop& loop, util::Fd stdout_pipe, util::Fd stderr_pipe, std::span<char> buffer,
              std::function<void()> on_closed);
+  // Called after each chunk read from either pipe (the worker made
+  // progress, for --hang-timeout).
+  void on_output(std::function<void()> callback) { on_output_ = std::move(callback); }
   // Relays what the pipes hold now, without waiting, and closes them: a
   // writer that escaped the child's group may hold them open for ever.
   void drain_and_close();
@@ -52,6 +55,7 @@ class ChildOutput {
   EventLoop* loop_ = nullptr;
   std::span<char> buffer_;
   std::function<void()> on_closed_;
+  std::function<void()> on_output_;
 };
 
 }  // namespace dlaunch::process

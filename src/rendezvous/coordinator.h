@@ -6,13 +6,46 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "forensics/stack_sample.h"
+#include "rendezvous/hang_watch.h"
+#include "rendezvous/progress.h"
 #include "rendezvous/world.h"
 #include "util/error.h"
 
 namespace dlaunch::rendezvous {
+
+// What a round's supervisor knows of its workers' progress; the
+// coordinator reads it when it reports (heartbeats) or judges a hang.
+class ProgressSource {
+ public:
+  virtual ~ProgressSource() = default;
+  virtual util::Clock::time_point last_progress() const = 0;
+  virtual std::vector<RankStep> steps() const = 0;
+};
+
+// A capture of every worker's stack that the job wants from this node: on
+// a hang, before anything is stopped, or for `dlaunch stacks`.
+struct CaptureRequest {
+  std::uint32_t id = 0;
+  bool hang = false;
+};
+
+// --hang-timeout, --straggler-lag, and where stack reports go.
+struct ForensicsSettings {
+  HangSettings hang;
+  std::string report_folder;  // the run's log folder: reports go to its stacks/ ("": not saved)
+  std::chrono::milliseconds capture_timeout{5'000};  // per tool and worker
+  std::function<void(const std::string&)> log;  // a line for the console; null: stderr
+};
+
+// The exit code of a job ended by --hang-timeout (as timeout(1)'s).
+inline constexpr int kHangExitCode = 124;
 
 class Coordinator {
  public:
@@ -47,6 +80,17 @@ class Coordinator {
   // After every local worker has exited: reports OUTCOME and blocks for
   // the job-wide verdict, identical on every node.
   virtual Verdict finish(const NodeOutcome& outcome) = 0;
+
+  // While a round's workers run: where this node's progress is (null when
+  // the round ends).
+  virtual void watch_progress(const ProgressSource* source) { (void)source; }
+  // A capture this node must make now (polled with poll_stop_request).
+  virtual std::optional<CaptureRequest> poll_capture_request() { return std::nullopt; }
+  // The stacks of this node's workers for REQUEST.
+  virtual void deliver_stacks(const CaptureRequest& request, const std::vector<forensics::WorkerStacks>& stacks) {
+    (void)request;
+    (void)stacks;
+  }
 
   // For a launcher the World left without workers (a spare, a benched
   // node): keeps its heartbeat and blocks until the round's verdict.

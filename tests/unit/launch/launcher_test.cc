@@ -64,7 +64,7 @@ class LauncherTest : public ::testing::Test {
     ::testing::internal::CaptureStderr();
     int code = -1;
     try {
-      code = run_launcher(launch, environment, [&](process::SignalChannel&, const std::string& host) {
+      code = run_launcher(launch, environment, [&](process::SignalChannel&, const std::string& host, const std::string&) {
         ++coordinators_made_;
         host_ = host;
         return std::make_unique<rendezvous::LocalCoordinator>("127.0.0.1", std::nullopt,

@@ -1,0 +1,25 @@
+// How far a node's workers have come: what each launcher tells node 0
+// while its workers run, for --hang-timeout and --straggler-lag.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace dlaunch::rendezvous {
+
+// A worker's last step from its progress channel (DLAUNCH_PROGRESS_FD).
+struct RankStep {
+  int rank = 0;
+  std::int64_t step = 0;
+  bool operator==(const RankStep&) const = default;
+};
+
+struct ProgressMessage {
+  std::uint32_t round = 0;
+  // Milliseconds since any worker of the node made progress (output, or a
+  // new step), as the node's own clock measured it: no clocks are compared.
+  std::uint32_t idle_ms = 0;
+  std::vector<RankStep> steps;  // at most one per worker of the node
+};
+
+}  // namespace dlaunch::rendezvous
