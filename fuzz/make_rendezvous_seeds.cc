@@ -138,6 +138,29 @@ int main(int argc, char** argv) {
       "no spare left: 2 nodes remain, and the job needs at least 3 (--min-nodes)";
   verdict_not_restarted.verdict.timeline = sample_timeline();
 
+  // Hang forensics: progress with steps, a capture, a node's stacks, an observer's Join.
+  rendezvous::ProgressMessage progress;
+  progress.round = 1;
+  progress.idle_ms = 12'345;
+  progress.steps = {{4, 1000}, {5, 998}, {6, 1000}, {7, -1}};
+  rendezvous::CaptureMessage capture;
+  capture.round = 1;
+  capture.id = 2;
+  capture.hang = true;
+  rendezvous::StacksMessage stacks;
+  stacks.id = 2;
+  stacks.stacks =
+      R"([{"rank":2,"local_rank":0,"node_rank":1,"host":"node02","pid":4242,)"
+      R"("python_threads":[{"thread":"0x7f00","main":true,"frames":[{"function":"<module>","file":"train.py","line":9},)"
+      R"({"function":"load_batch","file":"train.py","line":3}]}],)"
+      R"("native_threads":[{"thread":"4242","main":true,"frames":[{"function":"read","file":"libc.so.6","address":"0x7f01"}]}],)"
+      R"("problems":[]}])";
+  rendezvous::JoinMessage join_observer = join;
+  join_observer.observer = true;
+  join_observer.node_rank = 0;
+  join_observer.proof = rendezvous::join_proof("0123456789abcdef0123456789abcdef", challenge.nonce,
+                                               join_observer.nonce, rendezvous::signed_part(join_observer));
+
   std::vector<std::pair<std::string, std::string>> frames = {
       {"challenge",
        rendezvous::encode_frame(rendezvous::MessageType::kChallenge, rendezvous::encode(challenge))},
@@ -169,6 +192,12 @@ int main(int argc, char** argv) {
        rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_restart))},
       {"verdict_not_restarted",
        rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_not_restarted))},
+      {"progress", rendezvous::encode_frame(rendezvous::MessageType::kProgress, rendezvous::encode(progress))},
+      {"capture", rendezvous::encode_frame(rendezvous::MessageType::kCapture, rendezvous::encode(capture))},
+      {"stacks", rendezvous::encode_frame(rendezvous::MessageType::kStacks, rendezvous::encode(stacks))},
+      {"stacks_end", rendezvous::encode_frame(rendezvous::MessageType::kStacksEnd, rendezvous::encode(stop))},
+      {"join_observer",
+       rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_observer))},
   };
   std::string conversation;
   for (const auto& [name, frame] : frames) conversation += frame;

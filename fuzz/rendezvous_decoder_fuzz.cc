@@ -63,6 +63,9 @@ constexpr Decoder kDecoders[] = {
     {"decode_failure", reencode<rendezvous::decode_failure>},
     {"decode_outcome", reencode<rendezvous::decode_outcome>},
     {"decode_verdict", reencode<rendezvous::decode_verdict>},
+    {"decode_progress", reencode<rendezvous::decode_progress>},
+    {"decode_capture", reencode<rendezvous::decode_capture>},
+    {"decode_stacks", reencode<rendezvous::decode_stacks>},
 };
 
 void decode_with_all(std::string_view payload) {

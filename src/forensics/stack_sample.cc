@@ -139,6 +139,49 @@ std::string encode_worker_stacks(const std::vector<WorkerStacks>& workers) {
   return list.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+namespace {
+
+void keep_main_threads(std::vector<ThreadStack>& threads) {
+  std::erase_if(threads, [](const ThreadStack& thread) { return !thread.main_thread; });
+}
+
+void keep_innermost(std::vector<ThreadStack>& threads, std::size_t frames) {
+  for (auto& thread : threads) {
+    if (thread.frames.size() <= frames) continue;
+    thread.frames.erase(thread.frames.begin(), thread.frames.end() - static_cast<std::ptrdiff_t>(frames));
+    thread.truncated = true;
+  }
+}
+
+void note_cut(WorkerStacks& worker, const char* what) {
+  if (worker.problems.size() < kMaxProblems)
+    worker.problems.push_back(fmt::format("{} left out to fit the node's report in one message", what));
+}
+
+}  // namespace
+
+std::string encode_worker_stacks_within(std::vector<WorkerStacks> workers, std::size_t limit) {
+  std::string text = encode_worker_stacks(workers);
+  if (text.size() <= limit) return text;
+  for (auto& worker : workers) {
+    keep_main_threads(worker.native_threads);
+    note_cut(worker, "native threads other than the main one were");
+  }
+  if ((text = encode_worker_stacks(workers)).size() <= limit) return text;
+  for (auto& worker : workers) {
+    keep_main_threads(worker.python_threads);
+    note_cut(worker, "Python threads other than the main one were");
+  }
+  if ((text = encode_worker_stacks(workers)).size() <= limit) return text;
+  for (auto& worker : workers) {
+    keep_innermost(worker.python_threads, 16);
+    keep_innermost(worker.native_threads, 16);
+    note_cut(worker, "frames beyond the innermost 16 were");
+  }
+  if ((text = encode_worker_stacks(workers)).size() <= limit) return text;
+  return "[]";  // cannot happen within the bounds of a node's workers; nothing rather than garbage
+}
+
 std::vector<WorkerStacks> decode_worker_stacks(std::string_view text) {
   json list = json::parse(text, nullptr, false);
   if (list.is_discarded()) throw util::ProtocolError("stacks: not valid JSON");

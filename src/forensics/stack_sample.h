@@ -55,6 +55,11 @@ nlohmann::json to_json(const WorkerStacks& stacks);
 WorkerStacks worker_stacks_from_json(const nlohmann::json& json);
 
 std::string encode_worker_stacks(const std::vector<WorkerStacks>& workers);
+// The same, within LIMIT bytes: when the whole does not fit, the native
+// frames of threads other than the main one go first, then every thread
+// but the main ones, then the frames beyond the innermost few; each worker
+// so cut says so in its problems.
+std::string encode_worker_stacks_within(std::vector<WorkerStacks> workers, std::size_t limit);
 // Throws ProtocolError for text that is not such a list.
 std::vector<WorkerStacks> decode_worker_stacks(std::string_view text);
 

@@ -197,7 +197,7 @@ std::string signed_part(const JoinMessage& message) {
   Writer writer;
   writer.str(message.run_id).u32(message.round).u32(message.node_rank).u32(message.nnodes);
   writer.u32(message.spare_nodes).u32(message.min_nodes).u32(message.nproc).str(message.host).str(message.dlaunch_version);
-  writer.u8(message.allow_uneven ? 1 : 0).str(message.preflight_error);
+  writer.u8(message.allow_uneven ? 1 : 0).str(message.preflight_error).u8(message.observer ? 1 : 0);
   return writer.take();
 }
 
@@ -225,6 +225,7 @@ JoinMessage decode_join(std::string_view payload) {
   message.dlaunch_version = reader.str();
   message.allow_uneven = reader.u8() != 0;
   message.preflight_error = reader.str();
+  message.observer = reader.u8() != 0;
   reader.finish();
   return message;
 }
@@ -360,6 +361,63 @@ VerdictMessage decode_verdict(std::string_view payload) {
   message.verdict.failure = read_optional_failure(reader);
   message.verdict.not_restarted = reader.str();
   message.verdict.timeline = read_strings(reader);
+  reader.finish();
+  return message;
+}
+
+std::string encode(const ProgressMessage& message) {
+  Writer writer;
+  writer.u32(message.round).u32(message.idle_ms).u32(static_cast<std::uint32_t>(message.steps.size()));
+  for (const auto& step : message.steps) {
+    auto value = static_cast<std::uint64_t>(step.step);
+    writer.i32(step.rank).u32(static_cast<std::uint32_t>(value >> 32)).u32(static_cast<std::uint32_t>(value));
+  }
+  return writer.take();
+}
+
+ProgressMessage decode_progress(std::string_view payload) {
+  Reader reader(payload);
+  ProgressMessage message;
+  message.round = reader.u32();
+  message.idle_ms = reader.u32();
+  for (std::uint32_t i = reader.list_size(); i > 0; --i) {
+    RankStep step;
+    step.rank = reader.i32();
+    std::uint64_t high = reader.u32();
+    step.step = static_cast<std::int64_t>((high << 32) | reader.u32());
+    message.steps.push_back(step);
+  }
+  reader.finish();
+  return message;
+}
+
+std::string encode(const CaptureMessage& message) {
+  Writer writer;
+  writer.u32(message.round).u32(message.id).u8(message.hang ? 1 : 0);
+  return writer.take();
+}
+
+CaptureMessage decode_capture(std::string_view payload) {
+  Reader reader(payload);
+  CaptureMessage message;
+  message.round = reader.u32();
+  message.id = reader.u32();
+  message.hang = reader.u8() != 0;
+  reader.finish();
+  return message;
+}
+
+std::string encode(const StacksMessage& message) {
+  Writer writer;
+  writer.u32(message.id).str(message.stacks);
+  return writer.take();
+}
+
+StacksMessage decode_stacks(std::string_view payload) {
+  Reader reader(payload);
+  StacksMessage message;
+  message.id = reader.u32();
+  message.stacks = reader.str();
   reader.finish();
   return message;
 }

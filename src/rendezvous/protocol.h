@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rendezvous/progress.h"
 #include "rendezvous/world.h"
 #include "util/error.h"
 
@@ -34,7 +35,8 @@ namespace dlaunch::rendezvous {
 inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 // 3: mutual authentication (launcher nonce, Welcome, sealed frames).
 // 4: spare nodes (slots in the Join and the World, a timeline in the Verdict).
-inline constexpr std::uint16_t kVersion = 4;
+// 5: hang forensics (Progress, Capture, Stacks, StacksEnd; observers' Joins).
+inline constexpr std::uint16_t kVersion = 5;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // What a peer may send before it has proved itself: a Join is a few hundred
@@ -52,8 +54,12 @@ enum class MessageType : std::uint8_t {
   kChallenge = 8,  // service -> launcher, first on every connection: prove the token
   kHeartbeat = 9,  // both ways while connected: I am alive
   kWelcome = 10,   // service -> launcher, after a valid Join: node 0's own proof (sealed)
+  kProgress = 11,   // launcher -> service while workers run: how long idle, which steps
+  kCapture = 12,    // service -> launchers: capture every worker's stack now (a hang, an observer)
+  kStacks = 13,     // launcher -> service: its workers' stacks; service -> observer: one node's
+  kStacksEnd = 14,  // service -> observer: every node's stacks were sent (or the capture could not run)
 };
-inline constexpr std::uint8_t kLastMessageType = 10;
+inline constexpr std::uint8_t kLastMessageType = 14;
 
 // How often each side sends a heartbeat for a given --heartbeat-timeout:
 // four beats per timeout, so one lost or late beat never counts as silence.
@@ -110,6 +116,9 @@ struct JoinMessage {
   std::string dlaunch_version;
   bool allow_uneven = false;
   std::string preflight_error;  // non-empty: this node cannot run its part; abort the job
+  // Not a launcher: `dlaunch stacks` asking for every worker's stack. Only
+  // the token and the run id (when given) count; the rest is ignored.
+  bool observer = false;
   std::string nonce;  // the launcher's kChallengeSize random bytes, new for every connection
   std::string proof;  // join_proof(token, challenge, nonce, signed_part(join)); empty without a token
 };
@@ -131,6 +140,17 @@ struct OutcomeMessage {
   NodeOutcome outcome;
 };
 
+struct CaptureMessage {
+  std::uint32_t round = 0;
+  std::uint32_t id = 0;  // which capture the Stacks answer
+  bool hang = false;     // a hang's (the job stops after it) or an observer's (it goes on)
+};
+
+struct StacksMessage {
+  std::uint32_t id = 0;
+  std::string stacks;  // forensics::encode_worker_stacks of one node's workers
+};
+
 struct VerdictMessage {
   std::uint32_t round = 0;
   Verdict verdict;
@@ -144,6 +164,9 @@ std::string encode(const TextMessage& message);
 std::string encode(const Failure& failure);
 std::string encode(const OutcomeMessage& message);
 std::string encode(const VerdictMessage& message);
+std::string encode(const ProgressMessage& message);
+std::string encode(const CaptureMessage& message);
+std::string encode(const StacksMessage& message);
 
 // Each throws ProtocolError when PAYLOAD is truncated or malformed.
 ChallengeMessage decode_challenge(std::string_view payload);
@@ -155,5 +178,8 @@ TextMessage decode_text(std::string_view payload);
 Failure decode_failure(std::string_view payload);
 OutcomeMessage decode_outcome(std::string_view payload);
 VerdictMessage decode_verdict(std::string_view payload);
+ProgressMessage decode_progress(std::string_view payload);
+CaptureMessage decode_capture(std::string_view payload);
+StacksMessage decode_stacks(std::string_view payload);
 
 }  // namespace dlaunch::rendezvous

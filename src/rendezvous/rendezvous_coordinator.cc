@@ -108,6 +108,7 @@ class RendezvousCoordinator : public Coordinator {
     if (!link_ || lost_) return std::nullopt;
     auto due = std::min(link_->last_sent() + heartbeat_interval(heartbeat_timeout_),
                         link_->last_heard() + heartbeat_timeout_);
+    if (reports_progress()) due = std::min(due, last_progress_sent_ + progress_interval());
     if (link_->has_backlog()) due = std::min(due, util::Clock::now() + kBacklogRetry);
     return due;
   }
@@ -119,6 +120,10 @@ class RendezvousCoordinator : public Coordinator {
       while (auto frame = link_->next()) {
         if (frame->type == MessageType::kStop || frame->type == MessageType::kAbort)
           return rendezvous::decode_text(frame->payload).reason;
+        if (frame->type == MessageType::kCapture) {
+          take_capture_request(rendezvous::decode_capture(frame->payload));
+          continue;
+        }
         pending_.push_back(std::move(*frame));
       }
       if (!connected) throw LinkLost(lost_message());
@@ -129,6 +134,27 @@ class RendezvousCoordinator : public Coordinator {
       return mark_lost(lost.what());
     }
     return std::nullopt;
+  }
+
+  void watch_progress(const ProgressSource* source) override {
+    progress_ = source;
+    captures_.clear();
+    // The first report goes out at once: node 0 counts from the round's start.
+    last_progress_sent_ = util::Clock::time_point{};
+  }
+
+  std::optional<CaptureRequest> poll_capture_request() override {
+    if (captures_.empty()) return std::nullopt;
+    CaptureRequest request = captures_.front();
+    captures_.erase(captures_.begin());
+    return request;
+  }
+
+  void deliver_stacks(const CaptureRequest& request, const std::vector<forensics::WorkerStacks>& stacks) override {
+    if (!link_ || lost_) return;
+    // Within one frame, with room for the header and the seal.
+    StacksMessage message{request.id, forensics::encode_worker_stacks_within(stacks, kMaxPayload - 4096)};
+    send(MessageType::kStacks, rendezvous::encode(message));
   }
 
   void announce_failure(const Failure& failure) override {
@@ -328,6 +354,10 @@ class RendezvousCoordinator : public Coordinator {
     server.token = settings_.token;
     server.heartbeat_timeout = settings_.heartbeat_timeout;
     server.handshake_timeout = settings_.handshake_timeout;
+    server.forensics = settings_.forensics;
+    if (!server.forensics.log) server.forensics.log = [](const std::string& line) {
+      util::console_err().write_message("dlaunch: " + line + "\n");
+    };
     return server;
   }
 
@@ -444,7 +474,41 @@ class RendezvousCoordinator : public Coordinator {
                                  "(--heartbeat-timeout): its launcher is stuck or its network cut",
                                  settings_.master_addr, settings_.port, settings_.node_rank,
                                  seconds_of(heartbeat_timeout_)));
+    if (reports_progress() && now - last_progress_sent_ >= progress_interval()) send_progress(now);
     if (now - link_->last_sent() >= heartbeat_interval(heartbeat_timeout_)) send(MessageType::kHeartbeat, "");
+  }
+
+  // ---- progress and stack captures (--hang-timeout, --straggler-lag, dlaunch stacks)
+
+  bool reports_progress() const {
+    return progress_ != nullptr &&
+           (settings_.forensics.hang.hang_timeout.count() > 0 || settings_.forensics.hang.straggler_lag > 0);
+  }
+
+  // Four reports per hang timeout, so node 0's view lags by a quarter at
+  // most; never more often than a second, never less than the heartbeat.
+  milliseconds progress_interval() const {
+    milliseconds interval = heartbeat_interval(heartbeat_timeout_);
+    if (settings_.forensics.hang.hang_timeout.count() > 0)
+      interval = std::min(interval, std::max(milliseconds(1000), settings_.forensics.hang.hang_timeout / 4));
+    return interval;
+  }
+
+  // Counts as a heartbeat: every frame does.
+  void send_progress(util::Clock::time_point now) {
+    last_progress_sent_ = now;
+    ProgressMessage message;
+    message.round = static_cast<std::uint32_t>(round_);
+    auto idle = std::chrono::duration_cast<milliseconds>(now - progress_->last_progress()).count();
+    message.idle_ms = static_cast<std::uint32_t>(std::clamp<long long>(idle, 0, 0xffffffffLL));
+    message.steps = progress_->steps();
+    send(MessageType::kProgress, rendezvous::encode(message));
+  }
+
+  // Only while this node's workers run: a spare has nothing to capture.
+  void take_capture_request(const CaptureMessage& message) {
+    if (progress_ == nullptr || static_cast<int>(message.round) != round_) return;
+    captures_.push_back(CaptureRequest{message.id, message.hang});
   }
 
   std::string lost_message() const {
@@ -522,6 +586,9 @@ class RendezvousCoordinator : public Coordinator {
   std::unique_ptr<rendezvous::RendezvousServer> service_;
   std::optional<rendezvous::ServiceLink> link_;
   std::vector<Frame> pending_;
+  const ProgressSource* progress_ = nullptr;  // while this node's workers run
+  util::Clock::time_point last_progress_sent_{};
+  std::vector<CaptureRequest> captures_;  // asked for by node 0, not yet taken by the supervisor
   bool lost_ = false;
   std::string lost_reason_;
   int round_ = 0;

@@ -33,6 +33,9 @@ struct RendezvousSettings {
   bool allow_uneven = false;
   // How long each end waits for the other's next handshake message.
   std::chrono::milliseconds handshake_timeout{5'000};
+  // --hang-timeout and --straggler-lag (node 0's service judges; every
+  // launcher reports its progress while they are set), stack captures.
+  ForensicsSettings forensics;
   // Where a launcher says what it met while dialling node 0 (a silent
   // listener, a peer that did not prove the token); default: stderr.
   std::function<void(const std::string&)> notice;

@@ -13,11 +13,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "forensics/saved_report.h"
 #include "process/event_loop.h"
 #include "rendezvous/peer_connection.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/roster.h"
 #include "rendezvous/session.h"
+#include "rendezvous/stack_collection.h"
 #include "rendezvous/token.h"
 #include "rendezvous/verdict.h"
 #include "util/console.h"
@@ -242,6 +244,8 @@ class RendezvousServer::Loop {
       case MessageType::kHeartbeat: decode_heartbeat(payload); break;
       case MessageType::kFailure: on_failure(peer, decode_failure(payload)); break;
       case MessageType::kOutcome: on_outcome(peer, decode_outcome(payload)); break;
+      case MessageType::kProgress: on_progress(peer, decode_progress(payload)); break;
+      case MessageType::kStacks: on_stacks(peer, decode_stacks(payload)); break;
       default: throw ProtocolError("a launcher sent a message only the service sends");
     }
   }
@@ -307,6 +311,7 @@ class RendezvousServer::Loop {
                                 why));
     }
     if (!peer.authenticated) admit(peer, join);
+    if (join.observer) return on_observer(peer, join);
     if (join.run_id != settings_.run_id)
       return refuse(peer,
                     fmt::format("refused {}: it belongs to job '{}', this rendezvous serves job '{}'",
@@ -473,6 +478,9 @@ class RendezvousServer::Loop {
     world_ = world;
     phase_ = Phase::kRunning;
     outcomes_.clear();
+    auto now = util::Clock::now();
+    hang_watch_.emplace(settings_.forensics.hang, static_cast<int>(members_.size()), now);
+    next_straggler_check_ = now + kStragglerCheckInterval;
     broadcast(MessageType::kWorld, encode(world), nullptr);
   }
 
@@ -522,8 +530,9 @@ class RendezvousServer::Loop {
     if (first_failure_) return;
     first_failure_ = failure;
     round_failed_at_ = util::Clock::now();
-    std::string reason = fmt::format("the job failed on node {}: {}", failure.node_rank,
-                                     describe_failure(failure));
+    std::string reason = failure.node_rank < 0 ? describe_failure(failure)  // a hang: the job's, no node's
+                                               : fmt::format("the job failed on node {}: {}", failure.node_rank,
+                                                             describe_failure(failure));
     broadcast(MessageType::kStop, encode(TextMessage{static_cast<std::uint32_t>(round_), reason}),
               reporter, true);
   }
@@ -540,6 +549,7 @@ class RendezvousServer::Loop {
       else record_failure(*outcome.failure, &peer);
     }
     outcomes_[*rank] = outcome;
+    if (capture_) capture_->lose(*rank, fmt::format("the workers of {} had all exited", name(peer)));
     if (outcomes_.size() == members_.size()) decide();
   }
 
@@ -563,6 +573,7 @@ class RendezvousServer::Loop {
       if (phase_ == Phase::kJoining) maybe_start_round();
       return;
     }
+    if (capture_) capture_->lose(*rank, description);
     if (outcomes_.count(*rank) > 0) return;
     Failure lost;
     lost.node_rank = *rank;
@@ -579,6 +590,7 @@ class RendezvousServer::Loop {
   }
 
   void decide() {
+    hang_watch_.reset();
     bool benched = bench_repeat_failer();
     RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.max_restarts};
     for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
@@ -684,7 +696,119 @@ class RendezvousServer::Loop {
     told_changed_.notify_all();
   }
 
+  // ---- hang forensics: progress, the hang rule, stack captures
+  //
+  // Every launcher reports how long its workers have been idle; the job is
+  // hung when all have been for --hang-timeout (rendezvous/hang_watch.h).
+  // Then, and when `dlaunch stacks` asks, every node with workers captures
+  // their stacks and sends them here; node 0 merges them into one report.
+
+  void on_progress(Peer& peer, const ProgressMessage& message) {
+    auto rank = member_rank(peer.slot);
+    if (phase_ != Phase::kRunning || !rank || !hang_watch_ || static_cast<int>(message.round) != round_) return;
+    // A node reports its own ranks only.
+    int first = world_.rank_offset(*rank);
+    int last = first + world_.nproc_per_node[static_cast<std::size_t>(*rank)];
+    std::vector<RankStep> steps;
+    for (const auto& step : message.steps) {
+      if (step.rank >= first && step.rank < last) steps.push_back(step);
+    }
+    auto idle = std::chrono::milliseconds(message.idle_ms);
+    hang_watch_->update(*rank, peer.host, util::Clock::now() - idle, std::move(steps));
+  }
+
+  void on_stacks(Peer& peer, const StacksMessage& message) {
+    auto rank = member_rank(peer.slot);
+    if (!capture_ || !rank || message.id != capture_->id()) return;
+    capture_->take(*rank, message.stacks);
+    if (capture_->complete()) finish_capture();
+  }
+
+  void check_forensics(util::Clock::time_point now) {
+    if (capture_ && now >= capture_->deadline()) finish_capture();
+    if (phase_ != Phase::kRunning || !hang_watch_ || first_failure_) return;
+    if (now >= next_straggler_check_) {
+      next_straggler_check_ = now + kStragglerCheckInterval;
+      if (auto news = hang_watch_->straggler_news()) {
+        log(*news);
+        add_to_timeline(*news);
+      }
+    }
+    if (!capture_ && hang_watch_->hung(now)) {
+      hang_headline_ = hang_watch_->declare(now);
+      log(fmt::format("hang: {}: capturing every worker's stack on every node before the job is stopped",
+                      hang_headline_));
+      add_to_timeline("hang: " + hang_headline_);
+      start_capture(true, "hang: " + hang_headline_);
+    }
+  }
+
+  void start_capture(bool hang, std::string headline) {
+    std::map<int, AskedNode> asked;
+    for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
+      int slot = members_[static_cast<std::size_t>(rank)];
+      asked[rank] = AskedNode{nodes_[slot].host, world_.rank_offset(rank),
+                              world_.nproc_per_node[static_cast<std::size_t>(rank)]};
+    }
+    auto now = util::Clock::now();
+    // Two tools in turn per worker, each within the capture timeout, and a
+    // heartbeat's delay either way.
+    auto deadline = now + 2 * settings_.forensics.capture_timeout + 2 * heartbeat_interval(settings_.heartbeat_timeout) +
+                    std::chrono::seconds(1);
+    capture_.emplace(++capture_ids_, hang, std::move(headline), std::move(asked), deadline);
+    for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
+      int slot = members_[static_cast<std::size_t>(rank)];
+      if (launchers_.count(slot) == 0) capture_->lose(rank, fmt::format("node {} was lost", rank));
+      else if (outcomes_.count(rank) > 0) capture_->lose(rank, fmt::format("the workers of node {} had all exited", rank));
+    }
+    broadcast(MessageType::kCapture,
+              encode(CaptureMessage{static_cast<std::uint32_t>(round_), capture_->id(), hang}), nullptr, true);
+    if (capture_->complete()) finish_capture();
+  }
+
+  // Every node answered, or the deadline passed: a hang's report is saved
+  // and the job fails with it; an observer gets every node's stacks.
+  void finish_capture() {
+    StackCollection done = std::move(*capture_);
+    capture_.reset();
+    if (done.hang()) {
+      auto saved = forensics::save_report(done.workers(), done.headline(), settings_.forensics.report_folder,
+                                          fmt::format("hang_attempt_{}", round_));
+      for (const auto& line : saved.lines) log(line);
+      if (phase_ == Phase::kRunning && !first_failure_)
+        record_failure(hang_failure(hang_headline_, saved.summary, saved.text_path), nullptr);
+    }
+    for (auto [peer, id] : std::map<Peer*, std::uint32_t>(observers_)) {
+      if (id != done.id()) continue;
+      for (const auto& [rank, workers] : done.workers_by_node())
+        send(*peer, MessageType::kStacks,
+             encode(StacksMessage{done.id(), forensics::encode_worker_stacks_within(workers, kMaxPayload - 4096)}));
+      send(*peer, MessageType::kStacksEnd, encode(TextMessage{static_cast<std::uint32_t>(round_), done.headline()}));
+      observers_.erase(peer);
+    }
+  }
+
+  // `dlaunch stacks`: proved like a launcher (the token), it is never one.
+  void on_observer(Peer& peer, const JoinMessage& join) {
+    peer.host = fmt::format("dlaunch stacks at {}", peer.connection.address());
+    if (!join.run_id.empty() && join.run_id != settings_.run_id)
+      return refuse(peer, fmt::format("refused {}: it asked for job '{}', this rendezvous serves job '{}'", peer.host,
+                                      join.run_id, settings_.run_id),
+                    fmt::format("this rendezvous serves job '{}', not '{}'", settings_.run_id, join.run_id));
+    if (phase_ != Phase::kRunning) {
+      send(peer, MessageType::kStacksEnd,
+           encode(TextMessage{static_cast<std::uint32_t>(round_),
+                              fmt::format("no workers run now: the job is {}", phase_name())}));
+      return;
+    }
+    log(fmt::format("{} asked for every worker's stack (the job goes on)", peer.host));
+    if (!capture_) start_capture(false, fmt::format("live capture of round {}, asked for by {}", round_, peer.host));
+    if (capture_) observers_[&peer] = capture_->id();
+    else send(peer, MessageType::kStacksEnd, encode(TextMessage{static_cast<std::uint32_t>(round_), "nothing to capture"}));
+  }
+
   void on_tick(util::Clock::time_point now) {
+    check_forensics(now);
     bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
     for (auto& [raw, peer] : peers_) {
@@ -775,6 +899,7 @@ class RendezvousServer::Loop {
     peer.closed = true;
     if (!peer.authenticated) unproven_.erase(peer.unproven_entry);
     events_.unwatch(peer.connection.fd());
+    observers_.erase(&peer);
     auto known = launchers_.find(peer.slot);
     if (known != launchers_.end() && known->second == &peer) {
       launchers_.erase(known);
@@ -830,6 +955,12 @@ class RendezvousServer::Loop {
   std::mutex told_mutex_;
   std::condition_variable told_changed_;
   std::set<int> told_;
+  std::optional<HangWatch> hang_watch_;  // this round's
+  util::Clock::time_point next_straggler_check_;
+  std::string hang_headline_;
+  std::optional<StackCollection> capture_;  // the one capture under way
+  std::uint32_t capture_ids_ = 0;
+  std::map<Peer*, std::uint32_t> observers_;  // `dlaunch stacks` connections, by the capture they wait for
 };
 
 RendezvousServer::RendezvousServer(util::Fd listener, ServerSettings settings)

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "rendezvous/coordinator.h"
 #include "util/fd.h"
 
 namespace dlaunch::rendezvous {
@@ -71,6 +72,8 @@ struct ServerSettings {
   // 0: derived from the open-file limit (raised to its hard limit).
   std::size_t max_unproven = 0;
   std::string dlaunch_version = DLAUNCH_VERSION;
+  // --hang-timeout, --straggler-lag, where stack reports are saved.
+  ForensicsSettings forensics;
   // Where the service logs refused peers and lost nodes (default: the
   // launcher's stderr console sink, util/console.h, which never blocks).
   std::function<void(const std::string&)> log;

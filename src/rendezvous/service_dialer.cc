@@ -29,6 +29,10 @@ const char* type_name(MessageType type) {
     case MessageType::kChallenge: return "a Challenge";
     case MessageType::kHeartbeat: return "a Heartbeat";
     case MessageType::kWelcome: return "a Welcome";
+    case MessageType::kProgress: return "a Progress";
+    case MessageType::kCapture: return "a Capture";
+    case MessageType::kStacks: return "a Stacks";
+    case MessageType::kStacksEnd: return "a StacksEnd";
   }
   return "a message";
 }
