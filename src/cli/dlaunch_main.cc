@@ -9,6 +9,7 @@
 #include "cli/env_command.h"
 #include "cli/exec_command.h"
 #include "cli/hostlist_command.h"
+#include "cli/stacks_command.h"
 #include "cli/run_command.h"
 #include "cli/ssh_command.h"
 #include "cli/submit_command.h"
@@ -38,6 +39,8 @@ constexpr Command kCommands[] = {
      check_command},
     {"env", "show the topology 'dlaunch run' would use here, and where each value came from",
      env_command},
+    {"stacks", "show where every rank of a running job is: its stacks, grouped, outliers first",
+     stacks_command},
     {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command},
     {"version", "print the version", version_command},
     {"help", "show this help", help_command},

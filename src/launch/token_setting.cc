@@ -105,6 +105,8 @@ util::Sourced<std::string> derived_token(const util::Environment& environment, c
 
 }  // namespace
 
+std::string read_rdzv_token_file(const std::string& path) { return read_token_file(path); }
+
 std::optional<util::Sourced<std::string>> resolve_rdzv_token(const RunOptions& options,
                                                        const util::Environment& environment,
                                                        const Topology& topology) {

@@ -24,4 +24,8 @@ std::optional<util::Sourced<std::string>> resolve_rdzv_token(const RunOptions& o
                                                        const util::Environment& environment,
                                                        const Topology& topology);
 
+// The secret in PATH, with the checks of --rdzv-token-file (a regular
+// file, readable by its owner only, one line). Throws InputError saying why not.
+std::string read_rdzv_token_file(const std::string& path);
+
 }  // namespace dlaunch::launch

@@ -8,6 +8,7 @@
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
 #include "rendezvous/service_dialer.h"
+#include "rendezvous/service_endpoint.h"
 #include "rendezvous/token.h"
 #include "rendezvous/world_check.h"
 #include "util/console.h"
@@ -327,6 +328,7 @@ class RendezvousCoordinator : public Coordinator {
     server.timeline.push_back(fmt::format("{} {}", util::local_time_now(), moved));
     notice("dlaunch: " + moved);
     service_ = std::make_unique<RendezvousServer>(listen_for_service(), server);
+    publish_endpoint(server.worker_master_addr);
   }
 
   util::Fd listen_for_service() const {
@@ -363,6 +365,13 @@ class RendezvousCoordinator : public Coordinator {
 
   void start_service() {
     service_ = std::make_unique<RendezvousServer>(listen_for_service(), server_settings());
+    publish_endpoint(settings_.master_addr);
+  }
+
+  // For `dlaunch stacks FOLDER` on a login node (rendezvous/service_endpoint.h).
+  void publish_endpoint(const std::string& address) const {
+    write_endpoint(settings_.forensics.report_folder,
+                   ServiceEndpoint{address, settings_.port, settings_.run_id, settings_.host});
   }
 
   // Dials node 0 and joins ROUND with PROBLEM (empty: none) in the handshake.

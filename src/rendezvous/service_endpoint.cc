@@ -1,0 +1,80 @@
+#include "rendezvous/service_endpoint.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace dlaunch::rendezvous {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An endpoint file is a few hundred bytes; anything much bigger is not one.
+constexpr std::uintmax_t kLargestEndpointFile = 64 * 1024;
+
+ServiceEndpoint read_endpoint(const fs::path& path) {
+  std::error_code error;
+  if (fs::file_size(path, error) > kLargestEndpointFile || error)
+    throw util::InputError(fmt::format("{} is not a rendezvous endpoint file (too big, or unreadable)", path.string()));
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  auto json = nlohmann::json::parse(text.str(), nullptr, false);
+  bool valid = json.is_object() && json.value("address", nlohmann::json()).is_string() &&
+               json.value("port", nlohmann::json()).is_number_integer();
+  if (!valid)
+    throw util::InputError(fmt::format("{} is not a rendezvous endpoint file: expected JSON with "
+                                       "'address' and 'port'",
+                                       path.string()));
+  ServiceEndpoint endpoint;
+  endpoint.address = json["address"].get<std::string>();
+  endpoint.port = json["port"].get<int>();
+  if (json.value("run_id", nlohmann::json()).is_string()) endpoint.run_id = json["run_id"].get<std::string>();
+  if (json.value("host", nlohmann::json()).is_string()) endpoint.host = json["host"].get<std::string>();
+  if (endpoint.port < 1 || endpoint.port > 65535 || endpoint.address.empty())
+    throw util::InputError(fmt::format("{} names no usable address and port", path.string()));
+  return endpoint;
+}
+
+}  // namespace
+
+bool write_endpoint(const std::string& folder, const ServiceEndpoint& endpoint) {
+  if (folder.empty()) return false;
+  nlohmann::json json = {{"address", endpoint.address}, {"port", endpoint.port},
+                         {"run_id", endpoint.run_id}, {"host", endpoint.host}};
+  try {
+    util::write_file_atomically(folder + "/" + kEndpointFile,
+                                json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return true;
+  } catch (const util::SystemError&) {
+    return false;
+  }
+}
+
+std::optional<ServiceEndpoint> find_endpoint(const std::string& folder) {
+  std::vector<fs::path> candidates = {fs::path(folder) / kEndpointFile, fs::path(folder) / "logs" / kEndpointFile};
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(fs::path(folder) / "logs", error)) {
+    if (entry.is_directory(error)) candidates.push_back(entry.path() / kEndpointFile);
+  }
+  std::optional<fs::path> newest;
+  fs::file_time_type newest_time{};
+  for (const auto& candidate : candidates) {
+    auto time = fs::last_write_time(candidate, error);
+    if (error) continue;
+    if (!newest || time > newest_time) {
+      newest = candidate;
+      newest_time = time;
+    }
+  }
+  if (!newest) return std::nullopt;
+  return read_endpoint(*newest);
+}
+
+}  // namespace dlaunch::rendezvous
