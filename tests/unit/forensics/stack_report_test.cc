@@ -137,5 +137,30 @@ TEST(WorkerStacksJson, RoundTripsAndRefusesWhatIsOutOfBounds) {
   EXPECT_THROW(decode_worker_stacks(many + "]}]}]"), util::ProtocolError);
 }
 
+TEST(WorkerStacksJson, AListTooBigForAFrameIsCutInOrderAndSaysSo) {
+  std::vector<WorkerStacks> workers;
+  for (int rank = 0; rank < 8; ++rank) {
+    WorkerStacks worker = python_worker(rank, "h", {"<module>", "train"});
+    for (int t = 0; t < 50; ++t) {
+      ThreadStack extra;
+      extra.thread = std::to_string(t);
+      for (int f = 0; f < 60; ++f) extra.frames.push_back({"frame_" + std::to_string(f), "/lib/x.so", 0, "0x1"});
+      worker.native_threads.push_back(extra);
+    }
+    workers.push_back(worker);
+  }
+  std::string whole = encode_worker_stacks(workers);
+  std::string cut = encode_worker_stacks_within(workers, 64 * 1024);
+  ASSERT_GT(whole.size(), 64u * 1024);
+  ASSERT_LE(cut.size(), 64u * 1024);
+  auto decoded = decode_worker_stacks(cut);
+  ASSERT_EQ(decoded.size(), 8u);
+  EXPECT_EQ(decoded[0].native_threads.size(), 1u);  // the main thread kept
+  EXPECT_TRUE(decoded[0].native_threads[0].main_thread);
+  EXPECT_EQ(decoded[0].python_threads[0].frames[1].function, "train");
+  EXPECT_EQ(decoded[0].problems.back(), "native threads other than the main one were left out to fit the node's report in one message");
+  EXPECT_EQ(encode_worker_stacks_within(workers, whole.size()), whole);  // what fits is not touched
+}
+
 }  // namespace
 }  // namespace dlaunch::forensics

@@ -70,5 +70,74 @@ TEST(LocalCoordinator, TheVerdictCountsTheRoundAgainstTheRestarts) {
   EXPECT_EQ(last.failure->exit_code, 3);
 }
 
+// A supervisor's progress, set by the test.
+class FixedProgress : public ProgressSource {
+ public:
+  util::Clock::time_point last = util::Clock::now();
+  std::vector<RankStep> steps_now;
+  util::Clock::time_point last_progress() const override { return last; }
+  std::vector<RankStep> steps() const override { return steps_now; }
+};
+
+ForensicsSettings hang_after(std::chrono::milliseconds timeout, std::vector<std::string>* lines,
+                             const std::string& folder = "") {
+  ForensicsSettings forensics;
+  forensics.hang.hang_timeout = timeout;
+  forensics.report_folder = folder;
+  forensics.log = [lines](const std::string& line) { lines->push_back(line); };
+  return forensics;
+}
+
+TEST(LocalCoordinator, AHangAsksForStacksOnceThenStopsTheRoundAsAFailure) {
+  std::vector<std::string> lines;
+  LocalCoordinator coordinator("127.0.0.1", std::nullopt, 2, "run-1", 3,
+                               hang_after(std::chrono::milliseconds(1), &lines));
+  coordinator.join(0);
+  FixedProgress progress;
+  progress.last = util::Clock::now() - std::chrono::seconds(5);
+  coordinator.watch_progress(&progress);  // the round's start counts as progress
+  auto due = coordinator.next_deadline();
+  ASSERT_TRUE(due);
+  while (util::Clock::now() <= *due) {
+  }
+  auto request = coordinator.poll_capture_request();
+  ASSERT_TRUE(request);
+  EXPECT_TRUE(request->hang);
+  EXPECT_FALSE(coordinator.poll_capture_request());  // one capture per hang
+  EXPECT_FALSE(coordinator.poll_stop_request());     // nothing stops before the stacks are in
+  forensics::WorkerStacks stuck;
+  stuck.rank = 1;
+  stuck.host = "h";
+  coordinator.deliver_stacks(*request, {stuck});
+  auto reason = coordinator.poll_stop_request();
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(reason->rfind("hang: no progress for", 0), 0u) << *reason;
+  NodeOutcome stopped;  // the workers exited on SIGTERM: no failure of their own
+  Verdict verdict = coordinator.finish(stopped);
+  ASSERT_TRUE(verdict.failure);
+  EXPECT_EQ(verdict.failure->exit_code, kHangExitCode);
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kRestart);  // restarts left: a hang is a failure like any
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("capturing every worker's stack"), std::string::npos);
+}
+
+TEST(LocalCoordinator, ProgressPostponesTheHangAndNoTimeoutMeansNoDeadline) {
+  std::vector<std::string> lines;
+  LocalCoordinator coordinator("127.0.0.1", std::nullopt, 1, "run-1", 0,
+                               hang_after(std::chrono::seconds(60), &lines));
+  coordinator.join(0);
+  FixedProgress progress;
+  coordinator.watch_progress(&progress);
+  EXPECT_FALSE(coordinator.poll_capture_request());
+  auto due = coordinator.next_deadline();
+  ASSERT_TRUE(due);
+  EXPECT_GT(*due, util::Clock::now() + std::chrono::seconds(50));
+  LocalCoordinator plain("127.0.0.1", std::nullopt, 1, "run-1", 0);
+  plain.join(0);
+  plain.watch_progress(&progress);
+  EXPECT_FALSE(plain.next_deadline());
+  EXPECT_FALSE(plain.poll_capture_request());
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous

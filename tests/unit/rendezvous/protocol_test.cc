@@ -276,5 +276,52 @@ TEST(Protocol, TruncatedOrPaddedPayloadsAreRejected) {
   EXPECT_THROW(decode_join(lying_length), ProtocolError);
 }
 
+TEST(Protocol, AnObserversJoinSaysSoAndItsProofCoversTheFlag) {
+  JoinMessage join = sample_join();
+  join.observer = true;
+  EXPECT_TRUE(decode_join(encode(join)).observer);
+  JoinMessage launcher = join;
+  launcher.observer = false;
+  EXPECT_NE(signed_part(join), signed_part(launcher));  // a launcher's proof cannot be reused as an observer's
+}
+
+TEST(Protocol, ProgressCarriesIdleTimeAndStepsOfAnySign) {
+  ProgressMessage progress;
+  progress.round = 3;
+  progress.idle_ms = 4'000'000'000U;
+  progress.steps = {{0, 0}, {1, 1LL << 40}, {2, -5}};
+  auto decoded = decode_progress(encode(progress));
+  EXPECT_EQ(decoded.round, 3u);
+  EXPECT_EQ(decoded.idle_ms, 4'000'000'000U);
+  EXPECT_EQ(decoded.steps, progress.steps);
+  std::string truncated = encode(progress);
+  truncated.pop_back();
+  EXPECT_THROW(decode_progress(truncated), ProtocolError);
+}
+
+TEST(Protocol, CaptureAndStacksRoundTrip) {
+  auto capture = decode_capture(encode(CaptureMessage{2, 7, true}));
+  EXPECT_EQ(capture.round, 2u);
+  EXPECT_EQ(capture.id, 7u);
+  EXPECT_TRUE(capture.hang);
+  auto stacks = decode_stacks(encode(StacksMessage{7, "[]"}));
+  EXPECT_EQ(stacks.id, 7u);
+  EXPECT_EQ(stacks.stacks, "[]");
+  EXPECT_THROW(decode_capture(encode(CaptureMessage{}) + "x"), ProtocolError);
+}
+
+TEST(Protocol, ForensicsFramesPassTheReader) {
+  FrameReader reader;
+  reader.append(encode_frame(MessageType::kStacksEnd, encode(TextMessage{1, "done"})));
+  auto frame = reader.next();
+  ASSERT_TRUE(frame);
+  EXPECT_EQ(frame->type, MessageType::kStacksEnd);
+  std::string unknown = encode_frame(MessageType::kStacksEnd, "");
+  unknown[6] = static_cast<char>(kLastMessageType + 1);
+  FrameReader strict;
+  strict.append(unknown);
+  EXPECT_THROW(strict.next(), ProtocolError);
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous

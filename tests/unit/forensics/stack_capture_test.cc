@@ -1,0 +1,164 @@
+// Capturing real processes' stacks: a native program stuck in a system
+// call, a Python program stuck in a function of its own, and what is said
+// when a tool is missing, a worker is gone, or a tool overruns.
+#include "forensics/stack_capture.h"
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "forensics/stack_report.h"
+#include "forensics/tool_runs.h"
+#include "process/worker_process.h"
+
+namespace dlaunch::forensics {
+namespace {
+
+bool have(const char* tool) {
+  return process::find_executable(tool, util::Environment::from_process()).has_value();
+}
+
+// A child running ARGV, killed and reaped at the end of the test.
+class Child {
+ public:
+  explicit Child(std::vector<std::string> argv) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::vector<char*> args;
+      for (auto& arg : argv) args.push_back(arg.data());
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+  }
+  ~Child() {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = 0;
+};
+
+// Waits (bounded) until PID runs EXE (its exec is done), MARKER_FILE (if
+// any) exists, and it sleeps (state S): the capture then sees it where the
+// test put it.
+bool wait_until_sleeping(pid_t pid, const std::string& exe, const std::string& marker_file = "") {
+  std::string proc = "/proc/" + std::to_string(pid);
+  for (int i = 0; i < 1000; ++i) {
+    std::error_code error;
+    auto path = std::filesystem::read_symlink(proc + "/exe", error).filename().string();
+    std::ifstream stat(proc + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    bool sleeping = close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'S';
+    bool marker = marker_file.empty() || ::access(marker_file.c_str(), F_OK) == 0;
+    if (!error && path.rfind(exe, 0) == 0 && marker && sleeping) return true;
+    ::usleep(10'000);
+  }
+  return false;
+}
+
+std::string names_of(const ThreadStack& thread) {
+  std::string text;
+  for (const auto& frame : thread.frames) text += frame.function + ";";
+  return text;
+}
+
+TEST(StackCapture, ANativeProgramInASystemCallHasNamedFrames) {
+  if (!have("eu-stack")) GTEST_SKIP() << "eu-stack is not installed";
+  Child child({"/bin/sleep", "30"});
+  ASSERT_TRUE(wait_until_sleeping(child.pid(), "sleep"));
+  CaptureSettings settings;
+  settings.environment = util::Environment::from_process();
+  auto stacks = capture_stacks({{child.pid(), 3, 1, 0, "here"}}, settings);
+  ASSERT_EQ(stacks.size(), 1u);
+  EXPECT_EQ(stacks[0].rank, 3);
+  EXPECT_EQ(stacks[0].host, "here");
+  EXPECT_TRUE(stacks[0].python_threads.empty());  // sleep is not Python
+  ASSERT_FALSE(stacks[0].native_threads.empty()) << (stacks[0].problems.empty() ? "" : stacks[0].problems[0]);
+  EXPECT_TRUE(stacks[0].native_threads[0].main_thread);
+  EXPECT_NE(names_of(stacks[0].native_threads[0]).find("nanosleep"), std::string::npos)
+      << names_of(stacks[0].native_threads[0]);
+  // It goes on: still alive and not stopped.
+  EXPECT_EQ(::kill(child.pid(), 0), 0);
+}
+
+TEST(StackCapture, APythonProgramShowsItsOwnFunctionAndGoesOn) {
+  if (!have("eu-stack") || !have("gdb") || ::access("/usr/bin/python3", X_OK) != 0)
+    GTEST_SKIP() << "gdb, eu-stack or /usr/bin/python3 is missing";
+  std::string marker = ::testing::TempDir() + "dlaunch_capture_py_" + std::to_string(::getpid());
+  ::unlink(marker.c_str());
+  Child child({"/usr/bin/python3", "-c",
+               "import time\ndef wait_here():\n    open('" + marker + "', 'w').close()\n    time.sleep(30)\nwait_here()\n"});
+  ASSERT_TRUE(wait_until_sleeping(child.pid(), "python", marker));
+  ASSERT_TRUE(runs_python(child.pid()));
+  CaptureSettings settings;
+  settings.environment = util::Environment::from_process();
+  auto stacks = capture_stacks({{child.pid(), 0, 0, 0, "here"}}, settings);
+  ASSERT_EQ(stacks[0].python_threads.size(), 1u) << (stacks[0].problems.empty() ? "" : stacks[0].problems[0]);
+  const ThreadStack& main = stacks[0].python_threads[0];
+  EXPECT_TRUE(main.main_thread);
+  ASSERT_EQ(main.frames.size(), 2u);
+  EXPECT_EQ(main.frames[0].function, "<module>");
+  EXPECT_EQ(main.frames[1].function, "wait_here");
+  EXPECT_EQ(main.frames[1].line, 4);
+  EXPECT_EQ(::kill(child.pid(), 0), 0);
+  StackReport report = merge_stacks(stacks);
+  EXPECT_EQ(path_text(report.groups[0].path), "<module> > wait_here");
+  ::unlink(marker.c_str());
+}
+
+TEST(StackCapture, SaysWhatCouldNotBeCapturedAndWhy) {
+  Child child({"/bin/sleep", "30"});
+  CaptureSettings no_tools;
+  no_tools.environment.set("PATH", "/nonexistent");
+  auto stacks = capture_stacks({{child.pid(), 0, 0, 0, "h"}}, no_tools);
+  ASSERT_EQ(stacks[0].problems.size(), 1u);
+  EXPECT_EQ(stacks[0].problems[0], "native frames: eu-stack not found in PATH (Debian: apt-get install elfutils)");
+  // A worker gone before the capture.
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(gone, &status, 0);
+  stacks = capture_stacks({{gone, 1, 0, 0, "h"}}, no_tools);
+  EXPECT_EQ(stacks[0].problems.at(0), "the worker had exited before its stack was captured");
+}
+
+TEST(ToolRuns, ATimeoutKillsTheToolAndTheOutputIsCapped) {
+  ToolRuns runs;
+  ToolResult slow, chatty, missing;
+  runs.start({{"/bin/sleep", "30"}, {}, std::chrono::milliseconds(100), [&](const ToolResult& r) { slow = r; }});
+  runs.start({{"/usr/bin/yes"}, {}, std::chrono::milliseconds(300), [&](const ToolResult& r) { chatty = r; }});
+  runs.start({{"/nonexistent/tool"}, {}, std::chrono::milliseconds(100), [&](const ToolResult& r) { missing = r; }});
+  auto start = std::chrono::steady_clock::now();
+  runs.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(slow.timed_out);
+  EXPECT_EQ(slow.exit_code, 128 + SIGKILL);
+  EXPECT_TRUE(chatty.truncated);
+  EXPECT_EQ(chatty.output.size(), ToolRuns::kOutputCap);
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.output.find("cannot run /nonexistent/tool"), std::string::npos);
+}
+
+TEST(ToolRuns, ADoneCallbackMayStartTheNextTool) {
+  ToolRuns runs;
+  std::vector<std::string> outputs;
+  runs.start({{"/bin/echo", "first"}, {}, std::chrono::seconds(5), [&](const ToolResult& result) {
+                outputs.push_back(result.output);
+                runs.start({{"/bin/echo", "second"}, {}, std::chrono::seconds(5),
+                            [&](const ToolResult& next) { outputs.push_back(next.output); }});
+              }});
+  runs.run();
+  EXPECT_EQ(outputs, (std::vector<std::string>{"first\n", "second\n"}));
+}
+
+}  // namespace
+}  // namespace dlaunch::forensics

@@ -1,0 +1,45 @@
+#include "rendezvous/service_endpoint.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+#include "../test_support/temp_dir.h"
+#include "util/error.h"
+
+namespace dlaunch::rendezvous {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ServiceEndpoint, TheNewestFileUnderTheFolderWins) {
+  test_support::TempDir dir;
+  fs::create_directories(dir.path() + "/logs/requeue_1");
+  ASSERT_TRUE(write_endpoint(dir.path() + "/logs", ServiceEndpoint{"node1", 20001, "7.0", "node1"}));
+  ASSERT_TRUE(write_endpoint(dir.path() + "/logs/requeue_1", ServiceEndpoint{"node3", 20002, "7.0", "node3"}));
+  fs::last_write_time(dir.path() + "/logs/rendezvous.json",
+                      fs::last_write_time(dir.path() + "/logs/requeue_1/rendezvous.json") - std::chrono::hours(1));
+  auto endpoint = find_endpoint(dir.path());
+  ASSERT_TRUE(endpoint);
+  EXPECT_EQ(endpoint->address, "node3");
+  EXPECT_EQ(endpoint->port, 20002);
+  EXPECT_EQ(endpoint->run_id, "7.0");
+}
+
+TEST(ServiceEndpoint, NoneIsNulloptAndGarbageIsNamed) {
+  test_support::TempDir dir;
+  EXPECT_FALSE(find_endpoint(dir.path()));
+  std::ofstream(dir.path() + "/rendezvous.json") << "{\"address\": 5}";
+  try {
+    find_endpoint(dir.path());
+    FAIL() << "garbage was taken for an endpoint";
+  } catch (const util::InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("rendezvous.json is not a rendezvous endpoint file"), std::string::npos);
+  }
+  std::ofstream(dir.path() + "/rendezvous.json") << "{\"address\": \"a\", \"port\": 70000}";
+  EXPECT_THROW(find_endpoint(dir.path()), util::InputError);
+  EXPECT_FALSE(write_endpoint("", ServiceEndpoint{}));
+}
+
+}  // namespace
+}  // namespace dlaunch::rendezvous
