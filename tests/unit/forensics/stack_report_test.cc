@@ -1,5 +1,6 @@
 #include "forensics/stack_report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "forensics/stack_sample.h"
@@ -95,7 +96,7 @@ TEST(CompressRanks, JoinsRunsAndKeepsSingles) {
 TEST(PathText, CollapsesRecursionAndBoundsDeepStacks) {
   std::vector<std::string> deep = {"<module>", "main"};
   for (int i = 0; i < 50; ++i) deep.push_back("recurse");
-  for (int i = 0; i < 20; ++i) deep.push_back("f" + std::to_string(i));
+  for (int i = 0; i < 20; ++i) deep.push_back(fmt::format("f{}", i));
   StackReport report = merge_stacks({python_worker(0, "a", deep)});
   const auto& path = report.groups[0].path;
   ASSERT_EQ(path.size(), 23u);  // 50 recursive calls are one step
@@ -144,7 +145,7 @@ TEST(WorkerStacksJson, AListTooBigForAFrameIsCutInOrderAndSaysSo) {
     for (int t = 0; t < 50; ++t) {
       ThreadStack extra;
       extra.thread = std::to_string(t);
-      for (int f = 0; f < 60; ++f) extra.frames.push_back({"frame_" + std::to_string(f), "/lib/x.so", 0, "0x1"});
+      for (int f = 0; f < 60; ++f) extra.frames.push_back({fmt::format("frame_{}", f), "/lib/x.so", 0, "0x1"});
       worker.native_threads.push_back(extra);
     }
     workers.push_back(worker);

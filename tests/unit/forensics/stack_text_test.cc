@@ -1,5 +1,6 @@
 #include "forensics/stack_text.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace dlaunch::forensics {
@@ -43,8 +44,8 @@ TEST(ParseEuStack, KeepsAFrameWithoutANameAndANameWithADash) {
 TEST(ParseEuStack, BoundsFramesKeepingTheInnermostAndThreads) {
   std::string text = "TID 1:\n";
   for (std::size_t i = 0; i < kMaxFramesPerThread + 50; ++i)
-    text += "#" + std::to_string(i) + "  0x1 f" + std::to_string(i) + " - /m\n";
-  for (std::size_t i = 0; i < kMaxThreadsPerWorker + 10; ++i) text += "TID " + std::to_string(i + 2) + ":\n";
+    text += fmt::format("#{}  0x1 f{} - /m\n", i, i);
+  for (std::size_t i = 0; i < kMaxThreadsPerWorker + 10; ++i) text += fmt::format("TID {}:\n", i + 2);
   auto threads = parse_eu_stack(text, 1);
   ASSERT_EQ(threads.size(), kMaxThreadsPerWorker);
   ASSERT_EQ(threads[0].frames.size(), kMaxFramesPerThread);

@@ -1,5 +1,6 @@
 #include "rendezvous/stack_collection.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace dlaunch::rendezvous {
@@ -17,7 +18,7 @@ std::string stacks_of(std::vector<int> ranks) {
     worker.host = "claimed";
     forensics::ThreadStack thread;
     thread.main_thread = true;
-    thread.frames.push_back({"f" + std::to_string(rank), "x.py", 1, ""});
+    thread.frames.push_back({fmt::format("f{}", rank), "x.py", 1, ""});
     worker.python_threads.push_back(thread);
     workers.push_back(worker);
   }
