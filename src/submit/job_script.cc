@@ -63,7 +63,8 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
   for (const char* name : {"python", "tee", "redirects", "prefix"}) {
     if (auto value = settings.string(name)) args.insert(args.end(), {std::string("--") + name, *value});
   }
-  for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "min-nodes", "node-fail-limit"}) {
+  for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "min-nodes", "node-fail-limit",
+                           "hang-timeout", "straggler-lag", "stack-timeout"}) {
     if (auto value = settings.integer(name))
       args.insert(args.end(), {std::string("--") + name, std::to_string(*value)});
   }
@@ -374,6 +375,11 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
         "spare-nodes (from {}) needs --launch node: with one task per GPU no dlaunch run is there to "
         "replace a lost node",
         settings.find("spare-nodes")->source));
+  if (request.launch == LaunchMode::kTask && settings.integer("hang-timeout"))
+    throw util::InputError(fmt::format(
+        "hang-timeout (from {}) needs --launch node: with one task per GPU no dlaunch run watches the "
+        "workers' progress",
+        settings.find("hang-timeout")->source));
   request.min_nodes = small_int(settings, "min-nodes", 1, 100000).value_or(request.nodes);
   if (request.min_nodes > request.nodes)
     throw util::InputError(fmt::format("min-nodes {} (from {}) must be at most nodes ({}): it is the "

@@ -16,6 +16,14 @@ const std::vector<Key>& submit_keys() {
       {"node-fail-limit", ValueKind::kInteger,
        "Bench a node whose workers fail first this many rounds in a row, for a spare (dlaunch run "
        "--node-fail-limit; default 2)"},
+      {"hang-timeout", ValueKind::kInteger,
+       "Seconds without progress on any rank after which the job is hung: every worker's stack is "
+       "captured into the submission folder, then the job stops (exit code 124; dlaunch run "
+       "--hang-timeout; --launch node only)"},
+      {"straggler-lag", ValueKind::kInteger,
+       "Name ranks more than this many progress steps behind the median while the job runs (dlaunch "
+       "run --straggler-lag)"},
+      {"stack-timeout", ValueKind::kInteger, "dlaunch run --stack-timeout on every node"},
       {"gpus-per-node", ValueKind::kInteger, "GPUs per node; one worker per GPU (sbatch --gpus-per-node)"},
       {"cpus-per-gpu", ValueKind::kInteger, "CPUs per GPU; a node's task gets this x GPUs (sbatch --cpus-per-task)"},
       {"partition", ValueKind::kString, "Partition (sbatch --partition)"},
