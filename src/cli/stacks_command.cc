@@ -98,6 +98,10 @@ JobTarget find_target(const StacksRequest& request) {
                                        "running? For a job started by hand give --master HOST:PORT",
                                        target.folder, rendezvous::kEndpointFile));
   target.endpoint = *endpoint;
+  // A login node may not resolve the compute nodes' names: then the
+  // address node 0 resolved it to.
+  if (!endpoint->ip.empty() && rendezvous::numeric_address(endpoint->address, endpoint->port).empty())
+    target.endpoint.address = endpoint->ip;
   if (!request.run_id.empty()) target.endpoint.run_id = request.run_id;
   target.token = token_for(request, target.folder);
   return target;

@@ -371,7 +371,8 @@ class RendezvousCoordinator : public Coordinator {
   // For `dlaunch stacks FOLDER` on a login node (rendezvous/service_endpoint.h).
   void publish_endpoint(const std::string& address) const {
     write_endpoint(settings_.forensics.report_folder,
-                   ServiceEndpoint{address, settings_.port, settings_.run_id, settings_.host});
+                   ServiceEndpoint{address, numeric_address(address, settings_.port), settings_.port,
+                                   settings_.run_id, settings_.host});
   }
 
   // Dials node 0 and joins ROUND with PROBLEM (empty: none) in the handshake.

@@ -9,6 +9,7 @@
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/socket.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -37,6 +38,7 @@ ServiceEndpoint read_endpoint(const fs::path& path) {
   endpoint.port = json["port"].get<int>();
   if (json.value("run_id", nlohmann::json()).is_string()) endpoint.run_id = json["run_id"].get<std::string>();
   if (json.value("host", nlohmann::json()).is_string()) endpoint.host = json["host"].get<std::string>();
+  if (json.value("ip", nlohmann::json()).is_string()) endpoint.ip = json["ip"].get<std::string>();
   if (endpoint.port < 1 || endpoint.port > 65535 || endpoint.address.empty())
     throw util::InputError(fmt::format("{} names no usable address and port", path.string()));
   return endpoint;
@@ -44,9 +46,22 @@ ServiceEndpoint read_endpoint(const fs::path& path) {
 
 }  // namespace
 
+std::string numeric_address(const std::string& address, int port) {
+  try {
+    auto resolved = util::resolve_tcp(address, port);
+    if (resolved.empty()) return "";
+    std::string text = resolved.front().text;  // "10.0.0.1:29500", "[fe80::1]:29500"
+    text = text.substr(0, text.rfind(':'));
+    if (text.size() >= 2 && text.front() == '[') text = text.substr(1, text.size() - 2);
+    return text;
+  } catch (const util::SystemError&) {
+    return "";
+  }
+}
+
 bool write_endpoint(const std::string& folder, const ServiceEndpoint& endpoint) {
   if (folder.empty()) return false;
-  nlohmann::json json = {{"address", endpoint.address}, {"port", endpoint.port},
+  nlohmann::json json = {{"address", endpoint.address}, {"ip", endpoint.ip}, {"port", endpoint.port},
                          {"run_id", endpoint.run_id}, {"host", endpoint.host}};
   try {
     util::write_file_atomically(folder + "/" + kEndpointFile,

@@ -15,10 +15,17 @@ inline constexpr const char* kEndpointFile = "rendezvous.json";
 
 struct ServiceEndpoint {
   std::string address;  // what the launchers dial (--master-addr)
+  // The address as node 0 resolved it ("10.0.0.1"): for a login node whose
+  // resolver does not know the compute nodes' names. "" when unknown.
+  std::string ip;
   int port = 0;
   std::string run_id;
   std::string host;  // the host the service runs on
 };
+
+// ADDRESS's first numeric address, as this host resolves it ("" when it
+// does not resolve).
+std::string numeric_address(const std::string& address, int port);
 
 // Writes FOLDER/rendezvous.json (atomically). Best effort: false when it
 // could not be written (the job does not need it).

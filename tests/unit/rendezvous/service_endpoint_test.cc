@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 TEST(ServiceEndpoint, TheNewestFileUnderTheFolderWins) {
   test_support::TempDir dir;
   fs::create_directories(dir.path() + "/logs/requeue_1");
-  ASSERT_TRUE(write_endpoint(dir.path() + "/logs", ServiceEndpoint{"node1", 20001, "7.0", "node1"}));
-  ASSERT_TRUE(write_endpoint(dir.path() + "/logs/requeue_1", ServiceEndpoint{"node3", 20002, "7.0", "node3"}));
+  ASSERT_TRUE(write_endpoint(dir.path() + "/logs", ServiceEndpoint{"node1", "10.0.0.1", 20001, "7.0", "node1"}));
+  ASSERT_TRUE(write_endpoint(dir.path() + "/logs/requeue_1", ServiceEndpoint{"node3", "10.0.0.3", 20002, "7.0", "node3"}));
   fs::last_write_time(dir.path() + "/logs/rendezvous.json",
                       fs::last_write_time(dir.path() + "/logs/requeue_1/rendezvous.json") - std::chrono::hours(1));
   auto endpoint = find_endpoint(dir.path());
@@ -24,6 +24,7 @@ TEST(ServiceEndpoint, TheNewestFileUnderTheFolderWins) {
   EXPECT_EQ(endpoint->address, "node3");
   EXPECT_EQ(endpoint->port, 20002);
   EXPECT_EQ(endpoint->run_id, "7.0");
+  EXPECT_EQ(endpoint->ip, "10.0.0.3");
 }
 
 TEST(ServiceEndpoint, NoneIsNulloptAndGarbageIsNamed) {
@@ -39,6 +40,12 @@ TEST(ServiceEndpoint, NoneIsNulloptAndGarbageIsNamed) {
   std::ofstream(dir.path() + "/rendezvous.json") << "{\"address\": \"a\", \"port\": 70000}";
   EXPECT_THROW(find_endpoint(dir.path()), util::InputError);
   EXPECT_FALSE(write_endpoint("", ServiceEndpoint{}));
+}
+
+TEST(ServiceEndpoint, NumericAddressOfANameAndOfAnAddress) {
+  EXPECT_EQ(numeric_address("127.0.0.1", 1), "127.0.0.1");
+  EXPECT_EQ(numeric_address("::1", 1), "::1");
+  EXPECT_EQ(numeric_address("no-such-host.invalid", 1), "");
 }
 
 }  // namespace
