@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/env_command.h"
 #include "cli/exec_command.h"
+#include "cli/dump_python_command.h"
 #include "cli/hostlist_command.h"
 #include "cli/stacks_command.h"
 #include "cli/run_command.h"
@@ -44,12 +45,16 @@ constexpr Command kCommands[] = {
     {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command},
     {"version", "print the version", version_command},
     {"help", "show this help", help_command},
+    // Internal (not in the help): a stack capture's helper.
+    {"__dump-python", "", dump_python_command},
 };
 
 int help_command(const CommandArgs&) {
   fmt::print("dlaunch: launch distributed training on Slurm and SSH clusters\n\n");
   fmt::print("usage: dlaunch COMMAND [options]\n\ncommands:\n");
-  for (const auto& command : kCommands) fmt::print("  {:<10} {}\n", command.name, command.summary);
+  for (const auto& command : kCommands) {
+    if (std::string_view(command.name).rfind("__", 0) != 0) fmt::print("  {:<10} {}\n", command.name, command.summary);
+  }
   fmt::print("\n'dlaunch COMMAND --help' shows a command's options.\n");
   return 0;
 }

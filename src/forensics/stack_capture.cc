@@ -2,10 +2,13 @@
 
 #include <csignal>
 #include <filesystem>
+#include <map>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <memory>
 #include <stdlib.h>
 
+#include "forensics/python_dump.h"
 #include "forensics/stack_text.h"
 #include "forensics/tool_runs.h"
 #include "process/worker_process.h"
@@ -77,7 +80,19 @@ struct WorkerCapture {
   WorkerStacks stacks;
   bool python = false;
   std::string dump_path;
+  int dump_fd_in_worker = -1;
+  int dump_read_fd = -1;
 };
+
+// Everything the pipe holds now (bounded); what an earlier capture left is drained first.
+std::string read_available(int fd) {
+  std::string text;
+  char buffer[16384];
+  ssize_t got;
+  while ((got = ::read(fd, buffer, sizeof(buffer))) > 0 && text.size() < ToolRuns::kOutputCap)
+    text.append(buffer, static_cast<std::size_t>(got));
+  return text;
+}
 
 class Capture {
  public:
@@ -97,12 +112,14 @@ class Capture {
       capture->stacks.host = target.host;
       capture->stacks.pid = target.pid;
       capture->python = runs_python(target.pid);
+      capture->dump_fd_in_worker = target.dump_fd_in_worker;
+      capture->dump_read_fd = target.dump_read_fd;
       captures_.push_back(std::move(capture));
     }
   }
 
   std::vector<WorkerStacks> run() {
-    for (auto& capture : captures_) start_native(*capture);
+    for (auto& capture : captures_) start_injection(*capture);
     runs_.run();
     std::vector<WorkerStacks> result;
     for (auto& capture : captures_) result.push_back(std::move(capture->stacks));
@@ -140,9 +157,39 @@ class Capture {
     runs_.start(std::move(request));
   }
 
+  // Python frames without gdb (forensics/python_dump.h), by a helper
+  // process (`dlaunch __dump-python`, cli/dump_python_command.h). On
+  // success the worker needs no gdb; eu-stack follows either way.
+  void start_injection(WorkerCapture& capture) {
+    bool possible = capture.python && capture.dump_read_fd >= 0 && can_inject_python_dump() &&
+                    !settings_.dlaunch.empty();
+    if (!possible) return start_native(capture);
+    read_available(capture.dump_read_fd);  // what an earlier, cut-off dump left
+    ToolRequest request;
+    request.argv = {settings_.dlaunch, "__dump-python", std::to_string(capture.stacks.pid),
+                    std::to_string(capture.dump_fd_in_worker), std::to_string(settings_.timeout.count())};
+    request.environment = tool_environment_;
+    request.timeout = settings_.timeout;
+    request.on_done = [this, &capture](const ToolResult& result) {
+      if (result.exit_code == 0) {
+        capture.stacks.python_threads = parse_faulthandler(read_available(capture.dump_read_fd));
+        if (!capture.stacks.python_threads.empty()) capture.python = false;  // done: no gdb for it
+        else injection_problems_[&capture] = "Python frames without gdb: the interpreter dumped no thread";
+      } else {
+        injection_problems_[&capture] =
+            tool_problem("Python frames without gdb (dlaunch __dump-python)", result, settings_.timeout);
+      }
+      start_native(capture);
+    };
+    runs_.start(std::move(request));
+  }
+
   void start_python(WorkerCapture& capture) {
     if (!capture.python) return;
+    // Said only when gdb cannot make up for it.
+    auto injected = injection_problems_.find(&capture);
     if (!gdb_) {
+      if (injected != injection_problems_.end()) problem(capture, injected->second);
       problem(capture, "Python frames: gdb not found in PATH (Debian: apt-get install gdb)");
       return;
     }
@@ -166,8 +213,11 @@ class Capture {
     request.on_done = [this, &capture](const ToolResult& result) {
       capture.stacks.python_threads = parse_faulthandler(read_file(capture.dump_path));
       if (result.timed_out) resume(capture);
-      if (capture.stacks.python_threads.empty())
+      if (capture.stacks.python_threads.empty()) {
+        if (auto first = injection_problems_.find(&capture); first != injection_problems_.end())
+          problem(capture, first->second);
         problem(capture, tool_problem("Python frames (gdb)", result, settings_.timeout));
+      }
     };
     runs_.start(std::move(request));
   }
@@ -181,6 +231,7 @@ class Capture {
   std::optional<std::string> eu_stack_;
   std::optional<std::string> gdb_;
   std::vector<std::unique_ptr<WorkerCapture>> captures_;
+  std::map<const WorkerCapture*, std::string> injection_problems_;
   ToolRuns runs_;
 };
 

@@ -1,18 +1,23 @@
 // Capturing the stacks of running workers without stopping them for long.
 //
 // Native frames of every thread come from elfutils' eu-stack, measured at
-// about 40 ms for a PyTorch worker: it attaches with ptrace, unwinds, and
-// detaches. Python frames come from CPython itself: gdb attaches with only
-// libc's symbols loaded (0.5 s; with every library of a PyTorch process
-// 2.7 s) and calls _Py_DumpTracebackThreads, the function faulthandler
-// runs from its signal handlers. It needs no GIL and works while the
-// worker sits in a system call (time.sleep, a collective), and the worker
-// goes on afterwards, so the same capture serves a live `dlaunch stacks`
-// and a hang's report. Debian's python3.11 exports that function; gdb's
-// own py-bt would need python3-dbg, and PYTHONFAULTHANDLER alone dumps
-// only on a fatal signal, which would kill the worker. The two tools run
-// one after the other on a worker (only one tracer may attach) and side by
-// side across workers, each within the capture's timeout.
+// about 40 ms for a PyTorch worker (it stops the worker for under 10 ms):
+// it attaches with ptrace, unwinds, and detaches. Python frames come from
+// CPython itself: _Py_DumpTracebackThreads, the function faulthandler runs
+// from its signal handlers, called on the worker's main thread. It needs no
+// GIL and works while the worker sits in a system call (time.sleep, a
+// collective), and the worker goes on afterwards, so the same capture
+// serves a live `dlaunch stacks` and a hang's report. Debian's python3.11
+// exports that function; gdb's own py-bt would need python3-dbg, and
+// PYTHONFAULTHANDLER alone dumps only on a fatal signal, which would kill
+// the worker. The call is made here with ptrace (forensics/python_dump.h:
+// about a millisecond, only the main thread stopped) into a pipe the worker
+// inherited, by a helper process (cli/dump_python_command.h says why not a
+// thread); without that pipe, off x86-64, or when it fails, gdb makes
+// the call (it stops the whole worker for 200 ms or more, and its own
+// start costs 0.4 s of CPU). The tools run one after the other on a worker
+// (only one tracer may attach) and side by side across workers, each
+// within the capture's timeout.
 #pragma once
 
 #include <chrono>
@@ -31,12 +36,19 @@ struct CaptureTarget {
   int local_rank = -1;
   int node_rank = -1;
   std::string host;
+  // A pipe the worker inherited for its Python stacks (forensics/python_dump.h):
+  // its number in the worker, and the read end here. -1: none, gdb instead.
+  int dump_fd_in_worker = -1;
+  int dump_read_fd = -1;
 };
 
 struct CaptureSettings {
   std::chrono::milliseconds timeout{5000};  // per tool and worker
   // Where eu-stack and gdb are looked up (PATH).
   util::Environment environment;
+  // dlaunch's own executable, whose `__dump-python` makes the Python dumps
+  // through the workers' dump pipes; "": gdb makes them.
+  std::string dlaunch;
 };
 
 // The stacks of every target, in the order given. What could not be

@@ -22,6 +22,7 @@
 #include "process/worker_process.h"
 #include "util/error.h"
 #include "util/local_time.h"
+#include "util/own_executable.h"
 #include "util/socket.h"
 
 namespace dlaunch::launch {
@@ -51,7 +52,30 @@ struct WorkerState {
   util::Fd exec_status;
   std::string program;
   util::Fd progress_pipe;  // the read end of its DLAUNCH_PROGRESS_FD
+  util::Fd dump_pipe;      // the read end of the pipe its Python stacks are dumped into
+  int dump_fd_in_worker = -1;  // the write end's number, in the worker
 };
+
+// Where a worker's interpreter writes its stacks when a capture asks
+// (forensics/python_dump.h). Non-blocking on the worker's side too (the
+// flag belongs to the pipe, shared across the fork): a full pipe cuts the
+// dump short instead of stopping the worker. As large as allowed, so a
+// dump of many threads fits while the capture reads.
+util::Pipe make_dump_pipe() {
+  util::Pipe pipe = util::make_pipe();
+  util::set_nonblocking(pipe.write_end.get());
+  util::set_nonblocking(pipe.read_end.get());
+  ::fcntl(pipe.write_end.get(), F_SETPIPE_SZ, 1 << 20);  // best effort: the default 64 KiB also works
+  return pipe;
+}
+
+std::string own_executable_or_empty() {
+  try {
+    return util::own_executable();
+  } catch (const util::SystemError&) {
+    return "";
+  }
+}
 
 std::vector<int> ranks_of(const WorkerPlan& plan) {
   std::vector<int> ranks;
@@ -150,11 +174,14 @@ class RoundSupervisor {
     make_output(*state, index);
     int cgroup_procs = settings_.escapes ? settings_.escapes->cgroup_procs_fd() : -1;
     util::Pipe progress = util::make_pipe();
+    util::Pipe dump = make_dump_pipe();
     util::Environment environment = spec.environment;
     environment.set(kProgressFdVariable, std::to_string(progress.write_end.get()));
-    process::StartedWorker started =
-        process::start_worker(spec.argv, environment, -1, cgroup_procs, progress.write_end.get());
+    state->dump_fd_in_worker = dump.write_end.get();
+    process::StartedWorker started = process::start_worker(spec.argv, environment, -1, cgroup_procs,
+                                                           {progress.write_end.get(), dump.write_end.get()});
     progress.write_end.reset();
+    state->dump_pipe = std::move(dump.read_end);
     watch_progress_pipe(*state, std::move(progress.read_end), index);
     state->output->on_output([this, index] { progress_.on_output(index, util::Clock::now()); });
     state->pid = started.pid;
@@ -205,7 +232,8 @@ class RoundSupervisor {
     for (const auto& worker : workers_) {
       if (!worker->exit_time.empty()) continue;
       targets.push_back({worker->pid, worker->spec->global_rank, worker->spec->local_rank,
-                         settings_.node_rank, settings_.host});
+                         settings_.node_rank, settings_.host, worker->dump_fd_in_worker,
+                         worker->dump_pipe.get()});
     }
     capture_request_ = request;
     capture_done_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -214,6 +242,7 @@ class RoundSupervisor {
     forensics::CaptureSettings capture;
     capture.timeout = settings_.capture_timeout;
     capture.environment = util::Environment::from_process();
+    capture.dlaunch = own_executable_;
     capture_thread_ = std::thread([this, targets = std::move(targets), capture = std::move(capture)] {
       captured_ = forensics::capture_stacks(targets, capture);
       std::uint64_t one = 1;
@@ -503,6 +532,9 @@ class RoundSupervisor {
   util::Fd capture_done_;  // an eventfd the capture thread signals
   std::optional<rendezvous::CaptureRequest> capture_request_;
   std::vector<forensics::WorkerStacks> captured_;  // written by the thread, read after its join
+  // Read while this process has one thread of its own making (for the
+  // capture's helper, `dlaunch __dump-python`); "" if unreadable: gdb then.
+  std::string own_executable_ = own_executable_or_empty();
 };
 
 }  // namespace

@@ -30,7 +30,11 @@ void ProcessGroups::kill_after(std::chrono::milliseconds grace) {
 void ProcessGroups::reap(const std::function<void(const ChildExit&)>& exited) {
   int status = 0;
   pid_t pid;
-  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+  // __WNOTHREAD: only this thread's children. A stack capture runs its
+  // tools, and ptraces workers, from a thread of its own and waits for
+  // them itself; a stop of a traced worker is not an exit.
+  while ((pid = ::waitpid(-1, &status, WNOHANG | __WNOTHREAD)) > 0) {
+    if (!WIFEXITED(status) && !WIFSIGNALED(status)) continue;
     ChildExit child;
     child.pid = pid;
     child.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;

@@ -82,7 +82,7 @@ void close_inherited_on_exec() {
 // Async-signal-safe from here on: no allocation after the fork.
 [[noreturn]] void exec_in_child(const std::string& path, ExecArrays& arrays, pid_t parent,
                                 int stdin_fd, int stdout_fd, int stderr_fd, int error_fd,
-                                int cgroup_procs_fd, int inherited_fd) {
+                                int cgroup_procs_fd, const std::vector<int>& inherited_fds) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
@@ -102,7 +102,9 @@ void close_inherited_on_exec() {
   ::dup2(stdout_fd, STDOUT_FILENO);
   ::dup2(stderr_fd, STDERR_FILENO);
   close_inherited_on_exec();
-  if (inherited_fd > STDERR_FILENO) ::fcntl(inherited_fd, F_SETFD, 0);
+  for (int fd : inherited_fds) {  // no allocation: the vector was filled before the fork
+    if (fd > STDERR_FILENO) ::fcntl(fd, F_SETFD, 0);
+  }
   ::execve(path.c_str(), arrays.argv.data(), arrays.envp.data());
   fail_in_child(error_fd, kExecStage, errno);
 }
@@ -122,7 +124,7 @@ std::optional<std::string> find_executable(const std::string& program,
 }
 
 StartedWorker start_worker(const std::vector<std::string>& argv, const util::Environment& environment,
-                           int stdin_fd, int cgroup_procs_fd, int inherited_fd) {
+                           int stdin_fd, int cgroup_procs_fd, const std::vector<int>& inherited_fds) {
   DLAUNCH_ASSERT(!argv.empty());
   auto path = find_executable(argv[0], environment);
   if (!path)
@@ -140,7 +142,7 @@ StartedWorker start_worker(const std::vector<std::string>& argv, const util::Env
   if (pid < 0) throw util::system_error("cannot fork a worker", errno);
   if (pid == 0)
     exec_in_child(*path, arrays, parent, stdin_fd, out.write_end.get(), err.write_end.get(),
-                  exec_status.write_end.get(), cgroup_procs_fd, inherited_fd);
+                  exec_status.write_end.get(), cgroup_procs_fd, inherited_fds);
 
   ::setpgid(pid, pid);  // also here, so the group exists before we may signal it
   exec_status.write_end.reset();

@@ -30,13 +30,14 @@ std::optional<std::string> find_executable(const std::string& program,
 // group, SIGKILL when the launcher dies, STDIN_FD (default /dev/null) as
 // stdin and pipes as stdout/stderr. With CGROUP_PROCS_FD (an open
 // cgroup.procs) it joins that cgroup before the exec, so nothing it starts
-// is ever outside it. INHERITED_FD, when given, stays open in the program
-// under its own number (the progress channel); nothing else beyond 0-2
-// does. It does not wait for the exec, so several workers
+// is ever outside it. INHERITED_FDS stay open in the program under their
+// own numbers (the progress channel, the stack dump pipe); nothing else
+// beyond 0-2 does. It does not wait for the exec, so several workers
 // start side by side; confirm_exec() tells how it went. Throws SystemError
 // when the program is not found or fork fails.
 StartedWorker start_worker(const std::vector<std::string>& argv, const util::Environment& environment,
-                           int stdin_fd = -1, int cgroup_procs_fd = -1, int inherited_fd = -1);
+                           int stdin_fd = -1, int cgroup_procs_fd = -1,
+                           const std::vector<int>& inherited_fds = {});
 
 // How a worker's start went.
 struct ExecResult {
