@@ -11,7 +11,9 @@
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "process/signal_channel.h"
+#include "rendezvous/service_endpoint.h"
 #include "rendezvous/token.h"
+#include "submit/submission_folder.h"
 #include "slurm/hostlist.h"
 #include "ssh/host_file.h"
 #include "ssh/remote_command.h"
@@ -136,6 +138,38 @@ std::chrono::milliseconds hang_up_grace(const ssh::SshOptions& options) {
   return timeout + std::chrono::seconds(15);
 }
 
+// A private folder on this machine that `dlaunch stacks FOLDER` reads while
+// the job runs: where node 0's rendezvous answers and the job's token (mode
+// 600). The hosts' log folders are theirs; this one is the launcher's.
+// Removed with the job.
+class StacksFolder {
+ public:
+  StacksFolder(const ssh::JobPlan& plan, const std::string& token) {
+    std::string templ = fmt::format("{}/dlaunch-{}-XXXXXX", util::Environment::from_process().get("TMPDIR").value_or("/tmp"),
+                                    plan.run_id);
+    if (::mkdtemp(templ.data()) == nullptr) return;  // best effort: the job does not need it
+    path_ = templ;
+    try {
+      submit::write_secret_file(path_ + "/rdzv.token", token);
+    } catch (const util::SystemError&) {
+      return;
+    }
+    rendezvous::write_endpoint(path_, rendezvous::ServiceEndpoint{plan.master_addr,
+                                                                  rendezvous::numeric_address(plan.master_addr, plan.master_port),
+                                                                  plan.master_port, plan.run_id, plan.master_addr});
+  }
+  ~StacksFolder() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  StacksFolder(const StacksFolder&) = delete;
+  StacksFolder& operator=(const StacksFolder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace
 
 int ssh_command(const CommandArgs& args) {
@@ -157,7 +191,12 @@ int ssh_command(const CommandArgs& args) {
   ::signal(SIGPIPE, SIG_IGN);
   process::SignalChannel signals;
   ssh::SessionSettings settings;
-  settings.first_line = rendezvous::generate_token() + "\n";
+  std::string token = rendezvous::generate_token();
+  settings.first_line = token + "\n";
+  StacksFolder stacks_folder(plan, token);
+  if (!stacks_folder.path().empty())
+    fmt::print(stderr, "dlaunch ssh: 'dlaunch stacks {}' shows where every rank is while the job runs\n",
+               stacks_folder.path());
   settings.host_log_dir = options->host_log_dir;
   settings.grace = hang_up_grace(*options);
   settings.hosts_replaceable =
