@@ -16,8 +16,8 @@
 // thread); without that pipe, off x86-64, or when it fails, gdb makes
 // the call (it stops the whole worker for 200 ms or more, and its own
 // start costs 0.4 s of CPU). The tools run one after the other on a worker
-// (only one tracer may attach) and side by side across workers, each
-// within the capture's timeout.
+// (only one tracer may attach) and side by side across workers, at most
+// one per core, each within the capture's timeout.
 #pragma once
 
 #include <chrono>

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <optional>
+#include <thread>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -36,7 +37,18 @@ std::optional<int> reap(pid_t pid, bool wait) {
 
 }  // namespace
 
+ToolRuns::ToolRuns(std::size_t max_running)
+    : max_running_(max_running > 0 ? max_running : std::max(2U, std::thread::hardware_concurrency())) {}
+
 void ToolRuns::start(ToolRequest request) {
+  if (running_.size() >= max_running_) {
+    waiting_.push_back(std::move(request));
+    return;
+  }
+  launch(std::move(request));
+}
+
+void ToolRuns::launch(ToolRequest request) {
   Running running;
   running.deadline = std::chrono::steady_clock::now() + request.timeout;
   util::Pipe pipe = util::make_pipe();
@@ -103,10 +115,22 @@ void ToolRuns::finish(std::size_t index, std::optional<int> exit_code) {
   }
   running.result.exit_code = *exit_code;
   if (running.request.on_done) running.request.on_done(running.result);
+  // A slot is free (unless on_done took it): the next in line.
+  while (!waiting_.empty() && running_.size() < max_running_) {
+    ToolRequest next = std::move(waiting_.front());
+    waiting_.pop_front();
+    launch(std::move(next));
+  }
 }
 
 void ToolRuns::run() {
-  while (!running_.empty()) {
+  while (!running_.empty() || !waiting_.empty()) {
+    if (running_.empty()) {  // cannot stay so: launch() or its failure moves the line on
+      ToolRequest next = std::move(waiting_.front());
+      waiting_.pop_front();
+      launch(std::move(next));
+      continue;
+    }
     std::vector<pollfd> fds;
     auto soonest = running_.front().deadline;
     bool closed_but_running = false;  // its exit is not an event poll sees

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -37,8 +38,14 @@ class ToolRuns {
  public:
   static constexpr std::size_t kOutputCap = 512 * 1024;
 
-  // Starts REQUEST now. A program that cannot be started ends at once with
-  // exit code 127 and the reason as its output.
+  // At most MAX_RUNNING tools at once (0: one per core); the rest wait
+  // their turn. More tools than cores only stretch each one, and a tool
+  // holds its worker stopped while it works.
+  explicit ToolRuns(std::size_t max_running = 0);
+
+  // Starts REQUEST now, or when a running tool ends. A program that cannot
+  // be started ends at once with exit code 127 and the reason as its
+  // output. Its timeout counts from its start.
   void start(ToolRequest request);
   // Until every request (and every one added meanwhile) has ended.
   void run();
@@ -54,8 +61,11 @@ class ToolRuns {
   // EXIT_CODE: how it ended; nullopt: it is past its deadline and is killed.
   void finish(std::size_t index, std::optional<int> exit_code);
   void read_some(Running& running);
+  void launch(ToolRequest request);
 
+  std::size_t max_running_;
   std::vector<Running> running_;
+  std::deque<ToolRequest> waiting_;
 };
 
 }  // namespace dlaunch::forensics

@@ -160,5 +160,16 @@ TEST(ToolRuns, ADoneCallbackMayStartTheNextTool) {
   EXPECT_EQ(outputs, (std::vector<std::string>{"first\n", "second\n"}));
 }
 
+TEST(ToolRuns, NoMoreThanTheLimitRunAtOnce) {
+  ToolRuns runs(1);
+  std::vector<std::string> order;
+  // The slow one first: with one slot the quick one cannot start, so cannot end, before it.
+  runs.start({{"/bin/sh", "-c", "read line </dev/null; exec sleep 0.3"}, {}, std::chrono::seconds(5),
+              [&](const ToolResult&) { order.push_back("slow"); }});
+  runs.start({{"/bin/true"}, {}, std::chrono::seconds(5), [&](const ToolResult&) { order.push_back("quick"); }});
+  runs.run();
+  EXPECT_EQ(order, (std::vector<std::string>{"slow", "quick"}));
+}
+
 }  // namespace
 }  // namespace dlaunch::forensics
