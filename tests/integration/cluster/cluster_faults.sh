@@ -333,27 +333,9 @@ trap _faults_cleanup EXIT
 submit() {
   RUN_DIR=$TEST_DIR/case$1.run$2
   shift 2
-  mkdir -p "$RUN_DIR"
-  FOLDER="" JOB_ID="" LOG=""
   SUBMIT_S=$(now_ns)
-  local run_limit=$((START_LIMIT + BOUND_REQUEUE + 600))
-  timeout -k 10 "$run_limit" "$DLAUNCH" submit --nodes "$JOB_NODES" --gpus-per-node "$PER_NODE" \
-    --shutdown-timeout "$SHUTDOWN" --wait --output-dir "$OUTPUTS" "$@" \
-    >"$RUN_DIR/submit.out" 2>"$RUN_DIR/submit.err" &
-  SUBMITTER=$!
-  if ! wait_until 60 _job_known; then
-    fail "the job was submitted" "$(cat "$RUN_DIR/submit.out" "$RUN_DIR/submit.err")"
-    return 1
-  fi
-  FOLDER=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" | tail -n 1)
-  JOB_ID=$(tr -dc '0-9' <"$FOLDER/job_id")
-  LOG=$FOLDER/slurm-$JOB_ID.log
-  say "  job $JOB_ID, folder $FOLDER"
-}
-_job_known() {
-  local folder
-  folder=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" 2>/dev/null | tail -n 1)
-  [ -n "$folder" ] && [ -s "$folder/job_id" ]
+  submit_in_background $((START_LIMIT + BOUND_REQUEUE + 600)) --nodes "$JOB_NODES" --gpus-per-node "$PER_NODE" \
+    --shutdown-timeout "$SHUTDOWN" --output-dir "$OUTPUTS" "$@"
 }
 
 # started_files RUN: the started files of every rank in run RUN of the job.

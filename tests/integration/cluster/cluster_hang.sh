@@ -38,30 +38,13 @@ _hang_cleanup() {
 }
 trap _hang_cleanup EXIT
 
-# submit NAME ARGS... -- PROGRAM ARGS...: dlaunch submit --wait in the
-# background (SUBMITTER; output in $RUN_DIR/submit.{out,err}); sets FOLDER,
-# JOB_ID, LOG.
+# submit NAME ARGS... -- PROGRAM ARGS...: a 3-node job of 2 workers a node
+# with dlaunch submit --wait in the background (job_checks.sh).
 submit() {
   RUN_DIR=$TEST_DIR/$1
   shift
-  mkdir -p "$RUN_DIR"
-  FOLDER="" JOB_ID="" LOG=""
-  timeout -k 10 $((START_LIMIT + END_LIMIT)) "$DLAUNCH" submit --nodes 3 --gpus-per-node 2 \
-    --shutdown-timeout 10 --wait --output-dir "$OUTPUTS" "$@" >"$RUN_DIR/submit.out" 2>"$RUN_DIR/submit.err" &
-  SUBMITTER=$!
-  if ! wait_until 60 _job_known; then
-    fail "the job was submitted" "$(cat "$RUN_DIR/submit.out" "$RUN_DIR/submit.err")"
-    return 1
-  fi
-  FOLDER=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" | tail -n 1)
-  JOB_ID=$(tr -dc '0-9' <"$FOLDER/job_id")
-  LOG=$FOLDER/slurm-$JOB_ID.log
-  say "  job $JOB_ID, folder $FOLDER"
-}
-_job_known() {
-  local folder
-  folder=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" 2>/dev/null | tail -n 1)
-  [ -n "$folder" ] && [ -s "$folder/job_id" ]
+  submit_in_background $((START_LIMIT + END_LIMIT)) --nodes 3 --gpus-per-node 2 --shutdown-timeout 10 \
+    --output-dir "$OUTPUTS" "$@"
 }
 
 # wait_for_end: sets END_STATE and END_CODE as dlaunch submit --wait reports them.

@@ -63,26 +63,9 @@ trap _spares_cleanup EXIT
 submit() {
   RUN_DIR=$TEST_DIR/$1
   shift
-  mkdir -p "$RUN_DIR"
   export CHECKPOINT=$RUN_DIR/checkpoint
-  FOLDER="" JOB_ID="" LOG=""
-  timeout -k 10 $((PROGRESS_LIMIT + END_LIMIT + 60)) "$DLAUNCH" submit --gpus-per-node "$PER_NODE" \
-    --shutdown-timeout 10 --wait --output-dir "$OUTPUTS" "$@" \
-    -- /usr/bin/python3 examples/resume_allreduce.py >"$RUN_DIR/submit.out" 2>"$RUN_DIR/submit.err" &
-  SUBMITTER=$!
-  if ! wait_until 60 _job_known; then
-    fail "the job was submitted" "$(cat "$RUN_DIR/submit.out" "$RUN_DIR/submit.err")"
-    return 1
-  fi
-  FOLDER=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" | tail -n 1)
-  JOB_ID=$(tr -dc '0-9' <"$FOLDER/job_id")
-  LOG=$FOLDER/slurm-$JOB_ID.log
-  say "  job $JOB_ID, folder $FOLDER"
-}
-_job_known() {
-  local folder
-  folder=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" 2>/dev/null | tail -n 1)
-  [ -n "$folder" ] && [ -s "$folder/job_id" ]
+  submit_in_background $((PROGRESS_LIMIT + END_LIMIT + 60)) --gpus-per-node "$PER_NODE" \
+    --shutdown-timeout 10 --output-dir "$OUTPUTS" "$@" -- /usr/bin/python3 examples/resume_allreduce.py
 }
 
 # The step the checkpoint holds (0 before the first is written).

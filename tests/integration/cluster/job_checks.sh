@@ -1,8 +1,9 @@
-# Checks on a job's processes across the test cluster's nodes, shared by the
-# cluster tests (cluster_faults.sh, cluster_spares.sh), which source it after
-# ../lib.sh and the cluster's env files. Not a test itself: ctest runs
-# cluster_*.sh only. Needs NET (cluster.env), NODES, MARK (lib.sh), JOB_ID,
-# GONE_LIMIT, and SUBMITTER when the test submits in the background.
+# Submitting a job in the background and checks on its processes across the
+# test cluster's nodes, shared by the cluster tests (cluster_faults.sh,
+# cluster_spares.sh, cluster_hang.sh), which source it after ../lib.sh and
+# the cluster's env files. Not a test itself: ctest runs cluster_*.sh only.
+# Needs NET (cluster.env), NODES, MARK (lib.sh), JOB_ID, GONE_LIMIT, and
+# SUBMITTER when the test submits in the background.
 # shellcheck shell=bash
 
 NET_OCTET=${NET##*.}
@@ -46,4 +47,30 @@ expect_nothing_left() {
     mapfile -t pids < <(awk '{print $2}' <<<"$left" | grep -E '^[0-9]+$')
     [ "${#pids[@]}" -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
   fi
+}
+
+# submit_in_background LIMIT ARGS...: dlaunch submit --wait ARGS (bounded by
+# LIMIT seconds) in the background, its output in $RUN_DIR/submit.{out,err}
+# (RUN_DIR set by the caller, created here); sets SUBMITTER, then, once the
+# job is submitted, FOLDER, JOB_ID and LOG. False when it was not within 60 s.
+submit_in_background() {
+  local limit=$1
+  shift
+  mkdir -p "$RUN_DIR"
+  FOLDER="" JOB_ID="" LOG=""
+  timeout -k 10 "$limit" "$DLAUNCH" submit --wait "$@" >"$RUN_DIR/submit.out" 2>"$RUN_DIR/submit.err" &
+  SUBMITTER=$!
+  if ! wait_until 60 _job_known; then
+    fail "the job was submitted" "$(cat "$RUN_DIR/submit.out" "$RUN_DIR/submit.err")"
+    return 1
+  fi
+  FOLDER=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" | tail -n 1)
+  JOB_ID=$(tr -dc '0-9' <"$FOLDER/job_id")
+  LOG=$FOLDER/slurm-$JOB_ID.log
+  say "  job $JOB_ID, folder $FOLDER"
+}
+_job_known() {
+  local folder
+  folder=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" 2>/dev/null | tail -n 1)
+  [ -n "$folder" ] && [ -s "$folder/job_id" ]
 }
