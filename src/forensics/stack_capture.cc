@@ -1,5 +1,6 @@
 #include "forensics/stack_capture.h"
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -166,8 +167,11 @@ class Capture {
     if (!possible) return start_native(capture);
     read_available(capture.dump_read_fd);  // what an earlier, cut-off dump left
     ToolRequest request;
+    // Half the timeout for each of its two waits (the stop, the call), so
+    // it says why before it would be killed.
     request.argv = {settings_.dlaunch, "__dump-python", std::to_string(capture.stacks.pid),
-                    std::to_string(capture.dump_fd_in_worker), std::to_string(settings_.timeout.count())};
+                    std::to_string(capture.dump_fd_in_worker),
+                    std::to_string(std::max<long long>(1, settings_.timeout.count() / 2))};
     request.environment = tool_environment_;
     request.timeout = settings_.timeout;
     request.on_done = [this, &capture](const ToolResult& result) {
