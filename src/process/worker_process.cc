@@ -86,6 +86,11 @@ void close_inherited_on_exec() {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+  // Under Yama's ptrace_scope 1 only a process's ancestors may trace it;
+  // a stack capture's tools (eu-stack, gdb, dlaunch __dump-python) are the
+  // launcher's children, the worker's siblings. This lets the launcher and
+  // its descendants, nobody else, trace the worker. Without Yama: EINVAL, ignored.
+  ::prctl(PR_SET_PTRACER, parent, 0, 0, 0);
   // "0" moves the writer itself; before the exec, so its children are born inside.
   if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1)
     fail_in_child(error_fd, kCgroupStage, errno);
