@@ -49,13 +49,17 @@ constexpr Command kCommands[] = {
     {"__dump-python", "", dump_python_command},
 };
 
-int help_command(const CommandArgs&) {
+const Command& find_command(std::string_view name);
+
+// `dlaunch help CMD` is `dlaunch CMD --help`.
+int help_command(const CommandArgs& args) {
+  if (!args.empty()) return find_command(args.front()).function({"--help"});
   fmt::print("dlaunch: launch distributed training on Slurm and SSH clusters\n\n");
   fmt::print("usage: dlaunch COMMAND [options]\n\ncommands:\n");
   for (const auto& command : kCommands) {
     if (std::string_view(command.name).rfind("__", 0) != 0) fmt::print("  {:<10} {}\n", command.name, command.summary);
   }
-  fmt::print("\n'dlaunch COMMAND --help' shows a command's options.\n");
+  fmt::print("\n'dlaunch COMMAND --help' (or 'dlaunch help COMMAND') shows a command's options.\n");
   return 0;
 }
 

@@ -13,7 +13,7 @@ namespace dlaunch::cli {
 
 int exec_command(const CommandArgs& args) {
   util::Environment environment = util::Environment::from_process();
-  auto options = launch::parse_run_options(args, environment);
+  auto options = launch::parse_run_options(args, environment, /*require_program=*/true, launch::kExecCommand);
   if (!options) return 0;
   std::vector<std::string> argv = launch::worker_command(*options, environment);
   launch::add_task_environment(environment);

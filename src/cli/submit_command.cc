@@ -89,6 +89,20 @@ void check_program(const std::vector<std::string>& command) {
                                  program));
 }
 
+// An interpreter given as a path must be there too (a name is looked up in
+// the nodes' own PATH, which may differ from this machine's).
+void check_python(const submit::SubmitSettings& settings) {
+  const auto* found = settings.find("python");
+  if (found == nullptr) return;
+  const std::string& python = std::get<std::string>(found->value);
+  if (python.find('/') == std::string::npos) return;
+  if (!process::find_executable(python, util::Environment::from_process()))
+    throw util::InputError(fmt::format("cannot submit: python '{}' (from {}) is not an executable file here. "
+                                       "The nodes run it from the shared file system, so give an "
+                                       "interpreter that exists on this machine",
+                                       python, found->source));
+}
+
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream file(path);
   file << text;
@@ -163,6 +177,7 @@ int submit_command(const CommandArgs& args) {
     return 0;
   }
   check_program(options->command);
+  check_python(settings);
   const std::string output_dir = output_dir_of(settings);
   const std::string timestamp = submit::timestamp_for(std::time(nullptr));
   const bool srun = settings.flag("srun");

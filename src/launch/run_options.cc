@@ -185,7 +185,7 @@ void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<
 
 // With prefix_command() CLI11 hands an unknown option over as PROGRAM;
 // a PROGRAM starting with '-' must come after "--", so this is a typo.
-[[noreturn]] void throw_unknown_option(const std::string& given) {
+[[noreturn]] void throw_unknown_option(const std::string& given, const char* command) {
   std::string name = given.substr(0, given.find('='));
   std::vector<std::string> known;
   for (const auto& option : kValueOptions) known.push_back(std::string("--") + option.name);
@@ -195,22 +195,22 @@ void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<
   std::string hint;
   if (auto close = util::closest_match(dashed, known)) hint = fmt::format(" Did you mean '{}'?", *close);
   throw util::UsageError(fmt::format(
-      "unknown option '{}' for dlaunch run.{} Put '--' before a PROGRAM whose name starts with '-'; "
-      "'dlaunch run --help' lists the options.",
-      name, hint));
+      "unknown option '{}' for {}.{} Put '--' before a PROGRAM whose name starts with '-'; "
+      "'{} --help' lists the options.",
+      name, command, hint, command));
 }
 
 }  // namespace
 
 std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
                                             const util::Environment& environment,
-                                            bool require_program) {
-  CLI::App app("Start and supervise the workers of one node (torchrun-compatible)", "dlaunch run");
+                                            bool require_program, const RunOptionsCommand& command) {
+  CLI::App app(command.description, command.name);
   std::vector<std::string> values(std::size(kValueOptions));
   std::vector<bool> flags(std::size(kFlagOptions), false);
   configure_app(app, values, flags);
 
-  if (!util::parse_command_line(app, args, "dlaunch run")) return std::nullopt;
+  if (!util::parse_command_line(app, args, command.name)) return std::nullopt;
 
   RunOptions options;
   std::vector<std::string> given;
@@ -232,11 +232,11 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
   apply_environment_fallbacks(options, given, environment);
 
   auto program = util::program_after_options(app);
-  if (!program) throw_unknown_option(app.remaining().front());
+  if (!program) throw_unknown_option(app.remaining().front(), command.name);
   options.command = std::move(*program);
   if (options.command.empty() && require_program)
-    throw util::UsageError(
-        "no PROGRAM given to dlaunch run. Usage: dlaunch run [options] [--] PROGRAM [ARGS...]");
+    throw util::UsageError(fmt::format("no PROGRAM given to {}. Usage: {} [options] [--] PROGRAM [ARGS...]",
+                                       command.name, command.name));
   return options;
 }
 

@@ -70,13 +70,26 @@ struct RunOptions {
   std::vector<std::string> command;
 };
 
+// Which command parses run options: its name in errors and help, and its help's first line.
+struct RunOptionsCommand {
+  const char* name = "dlaunch run";
+  const char* description = "Start and supervise the workers of one node (torchrun-compatible)";
+};
+inline constexpr RunOptionsCommand kExecCommand{
+    "dlaunch exec",
+    "Inside an srun task (one per GPU): set torchrun's variables (RANK, LOCAL_RANK, WORLD_SIZE, "
+    "MASTER_ADDR, ...) from Slurm's and run PROGRAM in place. Takes dlaunch run's options; those "
+    "about supervising workers do not apply"};
+
 // Parses ARGS (after "dlaunch run"); options not given on the command line
 // fall back to PET_<NAME> in ENVIRONMENT, as torchrun does. Throws
 // UsageError for unknown options or a missing PROGRAM. Returns nullopt
-// when --help was printed. `dlaunch env` passes REQUIRE_PROGRAM false.
+// when --help was printed. `dlaunch env` passes REQUIRE_PROGRAM false;
+// `dlaunch exec` passes kExecCommand, so its help and errors are its own.
 std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
                                             const util::Environment& environment,
-                                            bool require_program = true);
+                                            bool require_program = true,
+                                            const RunOptionsCommand& command = {});
 
 // What ARG ("--nproc-per-node", "--nproc_per_node=4", "-r", "--standalone")
 // is to dlaunch run: a valued option (its value is the next word unless

@@ -124,6 +124,9 @@ expect_exit nonzero "$DLAUNCH" submit --gpus-per-node 9 --output-dir "$OUTPUTS/r
 expect_contains "more GPUs than a node has is refused" "$(cat "$ERR")" "sbatch refused the job"
 expect_exit 2 "$DLAUNCH" submit --output-dir "$OUTPUTS/refused" -- ./no/such/program
 expect_contains "a missing program is named" "$(cat "$ERR")" "./no/such/program"
+expect_exit 2 "$DLAUNCH" submit --python /nope/python3 --output-dir "$OUTPUTS/refused" -- "$DLAUNCH_SOURCE_DIR/examples/allreduce.py"
+expect_contains "a missing --python is named before anything is written" "$(cat "$ERR")" \
+  "python '/nope/python3' (from --python) is not an executable file here"
 expect_eq "still no submission folder" 0 "$(find "$OUTPUTS/refused" -mindepth 1 -maxdepth 1 | wc -l)"
 
 finish

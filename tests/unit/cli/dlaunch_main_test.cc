@@ -104,5 +104,29 @@ TEST(DlaunchMain, TheCommandGetsTheArgumentsAfterItsName) {
   EXPECT_EQ(count.output, "5\n");
 }
 
+TEST(DlaunchMain, HelpWithACommandIsThatCommandsHelp) {
+  Result help = run({"help", "hostlist"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_EQ(help.output, run({"hostlist", "--help"}).output);
+  EXPECT_TRUE(contains(help.output, "Usage: dlaunch hostlist"));
+  Result typo = run({"help", "sumbit"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_TRUE(contains(typo.output, "Did you mean 'submit'?"));
+  // The internal helper of a stack capture is not listed.
+  EXPECT_FALSE(contains(run({"help"}).output, "__dump-python"));
+}
+
+TEST(DlaunchMain, ExecHasItsOwnHelpAndErrors) {
+  Result help = run({"exec", "--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_TRUE(contains(help.output, "Usage: dlaunch exec"));
+  EXPECT_TRUE(contains(help.output, "Inside an srun task"));
+  EXPECT_FALSE(contains(help.output, "Start and supervise"));
+  Result typo = run({"exec", "--nproc-per-nod", "2", "x"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_TRUE(contains(typo.output, "unknown option '--nproc-per-nod' for dlaunch exec"));
+  EXPECT_TRUE(contains(typo.output, "'dlaunch exec --help' lists the options"));
+}
+
 }  // namespace
 }  // namespace dlaunch::cli
