@@ -11,12 +11,24 @@
 namespace dlaunch::submit {
 namespace {
 
+// sbatch's short spellings of the options that mean the same here (not -G:
+// sbatch's --gpus counts the whole job's GPUs, not a node's).
+const std::map<std::string, std::string>& sbatch_short_names() {
+  static const std::map<std::string, std::string> names = {
+      {"nodes", "-N"},   {"partition", "-p"}, {"time", "-t"},      {"job-name", "-J"},
+      {"account", "-A"}, {"qos", "-q"},       {"constraint", "-C"},
+  };
+  return names;
+}
+
 std::string cli_names(const std::string& name) {
   std::string underscored = name;
   for (char& c : underscored) c = (c == '-') ? '_' : c;
   std::string names = "--" + name;
   if (underscored != name) names += ",--" + underscored;
   if (name == "wait") names += ",--follow";
+  if (auto short_name = sbatch_short_names().find(name); short_name != sbatch_short_names().end())
+    names += "," + short_name->second;
   return names;
 }
 

@@ -49,5 +49,19 @@ TEST(SubmitOptions, ControlCharactersInFlagsAreRefusedNamingTheFlag) {
   EXPECT_EQ(error_of(options->flags), "no error");
 }
 
+TEST(SubmitOptions, SbatchsShortSpellingsMeanTheSame) {
+  auto options = parse_submit_options(
+      {"-N", "2", "-p", "gpu", "-t", "1:00:00", "-J", "big", "-A", "proj", "-q", "high", "-C", "a100", "train.py"});
+  ASSERT_TRUE(options);
+  EXPECT_EQ(options->flags.integer("nodes"), 2);
+  EXPECT_EQ(options->flags.string("partition"), "gpu");
+  EXPECT_EQ(options->flags.string("time"), "1:00:00");
+  EXPECT_EQ(options->flags.string("job-name"), "big");
+  EXPECT_EQ(options->flags.string("account"), "proj");
+  EXPECT_EQ(options->flags.string("qos"), "high");
+  EXPECT_EQ(options->flags.string("constraint"), "a100");
+  EXPECT_EQ(options->command, (std::vector<std::string>{"train.py"}));
+}
+
 }  // namespace
 }  // namespace dlaunch::submit
