@@ -1,5 +1,8 @@
 #include "cli/submit_command.h"
 
+#include <csignal>
+#include <cstring>
+
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -133,6 +136,27 @@ int dry_run(const submit::JobRequest& request, bool srun) {
   util::exec_replacing(submit::foreground_command(request));
 }
 
+// What a Ctrl-C (or SIGTERM, SIGHUP) while following says before dlaunch
+// exits: the job itself goes on. Built before the handler is installed; the
+// handler only writes it (async-signal-safe) and exits 128+N.
+char stop_following_message[256];
+std::size_t stop_following_length = 0;
+
+void stop_following(int signal) {
+  ssize_t ignored = ::write(STDERR_FILENO, stop_following_message, stop_following_length);
+  (void)ignored;
+  ::_exit(128 + signal);
+}
+
+void say_the_job_goes_on_when_stopped(const std::string& job_id) {
+  std::string message = fmt::format("\ndlaunch: stopped following job {}; the job goes on (dlaunch submit "
+                                    "--wait is only its follower). scancel {} cancels it.\n",
+                                    job_id, job_id);
+  stop_following_length = std::min(message.size(), sizeof(stop_following_message));
+  std::memcpy(stop_following_message, message.data(), stop_following_length);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, stop_following);
+}
+
 std::string parse_job_id(const std::string& sbatch_output) {
   std::string id(util::trim(util::split(std::string(util::trim(sbatch_output)), ';')[0]));
   if (!util::parse_int(id))
@@ -160,6 +184,7 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
   std::fflush(stdout);
   fmt::print(stderr, "dlaunch: following job {} (Ctrl-C stops following; scancel {} cancels it)\n",
              job_id, job_id);
+  say_the_job_goes_on_when_stopped(job_id);
   submit::JobEnd end = submit::follow_job(job_id, log);
   fmt::print(stderr, "dlaunch: job {} ended {} with exit code {}\n", job_id, end.state, end.exit_code);
   return end.exit_code;

@@ -67,8 +67,15 @@ JobEnd parse_job_end(const std::string& scontrol_line) {
   return end;
 }
 
+std::string pending_line(const std::string& job_id, const std::string& state, const std::string& reason,
+                         long long waited_seconds) {
+  std::string why = reason.empty() || reason == "None" ? "" : fmt::format(" ({})", reason);
+  return fmt::format("job {}: {}{}, {} s since it was submitted", job_id, state, why, waited_seconds);
+}
+
 JobEnd follow_job(const std::string& job_id, const std::string& log_path,
                   std::chrono::milliseconds poll_interval) {
+  const auto started = std::chrono::steady_clock::now();
   // scontrol rather than squeue: it shows state, reason and exit code at
   // once, and still shows a finished job for MinJobAge seconds, so the end
   // is never missed between two looks.
@@ -82,13 +89,15 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path,
                                     util::trim(show.err.empty() ? show.out : show.err)));
     std::string state = field(show.out, "JobState").value_or("UNKNOWN");
     if (state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED") {
-      std::string line = fmt::format("job {}: {} ({})", job_id, state,
-                                     field(show.out, "Reason").value_or("None"));
-      if (line != last_status) {
-        if (interactive) fmt::print(stderr, "\r\033[K{}", line);
-        else fmt::print(stderr, "dlaunch: {}\n", line);
-        last_status = line;
-      }
+      std::string reason = field(show.out, "Reason").value_or("None");
+      auto waited = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started);
+      std::string line = pending_line(job_id, state, reason, waited.count());
+      // A terminal gets the clock ticking in place; a log gets a line only
+      // when the state or the reason changes.
+      std::string status = state + " " + reason;
+      if (interactive) fmt::print(stderr, "\r\033[K{}", line);
+      else if (status != last_status) fmt::print(stderr, "dlaunch: {}\n", line);
+      last_status = status;
     } else {
       if (interactive && !last_status.empty()) fmt::print(stderr, "\r\033[K");
       last_status.clear();

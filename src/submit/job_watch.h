@@ -16,6 +16,12 @@ struct JobEnd {
 // Throws SystemError when the fields are missing.
 JobEnd parse_job_end(const std::string& scontrol_line);
 
+// The line shown while JOB_ID waits in the queue: "job 12: PENDING
+// (Priority), 14 s since it was submitted". Slurm's reason "None" says
+// nothing and is left out.
+std::string pending_line(const std::string& job_id, const std::string& state, const std::string& reason,
+                         long long waited_seconds);
+
 // Waits for JOB_ID to end, printing a status line while it is pending and
 // appending LOG_PATH's new bytes to stdout while it runs. Slurm has no event
 // interface for this, so it asks scontrol every POLL_INTERVAL. Throws

@@ -83,6 +83,24 @@ wait_pid 60 "$submitter"
 expect_true "dlaunch submit --srun exits non-zero after Ctrl-C (got $STATUS)" test "$STATUS" != 0 -a "$STATUS" != timeout
 no_leftovers "of the interrupted job, on any node"
 
+section "--wait: Ctrl-C stops following, says the job goes on, and the job does"
+rm -f "$TEST_DIR"/started.*
+"$DLAUNCH" submit --nodes 1 --gpus-per-node 1 --wait --output-dir "$OUTPUTS/follow" \
+  -- "$TEST_DIR/long.sh" >"$TEST_DIR/follow.out" 2>"$TEST_DIR/follow.err" &
+follower=$!
+expect_true "the worker started" wait_for_files 60 "$TEST_DIR/started.0"
+follow_job=$(sed -n 's/^Submitted job //p' "$TEST_DIR/follow.out")
+kill -INT "$follower"
+wait_pid 30 "$follower"
+expect_eq "dlaunch submit --wait exits 130" 130 "$STATUS"
+expect_contains "it says the job goes on, and how to cancel it" "$(cat "$TEST_DIR/follow.err")" \
+  "stopped following job $follow_job; the job goes on"
+expect_eq "Slurm still runs the job" RUNNING "$(squeue -h -j "$follow_job" -o %T 2>/dev/null)"
+scancel "$follow_job" 2>/dev/null
+followed_job_gone() { [ -z "$(squeue -h -j "$follow_job" 2>/dev/null)" ]; }
+expect_true "scancel then ends it" wait_until 60 followed_job_gone
+no_leftovers "of the followed job, on any node"
+
 section "a failing rank: the job ends FAILED with the worker's code and a summary"
 cat >"$TEST_DIR/fail_on_rank1.sh" <<SCRIPT
 #!/bin/bash

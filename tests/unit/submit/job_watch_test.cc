@@ -21,5 +21,11 @@ TEST(JobWatch, ReadsStateAndExitCodeFromScontrol) {
   EXPECT_THROW(parse_job_end("slurm_load_jobs error: Invalid job id specified"), util::SystemError);
 }
 
+TEST(JobWatch, APendingLineSaysHowLongAndWhyOnlyWhenSlurmKnows) {
+  EXPECT_EQ(pending_line("12", "PENDING", "Priority", 14), "job 12: PENDING (Priority), 14 s since it was submitted");
+  EXPECT_EQ(pending_line("12", "PENDING", "None", 0), "job 12: PENDING, 0 s since it was submitted");
+  EXPECT_EQ(pending_line("7", "REQUEUED", "", 3), "job 7: REQUEUED, 3 s since it was submitted");
+}
+
 }  // namespace
 }  // namespace dlaunch::submit
