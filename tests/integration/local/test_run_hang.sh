@@ -69,14 +69,16 @@ expect_contains "and was caught in load_batch" "$(cat "$ERR")" "rank 1 (1) on $H
 no_leftovers
 
 section "progress steps: a job that prints rarely but steps is not"
-# 40 steps of 0.25 s: 10 s with output only at the start and the end.
-expect_exit 0 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 6 --python "$PY" "$DEMO" \
-  --steps 40 --step-time 0.25
-expect_contains "it ran all its steps" "$(cat "$OUT")" "rank 0 done after 40 steps"
+# 48 steps of 0.25 s: 12 s with output only at the start and the end,
+# against a hang timeout of 8 s (the start-up before the first step, torch's
+# import, counts too: the timeout leaves it room on a loaded machine).
+expect_exit 0 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 8 --python "$PY" "$DEMO" \
+  --steps 48 --step-time 0.25
+expect_contains "it ran all its steps" "$(cat "$OUT")" "rank 0 done after 48 steps"
 expect_not_contains "no hang was declared" "$(cat "$ERR")" "hang:"
 say "  the same quiet job without steps (output only):"
-expect_exit 124 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 6 --python "$PY" "$DEMO" \
-  --steps 40 --step-time 0.25 --no-steps
+expect_exit 124 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 8 --python "$PY" "$DEMO" \
+  --steps 48 --step-time 0.25 --no-steps
 no_leftovers
 
 section "dlaunch stacks on a live two-node job (token), which then completes"
