@@ -47,28 +47,11 @@ submit() {
     --output-dir "$OUTPUTS" "$@"
 }
 
-# wait_for_end: sets END_STATE and END_CODE as dlaunch submit --wait reports them.
-wait_for_end() {
-  END_STATE="" END_CODE=""
-  wait_pid "$END_LIMIT" "$SUBMITTER"
-  SUBMITTER=""
-  if [ "$STATUS" = timeout ]; then
-    fail "the job ended within ${END_LIMIT} s" "$(tail -n 30 "$LOG" 2>/dev/null)"
-    scancel "$JOB_ID" 2>/dev/null
-    return 1
-  fi
-  local line
-  line=$(grep -o "job $JOB_ID ended [A-Z_]* with exit code [0-9]*" "$RUN_DIR/submit.err" | tail -n 1)
-  END_STATE=$(awk '{print $4}' <<<"$line")
-  END_CODE=$(awk '{print $NF}' <<<"$line")
-  say "  job $JOB_ID ended ${END_STATE:-?} with exit code ${END_CODE:-?}"
-}
-
 all_started() { [ "$(grep -c 'of 6 starts' "$LOG" 2>/dev/null)" -ge 6 ]; }
 
 section "1: submit --hang-timeout 10, rank 5 (node rank 2) stuck in load_batch"
 if submit stuck --hang-timeout 10 -- /usr/bin/python3 "$DEMO" --stuck-rank 5; then
-  wait_for_end
+  wait_for_job_end
   expect_eq "the job ended FAILED" FAILED "$END_STATE"
   expect_eq "with the hang's exit code" 124 "$END_CODE"
   followed=$(cat "$RUN_DIR/submit.out" "$RUN_DIR/submit.err")
@@ -103,7 +86,7 @@ if submit live -- /usr/bin/python3 "$DEMO" --steps 300 --step-time 0.1; then
   else
     fail "all 6 workers started within ${START_LIMIT} s" "$(tail -n 20 "$LOG" 2>/dev/null)"
   fi
-  wait_for_end
+  wait_for_job_end
   expect_eq "the job then completed" COMPLETED "$END_STATE"
   expect_eq "with exit code 0" 0 "$END_CODE"
   expect_nothing_left

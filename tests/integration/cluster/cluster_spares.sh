@@ -55,8 +55,6 @@ trap _spares_cleanup EXIT
 
 # ---------------------------------------------------------------- helpers
 
-
-
 # submit NAME ARGS...: submits resume_allreduce.py in the background with
 # --wait (SUBMITTER; output in $RUN_DIR/submit.{out,err}), its checkpoint in
 # $CHECKPOINT (the file system is shared); sets FOLDER, JOB_ID, LOG.
@@ -111,26 +109,6 @@ find_launcher() {
   fail "found node $1's launcher, dlaunch run in its node's namespace" \
     "pid '${LAUNCHER}', host '${HOST}', args: $args" "in its namespace: ${in_ns:-no}"
   return 1
-}
-
-# wait_for_end: waits (bounded) for the submitter; sets END_STATE, END_CODE
-# (the job's, as dlaunch submit --wait reports it) and STATUS (its own).
-wait_for_end() {
-  END_STATE="" END_CODE=""
-  wait_pid "$END_LIMIT" "$SUBMITTER"
-  SUBMITTER=""
-  if [ "$STATUS" = timeout ]; then
-    fail "the job ended within ${END_LIMIT} s of the kill" \
-      "$(scontrol show job -o "$JOB_ID" 2>&1 | grep -oE '(JobState|Reason|ExitCode|RunTime)=[^ ]*' | tr '\n' ' ')" \
-      "$(tail -n 30 "$LOG" 2>/dev/null)"
-    scancel "$JOB_ID" 2>/dev/null
-    return 1
-  fi
-  local line
-  line=$(grep -o "job $JOB_ID ended [A-Z_]* with exit code [0-9]*" "$RUN_DIR/submit.err" | tail -n 1)
-  END_STATE=$(awk '{print $4}' <<<"$line")
-  END_CODE=$(awk '{print $NF}' <<<"$line")
-  say "  job $JOB_ID ended ${END_STATE:-?} with exit code ${END_CODE:-?}"
 }
 
 expect_in_log() {
@@ -193,7 +171,7 @@ if submit spare --nodes 2 --spare-nodes 1 --max-restarts 2 && expect_progress &&
   at_kill=$(checkpoint_step)
   say "  killing node 1's launcher (pid $LAUNCHER on $killed) with SIGKILL at step $at_kill"
   kill -KILL "$LAUNCHER"
-  if wait_for_end; then
+  if wait_for_job_end; then
     expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
     expect_eq "its exit code is 0" 0 "$END_CODE"
     expect_eq "dlaunch submit --wait exits 0" 0 "$STATUS"
@@ -221,7 +199,7 @@ if submit spare_node0 --nodes 2 --spare-nodes 1 --max-restarts 2 && expect_progr
   node1_host=$(resumed_lines 0 | awk '$1 == 2 {print $3}')
   say "  killing node 0's launcher (pid $LAUNCHER on $killed) with SIGKILL at step $at_kill"
   kill -KILL "$LAUNCHER"
-  if wait_for_end; then
+  if wait_for_job_end; then
     expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
     expect_eq "its exit code is 0" 0 "$END_CODE"
     after=$(attempt_hosts 1)
@@ -244,7 +222,7 @@ if submit min_nodes --nodes 2 --min-nodes 1 --max-restarts 1 && expect_progress 
   at_kill=$(checkpoint_step)
   say "  killing node 1's launcher (pid $LAUNCHER on $killed) with SIGKILL at step $at_kill"
   kill -KILL "$LAUNCHER"
-  if wait_for_end; then
+  if wait_for_job_end; then
     expect_eq "the job ends COMPLETED" COMPLETED "$END_STATE"
     expect_eq "its exit code is 0" 0 "$END_CODE"
     expect_eq "dlaunch submit --wait exits 0" 0 "$STATUS"

@@ -3,7 +3,8 @@
 # cluster_spares.sh, cluster_hang.sh), which source it after ../lib.sh and
 # the cluster's env files. Not a test itself: ctest runs cluster_*.sh only.
 # Needs NET (cluster.env), NODES, MARK (lib.sh), JOB_ID, GONE_LIMIT, and
-# SUBMITTER when the test submits in the background.
+# SUBMITTER (and END_LIMIT for wait_for_job_end) when the test submits in
+# the background.
 # shellcheck shell=bash
 
 NET_OCTET=${NET##*.}
@@ -73,4 +74,26 @@ _job_known() {
   local folder
   folder=$(sed -n 's/^  folder: //p' "$RUN_DIR/submit.out" 2>/dev/null | tail -n 1)
   [ -n "$folder" ] && [ -s "$folder/job_id" ]
+}
+
+# wait_for_job_end: waits (at most END_LIMIT seconds) for the submitter of
+# submit_in_background; sets END_STATE, END_CODE (the job's, as dlaunch
+# submit --wait reports it) and STATUS (its own). On overrun it says what
+# Slurm shows, cancels the job and returns false.
+wait_for_job_end() {
+  END_STATE="" END_CODE=""
+  wait_pid "$END_LIMIT" "$SUBMITTER"
+  SUBMITTER=""
+  if [ "$STATUS" = timeout ]; then
+    fail "the job ended within ${END_LIMIT} s" \
+      "$(scontrol show job -o "$JOB_ID" 2>&1 | grep -oE '(JobState|Reason|ExitCode|RunTime)=[^ ]*' | tr '\n' ' ')" \
+      "$(tail -n 30 "$LOG" 2>/dev/null)"
+    scancel "$JOB_ID" 2>/dev/null
+    return 1
+  fi
+  local line
+  line=$(grep -o "job $JOB_ID ended [A-Z_]* with exit code [0-9]*" "$RUN_DIR/submit.err" | tail -n 1)
+  END_STATE=$(awk '{print $4}' <<<"$line")
+  END_CODE=$(awk '{print $NF}' <<<"$line")
+  say "  job $JOB_ID ended ${END_STATE:-?} with exit code ${END_CODE:-?}"
 }
