@@ -282,6 +282,7 @@ class RoundSupervisor {
         outputs.file = open_log_file(*path);
         // The folder's error says more than the file's ENOENT.
         if (!outputs.file) outputs.file_error = folder_error ? folder_error.value() : errno;
+        else outputs.times = process::TimeIndex(open_log_file(process::time_index_path(*path)));
       }
       outputs.on_file_fault = [this, index, stream](const process::LogFileFault& fault) {
         on_log_fault(index, stream, fault);

@@ -35,6 +35,7 @@ StreamRelay::StreamRelay(std::string prefix, Outputs outputs)
       console_(outputs.console),
       shown_(outputs.shown && outputs.console != nullptr),
       file_(std::move(outputs.file)),
+      times_(std::move(outputs.times)),
       tail_(outputs.tail),
       on_file_fault_(std::move(outputs.on_file_fault)) {
   if (outputs.file_error != 0) fail_file(LogFileFault{outputs.file_error, false, 0, 0});
@@ -53,6 +54,7 @@ void StreamRelay::feed(std::string_view chunk) {
 // Files CHUNK; returns what of it the console is to see (all of it, unless
 // the file failed just now in a stream the console did not show so far).
 std::string_view StreamRelay::write_file(std::string_view chunk) {
+  times_.note(filed_bytes_);
   util::WriteResult result = util::write_now(file_.get(), chunk);
   filed_bytes_ += result.written;
   if (result.error == 0) return chunk;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "process/log_file_fault.h"
+#include "process/time_index.h"
 #include "util/console.h"
 #include "util/fd.h"
 
@@ -39,6 +40,7 @@ class StreamRelay {
     util::ConsoleSink* console = nullptr;  // null: never shown
     bool shown = true;               // false: shown only once the file fails (-r, a filtered rank)
     util::Fd file;                         // invalid: not filed (or could not be created: file_error)
+    TimeIndex times;                       // when the file's bytes arrived (process/time_index.h)
     int file_error = 0;              // errno: the file could not be created
     OutputTail* tail = nullptr;
     // Called once, when the file fails (or at construction, for file_error).
@@ -68,6 +70,7 @@ class StreamRelay {
   util::ConsoleSink* console_;
   bool shown_;
   util::Fd file_;
+  TimeIndex times_;
   OutputTail* tail_;
   std::function<void(const LogFileFault&)> on_file_fault_;
   std::uint64_t filed_bytes_ = 0;
