@@ -162,4 +162,15 @@ void apply_config_file(SubmitSettings& settings, const std::string& path,
   read_settings_table(*chosen, path, "profiles." + *profile, &settings);
 }
 
+std::vector<std::string> config_profile_names(const std::string& path) {
+  SubmitSettings ignored;
+  apply_config_file(ignored, path, std::nullopt);  // the whole file is checked first
+  std::vector<std::string> names;
+  toml::table root = parse(path);
+  if (const toml::table* profiles = root["profiles"].as_table()) {
+    for (const auto& [name, node] : *profiles) names.emplace_back(name.str());
+  }
+  return names;
+}
+
 }  // namespace dlaunch::submit

@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "submit/submit_settings.h"
 #include "util/environment.h"
@@ -29,5 +30,9 @@ std::optional<std::string> find_config_file(const util::Environment& environment
 // script (script_value.h) or a missing profile.
 void apply_config_file(SubmitSettings& settings, const std::string& path,
                        const std::optional<std::string>& profile);
+
+// The names of the [profiles.NAME] tables of the (valid) file at PATH, in
+// the file's order; apply_config_file's errors for an invalid one.
+std::vector<std::string> config_profile_names(const std::string& path);
 
 }  // namespace dlaunch::submit

@@ -1,0 +1,29 @@
+// Finding a submitted job from what the user types after `dlaunch status`,
+// `logs` or `cancel`: a Slurm job id ("12", or "12_3" for one task of an
+// array), a submission folder (or one task's folder), or "last".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "submit/submission_record.h"
+#include "util/environment.h"
+
+namespace dlaunch::submit {
+
+// Where submission folders are looked for: OUTPUT_DIR when given; else
+// the built-in slurm-outputs, the config file's [defaults] output-dir and
+// each profile's (as dlaunch submit would make them from here).
+std::vector<std::string> submission_dirs(const std::optional<std::string>& output_dir,
+                                         const util::Environment& environment);
+
+struct FoundJob {
+  SubmissionRecord record;
+  std::optional<int> task;  // "12_3", or a task folder: that task alone
+};
+
+// Throws InputError naming JOB and what was tried when it finds nothing.
+FoundJob find_job(const std::string& job, const std::vector<std::string>& dirs);
+
+}  // namespace dlaunch::submit

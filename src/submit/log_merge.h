@@ -1,0 +1,65 @@
+// Merging the workers' log files of a run in time order, as `dlaunch logs`
+// shows them: each file holds one worker stream's bytes unchanged, and its
+// time index (process/time_index.h) says when they arrived, to the
+// second. Lines of one second keep their files' order, rank by rank.
+//
+// Streaming: one buffer per file, so a 100 GB log merges in bounded memory.
+// A line longer than kMaxLineBytes is shown in pieces of that size.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/fd.h"
+
+namespace dlaunch::submit {
+
+inline constexpr std::size_t kMaxLineBytes = 64 * 1024;
+
+struct MergedLine {
+  int rank = 0;
+  int stream = 1;            // 1 stdout, 2 stderr
+  std::int64_t unix_ms = 0;  // when it arrived (0: the file has no time index)
+  std::string text;          // without its newline
+};
+
+// One log file read line by line from where it was left, with the times
+// of its index. Follows a growing file: a line without its newline yet is
+// held back until it is complete (or finish() is called).
+class LogLineSource {
+ public:
+  LogLineSource(int rank, int stream, std::string log_path);
+
+  // The next complete line, if one is there now.
+  bool next(MergedLine& line);
+  // The file will not grow any more: an unterminated last line is a line.
+  void finish() { finished_ = true; }
+  int rank() const { return rank_; }
+
+ private:
+  bool fill();
+  std::int64_t time_at(std::uint64_t offset);
+
+  int rank_;
+  int stream_;
+  std::string path_;
+  util::Fd file_;
+  util::Fd index_;
+  std::string buffer_;
+  std::uint64_t buffer_offset_ = 0;  // the file offset of buffer_[0]
+  std::string index_buffer_;
+  std::int64_t current_ms_ = 0;
+  std::uint64_t next_mark_offset_ = UINT64_MAX;
+  std::int64_t next_mark_ms_ = 0;
+  bool finished_ = false;
+};
+
+// Emits every line now available in SOURCES in time order (then rank,
+// stdout before stderr, file order). Returns how many were emitted.
+std::size_t merge_available(std::vector<std::unique_ptr<LogLineSource>>& sources,
+                            const std::function<void(const MergedLine&)>& emit);
+
+}  // namespace dlaunch::submit

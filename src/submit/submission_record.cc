@@ -1,0 +1,230 @@
+#include "submit/submission_record.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/local_time.h"
+#include "util/strings.h"
+
+namespace dlaunch::submit {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uintmax_t kMaxJsonBytes = 4 << 20;
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream file(path);
+  std::string text;
+  std::getline(file, text);
+  return std::string(util::trim(text));
+}
+
+// "20261203_140509" (or "20261203_140509_2") as "2026-12-03T14:05:09".
+std::string iso_from_timestamp(const std::string& timestamp) {
+  if (timestamp.size() < 15 || timestamp[8] != '_') return timestamp;
+  return fmt::format("{}-{}-{}T{}:{}:{}", timestamp.substr(0, 4), timestamp.substr(4, 2), timestamp.substr(6, 2),
+                     timestamp.substr(9, 2), timestamp.substr(11, 2), timestamp.substr(13, 2));
+}
+
+std::string string_in(const nlohmann::json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+// A setting's value as config.json holds it ({"value": "4", "source": ...}).
+std::string setting(const nlohmann::json& settings, const char* name) {
+  auto found = settings.find(name);
+  if (found == settings.end() || !found->is_object()) return "";
+  return string_in(*found, "value");
+}
+
+int setting_int(const nlohmann::json& settings, const char* name, int fallback) {
+  auto value = util::parse_int(setting(settings, name));
+  return value && *value >= 0 && *value < (1 << 30) ? static_cast<int>(*value) : fallback;
+}
+
+std::vector<TaskRecord> read_tasks(const std::string& folder) {
+  std::vector<TaskRecord> tasks;
+  auto sweep = read_json_file(folder + "/sweep.json");
+  if (!sweep || !sweep->contains("tasks") || !(*sweep)["tasks"].is_array()) return tasks;
+  for (const auto& entry : (*sweep)["tasks"]) {
+    if (!entry.is_object() || !entry.contains("index") || !entry["index"].is_number_integer()) continue;
+    TaskRecord task;
+    task.index = entry["index"].get<int>();
+    std::string name = string_in(entry, "folder");
+    if (name.empty()) name = fmt::format("task_{}", task.index);
+    // Only a folder inside the submission's, whatever the file says.
+    if (name.find('/') != std::string::npos || name == "..") continue;
+    task.folder = folder + "/" + name;
+    if (entry.contains("values") && entry["values"].is_object()) {
+      for (const auto& [key, value] : entry["values"].items())
+        task.values[key] = value.is_string() ? value.get<std::string>() : value.dump();
+    }
+    tasks.push_back(std::move(task));
+  }
+  std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  return tasks;
+}
+
+// The job's name as the job script gave it: --job-name, else the
+// program's file name.
+std::string job_name(const nlohmann::json& config, const nlohmann::json& settings) {
+  std::string name = string_in(config, "job_name");
+  if (name.empty()) name = setting(settings, "job-name");
+  if (name.empty() && config.contains("command") && config["command"].is_array()) {
+    for (const auto& word : config["command"]) {
+      if (!word.is_string()) continue;
+      std::string text = word.get<std::string>();
+      if (text.ends_with(".py") || name.empty()) name = text.substr(text.find_last_of('/') + 1);
+      if (text.ends_with(".py")) break;
+    }
+  }
+  return name;
+}
+
+// The logs folder of the last run: logs/, or logs/requeue_N/ with the
+// highest N (a requeued job's newer runs are there).
+std::string last_run_folder(const std::string& folder) {
+  std::string logs = logs_folder(folder);
+  std::string last = logs;
+  long long highest = -1;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(logs, error)) {
+    std::string name = entry.path().filename().string();
+    if (!name.starts_with("requeue_")) continue;
+    auto number = util::parse_int(name.substr(8));
+    if (number && *number > highest && fs::exists(entry.path() / "result.json")) {
+      highest = *number;
+      last = entry.path().string();
+    }
+  }
+  return last;
+}
+
+}  // namespace
+
+std::optional<nlohmann::json> read_json_file(const std::string& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return std::nullopt;
+  if (fs::file_size(path, error) > kMaxJsonBytes)
+    throw util::InputError(fmt::format("{} is larger than {} MiB: not a file dlaunch wrote", path,
+                                       kMaxJsonBytes >> 20));
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& parse_error) {
+    throw util::InputError(fmt::format("{} is not valid JSON ({}); was it edited by hand or cut short "
+                                       "by a full disk?",
+                                       path, parse_error.what()));
+  }
+}
+
+SubmissionRecord read_submission(const std::string& folder) {
+  SubmissionRecord record;
+  record.folder = fs::absolute(folder).lexically_normal().string();
+  if (record.folder.size() > 1 && record.folder.ends_with('/')) record.folder.pop_back();
+  auto config = read_json_file(record.folder + "/config.json");
+  if (!config || !config->is_object())
+    throw util::InputError(fmt::format("{} is not a dlaunch submit folder: it has no config.json. Give a "
+                                       "job id, a folder that dlaunch submit made, or 'last'",
+                                       folder));
+  record.settings = config->contains("settings") ? (*config)["settings"] : nlohmann::json::object();
+  record.job_id = read_small_file(record.folder + "/job_id");
+  record.name = job_name(*config, record.settings);
+  record.submitted = iso_from_timestamp(string_in(*config, "timestamp"));
+  record.nodes = setting_int(record.settings, "nodes", 1);
+  record.gpus_per_node = setting_int(record.settings, "gpus-per-node", 1);
+  if (config->contains("command") && (*config)["command"].is_array()) {
+    for (const auto& word : (*config)["command"])
+      if (word.is_string()) record.command.push_back(word.get<std::string>());
+  }
+  record.tasks = read_tasks(record.folder);
+  return record;
+}
+
+std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& output_dirs) {
+  std::vector<SubmissionRecord> records;
+  std::vector<std::string> seen;
+  for (const auto& dir : output_dirs) {
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+      if (!entry.is_directory(error) || !fs::exists(entry.path() / "config.json", error)) continue;
+      std::string path = fs::absolute(entry.path()).lexically_normal().string();
+      if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
+      seen.push_back(path);
+      try {
+        records.push_back(read_submission(path));
+      } catch (const util::InputError&) {
+        // A folder cut short (a full disk) is left out of the list, not the whole list.
+      }
+    }
+  }
+  // Folder names are timestamps (with _N for the same second): newest first.
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+    std::string name_a = fs::path(a.folder).filename().string(), name_b = fs::path(b.folder).filename().string();
+    if (name_a.size() != name_b.size() && name_a.substr(0, 15) == name_b.substr(0, 15))
+      return name_a.size() > name_b.size();
+    return name_a > name_b;
+  });
+  return records;
+}
+
+std::string logs_folder(const std::string& folder) { return folder + "/logs"; }
+
+std::optional<nlohmann::json> run_result(const std::string& folder) {
+  try {
+    auto result = read_json_file(last_run_folder(folder) + "/result.json");
+    if (result && result->is_object()) return result;
+  } catch (const util::InputError&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<RecordedEnd> recorded_end(const std::string& folder) {
+  std::optional<nlohmann::json> state;
+  try {
+    state = read_json_file(folder + "/state.json");
+  } catch (const util::InputError&) {
+  }
+  if (state && state->is_object() && !string_in(*state, "state").empty()) {
+    RecordedEnd end;
+    end.state = string_in(*state, "state");
+    if (state->contains("exit_code") && (*state)["exit_code"].is_number_integer())
+      end.exit_code = (*state)["exit_code"].get<int>();
+    end.source = string_in(*state, "source");
+    end.elapsed = string_in(*state, "elapsed");
+    end.nodes = string_in(*state, "nodes");
+    return end;
+  }
+  if (auto result = run_result(folder)) {
+    RecordedEnd end;
+    end.state = string_in(*result, "state");
+    if (result->contains("exit_code") && (*result)["exit_code"].is_number_integer())
+      end.exit_code = (*result)["exit_code"].get<int>();
+    end.source = fmt::format("dlaunch run on node 0, at {}", string_in(*result, "ended"));
+    if (!end.state.empty()) return end;
+  }
+  return std::nullopt;
+}
+
+std::string save_recorded_end(const std::string& folder, const RecordedEnd& end) {
+  nlohmann::json document = {{"state", end.state}, {"source", end.source}, {"elapsed", end.elapsed},
+                             {"nodes", end.nodes}, {"recorded", util::local_time_now()}};
+  if (end.exit_code) document["exit_code"] = *end.exit_code;
+  try {
+    util::write_file_atomically(folder + "/state.json", document.dump(2) + "\n");
+    return "";
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+}
+
+}  // namespace dlaunch::submit

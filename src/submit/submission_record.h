@@ -1,0 +1,75 @@
+// What a submission folder says about its job, read back after the fact
+// (`dlaunch jobs`, `status`, `logs`, `cancel`). dlaunch submit writes:
+//   job_id        the Slurm job id (the array job id for a sweep or array)
+//   config.json   the merged settings, the command, the job's name
+//   sweep.json    for a sweep or array: each task's index, values, folder
+//   task_<i>/     a task's own folder (config.json, slurm log, logs/)
+//   state.json    the last final state dlaunch saw from Slurm (for when
+//                 Slurm has forgotten the job: MinJobAge)
+// and node rank 0's dlaunch run writes logs/result.json (launch/run_record.h).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dlaunch::submit {
+
+struct TaskRecord {
+  int index = 0;
+  std::string folder;  // absolute
+  std::map<std::string, std::string> values;  // a sweep's NAME=VALUE; empty for a raw --array
+};
+
+// A final state as recorded: by dlaunch from Slurm, or by dlaunch run.
+struct RecordedEnd {
+  std::string state;  // COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
+  std::optional<int> exit_code;
+  std::string source;  // "Slurm, seen at 2026-12-03T14:05:09", "dlaunch run on node 0"
+  std::string elapsed;  // Slurm's RunTime when known
+  std::string nodes;    // Slurm's NodeList when known
+};
+
+struct SubmissionRecord {
+  std::string folder;     // absolute
+  std::string job_id;     // "" when never submitted with sbatch (--srun)
+  std::string name;       // the job's name
+  std::string submitted;  // "2026-12-03T14:05:09", from the folder's timestamp
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::vector<std::string> command;
+  std::vector<TaskRecord> tasks;  // a sweep's or array's; empty for one job
+  nlohmann::json settings;        // config.json's "settings", as written
+};
+
+// Reads FOLDER. Throws InputError when it is not a submission folder (no
+// config.json) or a file in it is unreadable JSON, naming the file.
+SubmissionRecord read_submission(const std::string& folder);
+
+// The submission folders under each of OUTPUT_DIRS (missing ones skipped),
+// newest first. Folders that cannot be read are skipped.
+std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& output_dirs);
+
+// The folder in which a run's logs are: FOLDER/logs (a task's: its folder's).
+std::string logs_folder(const std::string& folder);
+
+// The recorded end of the job in FOLDER (a submission's or a task's):
+// state.json first, else dlaunch run's result.json of the last run
+// (logs/result.json, or logs/requeue_N/result.json after a requeue).
+std::optional<RecordedEnd> recorded_end(const std::string& folder);
+
+// Saves END as FOLDER/state.json (atomically). Errors are returned as text,
+// empty on success: a record that cannot be written must not stop a status.
+std::string save_recorded_end(const std::string& folder, const RecordedEnd& end);
+
+// dlaunch run's result.json of the last run in FOLDER, if any.
+std::optional<nlohmann::json> run_result(const std::string& folder);
+
+// Reads a small JSON file (at most 4 MiB). nullopt when it does not exist;
+// throws InputError naming PATH when it is not JSON.
+std::optional<nlohmann::json> read_json_file(const std::string& path);
+
+}  // namespace dlaunch::submit

@@ -1,0 +1,84 @@
+#include "submit/log_merge.h"
+
+#include <fstream>
+#include <gtest/gtest.h>
+
+#include "../test_support/temp_dir.h"
+
+namespace dlaunch::submit {
+namespace {
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::app);
+  file << text;
+}
+
+std::vector<std::string> merged(std::vector<std::unique_ptr<LogLineSource>>& sources) {
+  std::vector<std::string> lines;
+  merge_available(sources, [&](const MergedLine& line) {
+    lines.push_back(std::to_string(line.rank) + ":" + line.text);
+  });
+  return lines;
+}
+
+TEST(MergeAvailable, OrdersLinesOfSeveralFilesByTheirIndexTimes) {
+  test_support::TempDir dir;
+  write(dir.path() + "/a.log", "a1\na2\na3\n");
+  write(dir.path() + "/a.times", "0 1000\n3 3000\n");  // a1 at 1 s; a2, a3 at 3 s
+  write(dir.path() + "/b.log", "b1\nb2\n");
+  write(dir.path() + "/b.times", "0 2000\n3 4000\n");  // b1 at 2 s, b2 at 4 s
+  std::vector<std::unique_ptr<LogLineSource>> sources;
+  sources.push_back(std::make_unique<LogLineSource>(0, 1, dir.path() + "/a.log"));
+  sources.push_back(std::make_unique<LogLineSource>(1, 1, dir.path() + "/b.log"));
+  EXPECT_EQ(merged(sources), (std::vector<std::string>{"0:a1", "1:b1", "0:a2", "0:a3", "1:b2"}));
+}
+
+TEST(MergeAvailable, WithoutIndexFilesKeepsRankOrder) {
+  test_support::TempDir dir;
+  write(dir.path() + "/a.log", "a1\n");
+  write(dir.path() + "/b.log", "b1\n");
+  std::vector<std::unique_ptr<LogLineSource>> sources;
+  sources.push_back(std::make_unique<LogLineSource>(1, 1, dir.path() + "/b.log"));
+  sources.push_back(std::make_unique<LogLineSource>(0, 1, dir.path() + "/a.log"));
+  EXPECT_EQ(merged(sources), (std::vector<std::string>{"0:a1", "1:b1"}));
+}
+
+TEST(LogLineSource, HoldsAnUnfinishedLineUntilItEndsOrTheFileIsDone) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/a.log";
+  write(path, "one\ntw");
+  LogLineSource source(0, 1, path);
+  MergedLine line;
+  ASSERT_TRUE(source.next(line));
+  EXPECT_EQ(line.text, "one");
+  EXPECT_FALSE(source.next(line));
+  write(path, "o\nthr");
+  ASSERT_TRUE(source.next(line));
+  EXPECT_EQ(line.text, "two");
+  EXPECT_FALSE(source.next(line));
+  source.finish();
+  ASSERT_TRUE(source.next(line));
+  EXPECT_EQ(line.text, "thr");
+  EXPECT_FALSE(source.next(line));
+}
+
+TEST(LogLineSource, CutsAnOverlongLineIntoBoundedPieces) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/a.log";
+  write(path, std::string(kMaxLineBytes * 2 + 5, 'x') + "\n");
+  LogLineSource source(0, 1, path);
+  MergedLine line;
+  std::vector<std::size_t> sizes;
+  while (source.next(line)) sizes.push_back(line.text.size());
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{kMaxLineBytes, kMaxLineBytes, 5}));
+}
+
+TEST(LogLineSource, AMissingFileHasNoLines) {
+  LogLineSource source(0, 1, "/nonexistent/dlaunch/a.log");
+  source.finish();
+  MergedLine line;
+  EXPECT_FALSE(source.next(line));
+}
+
+}  // namespace
+}  // namespace dlaunch::submit
