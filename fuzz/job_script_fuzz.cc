@@ -3,8 +3,9 @@
 //
 // The input is split (FuzzedDataProvider) into values for the settings that
 // reach the script (job-name, partition, account, qos, time, constraint,
-// mem, output-dir, signal, a list of sbatch-args), the ones that reach only
-// the srun line (run-args, prefix, the program and its arguments) and the
+// mem, output-dir, signal, a list of sbatch-args, which may hold sbatch's
+// --array and make the job an array), the ones that reach only the srun
+// line (run-args, prefix, the program and its arguments, srun-args) and the
 // numbers and switches. Each value comes from a flag or a dlaunch.toml line,
 // as dlaunch submit merges them; make_job_request() and job_script() then
 // run as dlaunch submit runs them. Checks:
@@ -17,7 +18,9 @@
 //    exports, in node mode the worker log folder and token lines, and one
 //    srun command whose words are srun_step_command() with "$log_dir" for
 //    the launchers' log folder, no other word holding anything bash would
-//    expand.
+//    expand; for a job array, the task's folder ("$task_dir", from
+//    $SLURM_ARRAY_TASK_ID) in place of the submission folder wherever the
+//    script names the job's own files.
 // expected_commands() spells out job_script()'s fixed lines: when those
 // change, change it too.
 //
@@ -41,6 +44,7 @@
 #include "submit/job_script.h"
 #include "submit/submit_settings.h"
 #include "util/error.h"
+#include "util/shell_words.h"
 
 namespace {
 
@@ -108,6 +112,10 @@ class InputReader {
     read_numbers_and_switches();
     inputs_.command = texts(4);
     if (inputs_.command.empty()) inputs_.command.push_back(text());
+    // Last, so the seeds written before srun-args existed keep their meaning.
+    std::vector<std::string> srun_args = texts(2);
+    for (const auto& arg : srun_args) inputs_.must_refuse |= arg.empty() || has_control(arg);
+    if (!srun_args.empty()) set("srun-arg", srun_args);
     return std::move(inputs_);
   }
 
@@ -193,22 +201,41 @@ std::vector<std::string> expected_options(const Inputs& inputs, const submit::Jo
   if (request.signal) options.push_back("--signal=" + request.signal->sbatch_value());
   if (settings.flag("requeue")) options.push_back("--requeue");
   if (request.outlives_a_node()) options.push_back("--no-kill");
-  options.push_back("--output=" + request.submission_dir + "/slurm-%j.log");
+  if (request.array) {
+    // An --array among the sbatch-args is taken out, checked, and written by dlaunch.
+    options.push_back("--array=" + request.array->spec);
+    options.push_back("--output=" + request.submission_dir + "/task_%a/slurm-%A_%a.log");
+  } else {
+    options.push_back("--output=" + request.submission_dir + "/slurm-%j.log");
+  }
   options.push_back("--open-mode=append");
-  for (const auto& arg : settings.list("sbatch-arg")) options.push_back(arg);
+  for (const auto& arg : request.sbatch_args) options.push_back(arg);
+  if (!request.array) check(request.sbatch_args == settings.list("sbatch-arg"), "sbatch-args lost", "");
   return options;
 }
 
+// Where the script keeps the job's own file NAME: in the submission
+// folder, or in an array task's folder.
+std::string own_file(const submit::JobRequest& request, const std::string& name) {
+  return (request.array ? std::string("$task_dir") : request.submission_dir) + "/" + name;
+}
+
 // The srun command bash must read: srun_step_command(), the launchers'
-// --log-dir taken from the script's $log_dir in node mode.
+// --log-dir taken from the script's $log_dir in node mode, an array task's
+// exit-code file in its folder. Only the words after srun's own options and
+// the srun-args are dlaunch run's.
 std::vector<std::string> expected_srun(const submit::JobRequest& request) {
   std::vector<std::string> words = submit::srun_step_command(request);
   if (request.launch == submit::LaunchMode::kTask) return words;
-  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-    if (words[i] == "--log-dir") {
-      words[i + 1] = "$log_dir";
-      break;
-    }
+  // srun's own options never hold "/opt/dlaunch"; the srun-args may.
+  submit::JobRequest without_srun_args = request;
+  without_srun_args.srun_args.clear();
+  std::vector<std::string> own = submit::srun_step_command(without_srun_args);
+  std::size_t program = request.srun_args.size();
+  while (own[program - request.srun_args.size()] != "/opt/dlaunch") ++program;
+  for (std::size_t i = words.size() - 1; i > program; --i) {
+    if (words[i - 1] == "--log-dir") words[i] = "$log_dir";
+    if (words[i - 1] == "--exit-code-file" && request.array) words[i] = own_file(request, submit::kExitCodeFileName);
   }
   return words;
 }
@@ -216,13 +243,18 @@ std::vector<std::string> expected_srun(const submit::JobRequest& request) {
 // Every command bash must read from the script, in order.
 std::vector<std::vector<std::string>> expected_commands(const submit::JobRequest& request) {
   const std::string& dir = request.submission_dir;
-  std::vector<std::vector<std::string>> commands = {
-      {"export", std::string("TIMESTAMP=") + kTimestamp}, {"export", "OUTPUT_DIR=" + dir}};
+  std::vector<std::vector<std::string>> commands = {{"export", std::string("TIMESTAMP=") + kTimestamp}};
+  if (request.array) {
+    commands.push_back({"task_dir=" + dir + "/task_$SLURM_ARRAY_TASK_ID"});
+    commands.push_back({"export", "OUTPUT_DIR=$task_dir"});
+  } else {
+    commands.push_back({"export", "OUTPUT_DIR=" + dir});
+  }
   if (request.launch == submit::LaunchMode::kNode) {
     std::vector<std::vector<std::string>> node_lines = {
-        {"log_dir=" + dir + "/logs"},
+        {"log_dir=" + own_file(request, "logs")},
         {"if", "[", "${SLURM_RESTART_COUNT:-0}", "!=", "0", "];", "then"},
-        {"log_dir=" + dir + "/logs/requeue_$SLURM_RESTART_COUNT"},
+        {"log_dir=" + own_file(request, "logs/requeue_$SLURM_RESTART_COUNT")},
         {"echo", "dlaunch: job $SLURM_JOB_ID started again after requeue $SLURM_RESTART_COUNT; "
                  "worker logs in $log_dir"},
         {"fi"},
@@ -235,7 +267,7 @@ std::vector<std::vector<std::string>> expected_commands(const submit::JobRequest
     return commands;
   }
   // The job's code is dlaunch's (job_script.cc, exit_code_lines).
-  const std::string file = dir + "/" + submit::kExitCodeFileName;
+  const std::string file = own_file(request, submit::kExitCodeFileName);
   commands.push_back({"rm", "-f", file});
   commands.push_back(expected_srun(request));
   commands.push_back({"status=$?"});
@@ -244,12 +276,13 @@ std::vector<std::vector<std::string>> expected_commands(const submit::JobRequest
   return commands;
 }
 
-// Words that carry a value must mean exactly their text to bash.
+// Words that carry a value must mean exactly their text to bash; a word
+// that starts with "$log_dir" or "$task_dir" is the script's own variable.
 void check_plain(const ShellCommand& command, std::size_t except, const std::string& script) {
   for (std::size_t i = 0; i < command.words.size(); ++i) {
-    if (i != except)
-      check(!command.special[i], "a word bash would expand or treat specially",
-            command.words[i] + "\nscript:\n" + script);
+    if (i == except || command.words[i].starts_with("$task_dir/")) continue;
+    check(!command.special[i], "a word bash would expand or treat specially",
+          command.words[i] + "\nscript:\n" + script);
   }
 }
 
@@ -269,7 +302,16 @@ void check_bash_reading(const submit::JobRequest& request, const std::string& sc
   }
   check(sruns == 1, "not exactly one srun command", script);
   check_plain(shell.commands[0], 0, script);
-  check_plain(shell.commands[1], 0, script);
+  // An array's task_dir line names $SLURM_ARRAY_TASK_ID; its folder must mean its text.
+  if (request.array) {
+    const std::string& task_dir = shell.commands[1].words[0];
+    check(task_dir == "task_dir=" + request.submission_dir + "/task_$SLURM_ARRAY_TASK_ID" &&
+              script.find(util::shell_join({request.submission_dir + "/task_"}) + "\"$SLURM_ARRAY_TASK_ID\"") !=
+                  std::string::npos,
+          "the task folder is not the submission folder's task_<i>", script);
+  } else {
+    check_plain(shell.commands[1], 0, script);
+  }
   std::size_t srun_at = 0;
   while (shell.commands[srun_at].words.front() != "srun") ++srun_at;
   const ShellCommand& srun = shell.commands[srun_at];
@@ -277,12 +319,12 @@ void check_bash_reading(const submit::JobRequest& request, const std::string& sc
   if (request.outlives_a_node()) {
     check_plain(shell.commands[srun_at - 1], shell.commands[srun_at - 1].words.size(), script);
     const ShellCommand& read_back = shell.commands[srun_at + 2];
-    check(!read_back.special[3], "the exit-code file's path is a word bash would expand",
+    check(request.array || !read_back.special[3], "the exit-code file's path is a word bash would expand",
           read_back.words[3] + "\nscript:\n" + script);
   }
   std::size_t log_dir = srun.words.size();
   for (std::size_t i = 0; i < srun.words.size(); ++i) {
-    if (srun.words[i] == "$log_dir" && request.launch == submit::LaunchMode::kNode) {
+    if (srun.words[i] == "$log_dir" && srun.special[i] && request.launch == submit::LaunchMode::kNode) {
       log_dir = i;
       break;
     }

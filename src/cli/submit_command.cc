@@ -12,6 +12,8 @@
 #include "launch/token_setting.h"
 #include "process/worker_process.h"
 #include "rendezvous/token.h"
+#include "submit/array_folders.h"
+#include "submit/array_watch.h"
 #include "submit/config_file.h"
 #include "submit/job_script.h"
 #include "submit/job_watch.h"
@@ -62,6 +64,8 @@ nlohmann::json settings_json(const submit::SubmitSettings& settings, const submi
   document["command"] = request.command;
   document["dlaunch"] = request.dlaunch_path;
   document["timestamp"] = request.timestamp;
+  // dlaunch jobs and status show the name the job got, derived or given.
+  document["job_name"] = request.job_name.value_or("");
   return document;
 }
 
@@ -164,6 +168,26 @@ std::string parse_job_id(const std::string& sbatch_output) {
   return id;
 }
 
+// Follows every task of the job array JOB_ID, then shows the table of
+// tasks and names the failed ones; the exit code is 0 only when every task
+// completed with 0.
+int follow_array_job(const submit::JobRequest& request, const std::string& job_id) {
+  const submit::JobArray& array = *request.array;
+  fmt::print(stderr, "dlaunch: following the {} tasks of job array {} (Ctrl-C stops following; scancel {} "
+             "cancels them)\n", array.tasks.size(), job_id, job_id);
+  say_the_job_goes_on_when_stopped(job_id);
+  std::vector<submit::TaskStatus> statuses = submit::follow_array(job_id, array);
+  fmt::print("{}", submit::array_table(array, statuses, request.submission_dir));
+  std::fflush(stdout);
+  auto failed = submit::failed_task_lines(array, statuses, request.submission_dir, job_id);
+  for (const std::string& line : failed) fmt::print(stderr, "dlaunch: {}\n", line);
+  int code = submit::array_exit_code(statuses);
+  fmt::print(stderr, "dlaunch: job {} ended {} with exit code {} ({} of {} tasks completed with exit code 0)\n",
+             job_id, code == 0 ? "COMPLETED" : "FAILED", code, array.tasks.size() - failed.size(),
+             array.tasks.size());
+  return code;
+}
+
 int submit_batch(const submit::JobRequest& request, bool wait) {
   const std::string script_path = request.submission_dir + "/job.sbatch";
   // A fresh secret for every submission; the script reads it from this file.
@@ -178,6 +202,14 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
   }
   std::string job_id = parse_job_id(sbatch.out);
   write_file(request.submission_dir + "/job_id", job_id + "\n");
+  if (request.array) {
+    submit::record_array_job_id(request.submission_dir, *request.array, job_id);
+    fmt::print("Submitted job array {} ({} tasks)\n  folder: {}\n  logs:   {}/task_<i>/slurm-{}_<i>.log\n", job_id,
+               request.array->tasks.size(), request.submission_dir, request.submission_dir, job_id);
+    if (!wait) return 0;
+    std::fflush(stdout);
+    return follow_array_job(request, job_id);
+  }
   std::string log = fmt::format("{}/slurm-{}.log", request.submission_dir, job_id);
   fmt::print("Submitted job {}\n  folder: {}\n  log:    {}\n", job_id, request.submission_dir, log);
   if (!wait) return 0;
@@ -215,6 +247,8 @@ int submit_command(const CommandArgs& args) {
   request = submit::make_job_request(settings, options->command, util::own_executable(),
                              submit::create_submission_folder(output_dir, timestamp), timestamp);
   write_file(request.submission_dir + "/config.json", settings_json(settings, request).dump(2) + "\n");
+  // Slurm does not make --output's folder: every task's exists before sbatch.
+  if (request.array) submit::create_task_folders(request.submission_dir, *request.array);
   if (srun) run_in_foreground(request);
   return submit_batch(request, settings.flag("wait"));
 }

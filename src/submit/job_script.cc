@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdint>
 #include <fmt/format.h>
+#include <map>
 
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
@@ -207,40 +208,85 @@ void check_requeue(const SubmitSettings& settings, const JobRequest& request) {
         source, settings.find("launch")->source));
 }
 
+// PATH inside the job's own folder as a shell word: under the submission
+// folder, or for an array task under its task_<i>/ ("$task_dir"/PATH).
+std::string run_folder_word(const JobRequest& request, const std::string& path) {
+  if (!request.array) return util::shell_join({request.submission_dir + "/" + path});
+  return "\"$task_dir\"/" + util::shell_join({path});
+}
+
+// The word after the first FLAG from AT on in WORDS, or WORDS.size().
+std::size_t value_of(const std::vector<std::string>& words, std::size_t at, std::string_view flag) {
+  for (std::size_t i = at; i + 1 < words.size(); ++i) {
+    if (words[i] == flag) return i + 1;
+  }
+  return words.size();
+}
+
 // The srun line of the job script: as srun_step_command(), except that the
-// worker log folder is the script's $log_dir (it differs after a requeue).
+// worker log folder is the script's $log_dir (it differs after a requeue),
+// an array task's exit-code file is in its own folder, and a sweep's task
+// adds its arguments ($task_args, from the case block).
 std::string script_step_line(const JobRequest& request) {
   std::vector<std::string> words = srun_step_command(request);
-  std::string line;
-  bool log_dir_next = false, log_dir_done = false;
-  for (const auto& word : words) {
-    if (!line.empty()) line += ' ';
-    if (log_dir_next) {
-      line += "\"$log_dir\"";
-      log_dir_next = false;
-      log_dir_done = true;
-      continue;
-    }
-    line += util::shell_join({word});
-    // The first --log-dir is node_program()'s: srun's options come before it.
-    if (word == "--log-dir" && !log_dir_done) log_dir_next = true;
+  // node_program()'s words come last: srun's options and the --srun-args,
+  // which may hold anything, come before its --log-dir.
+  const std::size_t program_at = words.size() - node_program(request).size();
+  std::map<std::size_t, std::string> shell_text;
+  if (request.launch == LaunchMode::kNode) {
+    shell_text[value_of(words, program_at, "--log-dir")] = "\"$log_dir\"";
+    if (request.array && request.outlives_a_node())
+      shell_text[value_of(words, program_at, "--exit-code-file")] = run_folder_word(request, kExitCodeFileName);
   }
+  std::string line;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (!line.empty()) line += ' ';
+    auto given = shell_text.find(i);
+    line += given != shell_text.end() ? given->second : util::shell_join({words[i]});
+  }
+  if (request.array && request.array->swept) line += " \"${task_args[@]}\"";
   return line;
 }
 
 // Sets $log_dir: logs/ on the first run, logs/requeue_N/ when Slurm runs the
 // script again after N requeues, so the first run's logs stay as they were.
 std::string log_dir_lines(const JobRequest& request) {
-  const std::string logs = request.submission_dir + "/logs";
   std::string text;
   text += "# Worker logs: logs/ on the first run; logs/requeue_N/ when Slurm started the job\n";
   text += "# again after N requeues (SLURM_RESTART_COUNT=N), so no run overwrites another's.\n";
-  text += fmt::format("log_dir={}\n", util::shell_join({logs}));
+  text += fmt::format("log_dir={}\n", run_folder_word(request, "logs"));
   text += "if [ \"${SLURM_RESTART_COUNT:-0}\" != 0 ]; then\n";
-  text += fmt::format("  log_dir={}\"$SLURM_RESTART_COUNT\"\n", util::shell_join({logs + "/requeue_"}));
+  text += fmt::format("  log_dir={}\"$SLURM_RESTART_COUNT\"\n", run_folder_word(request, "logs/requeue_"));
   text += "  echo \"dlaunch: job $SLURM_JOB_ID started again after requeue $SLURM_RESTART_COUNT; "
           "worker logs in $log_dir\"\n";
   text += "fi\n";
+  return text;
+}
+
+// An array task's folder (task_<i>/, made before sbatch: Slurm does not
+// make --output's folder) is its OUTPUT_DIR; a sweep's task picks its
+// arguments by its index.
+std::string array_lines(const JobRequest& request) {
+  std::string text;
+  text += "# A job array: task_<i>/ holds task i's Slurm log, worker logs, config.json and exit code.\n";
+  text += fmt::format("task_dir={}\"$SLURM_ARRAY_TASK_ID\"\n",
+                      util::shell_join({request.submission_dir + "/task_"}));
+  text += "export OUTPUT_DIR=\"$task_dir\"\n";
+  if (!request.array->swept) return text;
+  text += "# The sweep's values of this task, added to the program's arguments.\n";
+  text += "case \"$SLURM_ARRAY_TASK_ID\" in\n";
+  for (const SweepTask& task : request.array->tasks)
+    text += fmt::format("  {}) task_args=({}) ;;\n", task.index, util::shell_join(task.args));
+  text += "  *) echo \"dlaunch: array task $SLURM_ARRAY_TASK_ID is none of this sweep's\" >&2; exit 1 ;;\n";
+  text += "esac\n";
+  return text;
+}
+
+// The --setup lines, as written (make_job_request refused control characters).
+std::string setup_text(const JobRequest& request) {
+  if (request.setup_lines.empty()) return "";
+  std::string text = "# --setup: run before the step; srun passes the environment they leave to every node.\n";
+  for (const std::string& line : request.setup_lines) text += line + "\n";
   return text;
 }
 
@@ -292,7 +338,10 @@ std::vector<std::string> sbatch_options(const JobRequest& request) {
   if (request.requeue) options.push_back("--requeue");
   // A node that fails (Slurm marks it DOWN) must not end a job whose spares replace it.
   if (request.outlives_a_node()) options.push_back("--no-kill");
-  options.push_back(fmt::format("--output={}/slurm-%j.log", request.submission_dir));
+  // Each array task logs into its own folder: %A is the array's job id, %a the task's index.
+  if (request.array) options.push_back("--array=" + request.array->spec);
+  options.push_back(request.array ? fmt::format("--output={}/task_%a/slurm-%A_%a.log", request.submission_dir)
+                                  : fmt::format("--output={}/slurm-%j.log", request.submission_dir));
   // Slurm may run the script again (--requeue, or after a node failure) and
   // would truncate slurm-<jobid>.log: add to it instead, keep the first run's.
   options.push_back("--open-mode=append");
@@ -367,6 +416,9 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   request.exclusive = settings.flag("exclusive");
   request.resv_ports = settings.flag("resv-ports");
   request.sbatch_args = settings.list("sbatch-arg");
+  request.srun_args = settings.list("srun-arg");
+  request.setup_lines = settings.list("setup");
+  request.array = job_array_of(settings, request.sbatch_args);
   request.launch = launch_mode(settings);
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
     throw util::InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
@@ -414,6 +466,7 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
   add_kill_on_bad_exit(srun, request);
   add_straggler_wait(srun, request);
   if (request.resv_ports) srun.push_back("--resv-ports=1");
+  srun.insert(srun.end(), request.srun_args.begin(), request.srun_args.end());
   auto program = node_program(request);
   srun.insert(srun.end(), program.begin(), program.end());
   return srun;
@@ -428,18 +481,20 @@ std::string job_script(const JobRequest& request) {
   script += "\n# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n";
   script += "# node rank, GPUs, master address and port from the Slurm step.\n";
   script += fmt::format("export TIMESTAMP={}\n", util::shell_join({request.timestamp}));
-  script += fmt::format("export OUTPUT_DIR={}\n", util::shell_join({request.submission_dir}));
+  if (request.array) script += array_lines(request);
+  else script += fmt::format("export OUTPUT_DIR={}\n", util::shell_join({request.submission_dir}));
   if (request.launch == LaunchMode::kTask) {
-    script += util::shell_join(srun_step_command(request)) + "\n";
+    script += setup_text(request) + script_step_line(request) + "\n";
     return script;
   }
   script += log_dir_lines(request);
   if (request.token_file) script += token_lines(*request.token_file);
+  script += setup_text(request);
   if (!request.outlives_a_node()) {
     script += script_step_line(request) + "\n";
     return script;
   }
-  const std::string file = util::shell_join({exit_code_file(request)});
+  const std::string file = run_folder_word(request, kExitCodeFileName);
   script += fmt::format("rm -f {}\n", file);
   script += script_step_line(request) + "\n";
   script += exit_code_lines(file);
@@ -448,10 +503,14 @@ std::string job_script(const JobRequest& request) {
 
 std::vector<std::string> foreground_command(const JobRequest& request) {
   std::vector<std::string> srun = srun_job_command(request);
-  if (!request.outlives_a_node()) return srun;
+  if (!request.outlives_a_node() && request.setup_lines.empty()) return srun;
+  // The setup lines run here, in the bash that then starts srun, which
+  // passes the environment they leave on to the step.
+  const std::string setup = setup_text(request);
+  if (!request.outlives_a_node()) return {"/bin/bash", "-c", setup + "exec " + util::shell_join(srun)};
   const std::string file = util::shell_join({exit_code_file(request)});
   return {"/bin/bash", "-c",
-          fmt::format("rm -f {}\n{}\n{}", file, util::shell_join(srun), exit_code_lines(file))};
+          setup + fmt::format("rm -f {}\n{}\n{}", file, util::shell_join(srun), exit_code_lines(file))};
 }
 
 std::vector<std::string> sbatch_command(const std::string& script_path) {
@@ -469,6 +528,7 @@ std::vector<std::string> srun_job_command(const JobRequest& request) {
   // One Ctrl-C cancels the step (srun's default needs two within a second).
   srun.push_back("--quit-on-interrupt");
   if (request.resv_ports) srun.push_back("--resv-ports=1");
+  srun.insert(srun.end(), request.srun_args.begin(), request.srun_args.end());
   auto program = node_program(request);
   srun.insert(srun.end(), program.begin(), program.end());
   return srun;

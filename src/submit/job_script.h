@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "submit/job_array.h"
 #include "submit/submit_settings.h"
 #include "util/shell_words.h"
 
@@ -59,7 +60,12 @@ struct JobRequest {
   std::optional<std::string> partition, job_name, time, account, qos, constraint, mem;
   bool exclusive = false;
   bool resv_ports = false;  // srun --resv-ports=1: Slurm picks the port, no derivation needed
-  std::vector<std::string> sbatch_args;
+  std::vector<std::string> sbatch_args;  // without an --array option: that is in `array`
+  std::vector<std::string> srun_args;    // --srun-arg: for the srun that starts the step
+  // --setup: shell lines run before srun (on the batch host; with --srun, here).
+  std::vector<std::string> setup_lines;
+  // A job array (--sweep, or --array among the sbatch args): one folder per task.
+  std::optional<JobArray> array;
   LaunchMode launch = LaunchMode::kNode;
   std::vector<std::string> run_args;  // dlaunch run options for every node
   std::optional<PreemptSignal> signal;  // --signal: forwarded by dlaunch run as --preempt-signal
@@ -87,8 +93,11 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
 // where needed: sbatch_quote), the exported TIMESTAMP/OUTPUT_DIR, the
 // worker log folder (logs/, or logs/requeue_N/ when Slurm started the job
 // again: SLURM_RESTART_COUNT=N), the rendezvous secret read from the token
-// file (never the secret itself), and the srun line that starts dlaunch on
-// every node (or every task).
+// file (never the secret itself), the --setup lines, and the srun line that
+// starts dlaunch on every node (or every task). For a job array, OUTPUT_DIR,
+// the logs and the exit-code file are the task's folder's (task_<i>/, from
+// $SLURM_ARRAY_TASK_ID), and a sweep's task picks its arguments in a case
+// block.
 std::string job_script(const JobRequest& request);
 
 // sbatch SCRIPT_PATH with --parsable, so the job id is all it prints.
@@ -97,8 +106,9 @@ std::vector<std::string> sbatch_command(const std::string& script_path);
 // The srun command of --srun mode: the same job, in the foreground.
 std::vector<std::string> srun_job_command(const JobRequest& request);
 
-// What --srun mode runs: srun_job_command(), or with spare nodes a bash that
-// runs it and exits with the job's code from the exit-code file.
+// What --srun mode runs: srun_job_command(), or a bash that runs the --setup
+// lines first and, with spare nodes, exits with the job's code from the
+// exit-code file.
 std::vector<std::string> foreground_command(const JobRequest& request);
 
 // The srun line inside the job script (without the resource options the

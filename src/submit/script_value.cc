@@ -38,9 +38,25 @@ std::string escaped(std::string_view value) {
   return text;
 }
 
-constexpr std::array<std::string_view, 10> kScriptTextSettings = {
-    "job-name", "partition", "account", "qos", "time",
-    "constraint", "mem", "sbatch-arg", "output-dir", "signal"};
+// setup lines are shell text of the script itself; srun-args and sweep
+// values are quoted there (on the srun line and in the array's case block),
+// but no srun option or program argument a sweep names has a use for a
+// control character, and one line each keeps --dry-run readable.
+constexpr std::array<std::string_view, 13> kScriptTextSettings = {
+    "job-name", "partition", "account", "qos", "time",  "constraint", "mem",
+    "sbatch-arg", "output-dir", "signal", "setup", "srun-arg", "sweep"};
+
+// Why an empty item of the list NAME is refused, and what to give instead;
+// "" when an empty item is harmless (an empty setup line).
+std::string empty_item_problem(std::string_view name) {
+  if (name == "sbatch-arg")
+    return "sbatch would read it as the end of its #SBATCH line. Give each an sbatch option, e.g. "
+           "--sbatch-arg=--reservation=r1, or remove the empty one";
+  if (name == "srun-arg")
+    return "srun would take it for the program to run. Give each an srun option, e.g. "
+           "--srun-arg=--container-image=IMAGE, or remove the empty one";
+  return "";
+}
 
 }  // namespace
 
@@ -74,11 +90,8 @@ void check_script_setting(std::string_view name, const Value& value, std::string
   const auto* items = std::get_if<std::vector<std::string>>(&value);
   if (items == nullptr) return;
   for (const std::string& item : *items) {
-    if (item.empty())
-      throw util::InputError(fmt::format(
-          "{} (from {}) holds an empty value; sbatch would read it as the end of its #SBATCH line. "
-          "Give each an sbatch option, e.g. --sbatch-arg=--reservation=r1, or remove the empty one",
-          name, source));
+    if (std::string problem = empty_item_problem(name); item.empty() && !problem.empty())
+      throw util::InputError(fmt::format("{} (from {}) holds an empty value; {}", name, source, problem));
     check_script_text(name, item, source);
   }
 }

@@ -24,7 +24,7 @@ namespace dlaunch::submit {
 
 // Whether the setting NAME is written into the job script's #SBATCH lines or
 // its text: job-name, partition, account, qos, time, constraint, mem,
-// sbatch-arg, output-dir and signal.
+// sbatch-arg, output-dir, signal, setup, srun-arg and sweep.
 bool reaches_script_text(std::string_view name);
 
 // Throws InputError when VALUE holds a control character: the message names
@@ -36,8 +36,9 @@ void check_script_text(std::string_view what, std::string_view value, std::strin
                        std::string_view remedy = {});
 
 // check_script_text on VALUE (each item of a list) when the setting NAME
-// reaches the script; an empty sbatch-arg is refused too (sbatch would read
-// an empty argument as the end of its line). Used for every layer:
+// reaches the script; an empty sbatch-arg or srun-arg is refused too
+// (sbatch would read an empty argument as the end of its line, srun as the
+// program). Used for every layer:
 // dlaunch.toml when it is read (every profile, used or not) and the merged
 // settings before a job request is made.
 void check_script_setting(std::string_view name, const Value& value, std::string_view source);

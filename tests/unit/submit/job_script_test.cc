@@ -1,6 +1,7 @@
 // dlaunch submit's job scripts and commands for a set of option combinations.
 #include "submit/job_script.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -701,6 +702,200 @@ TEST(SubmitOptions, SpareAndMinNodeRefusals) {
 }
 
 }  // namespace from_flags
+
+// --setup, --srun-arg, and job arrays (--sweep, a raw --array).
+namespace arrays_and_setup {
+
+using test_support::error_of;
+using test_support::input_error_of;
+
+SubmitSettings sweep_2x2() {
+  return with({{"sweep", std::vector<std::string>{"lr=0.1,0.01", "bs=32,64"}}});
+}
+
+TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
+  auto request = request_for(with({{"setup", std::vector<std::string>{"module load cuda/12", "source 'my venv'/bin/activate"}},
+                                   {"srun-arg", std::vector<std::string>{"--container-image=nvcr.io#pytorch", "--export=ALL"}}}));
+  EXPECT_EQ(job_script(request),
+            std::string("#!/bin/bash\n"
+                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --nodes=1\n"
+                        "#SBATCH --ntasks-per-node=1\n"
+                        "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
+                        "#SBATCH --open-mode=append\n"
+                        "\n"
+                        "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
+                        "# node rank, GPUs, master address and port from the Slurm step.\n"
+                        "export TIMESTAMP=20261202_120000\n"
+                        "export OUTPUT_DIR=/out/20261202_120000\n") +
+                kLogDirAndToken +
+                "# --setup: run before the step; srun passes the environment they leave to every node.\n"
+                "module load cuda/12\n"
+                "source 'my venv'/bin/activate\n"
+                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
+                "'--container-image=nvcr.io#pytorch' --export=ALL "
+                "/opt/dlaunch run --log-dir \"$log_dir\" -- train.py\n");
+}
+
+TEST(JobScriptSetup, ASrunArgNamedLikeDlaunchsOptionsIsLeftAsItIs) {
+  // The script's "$log_dir" replaces dlaunch run's --log-dir, never an srun-arg's word.
+  auto request = request_for(with({{"srun-arg", std::vector<std::string>{"--log-dir", "/x"}}}));
+  EXPECT_NE(job_script(request).find("--wait=60 --log-dir /x /opt/dlaunch run --log-dir \"$log_dir\" -- train.py\n"),
+            std::string::npos)
+      << job_script(request);
+}
+
+TEST(JobScriptSetup, SrunModeRunsTheSetupLinesHereThenExecsSrun) {
+  auto request = request_for(with({{"srun", true},
+                                   {"setup", std::vector<std::string>{"export FOO=bar"}},
+                                   {"srun-arg", std::vector<std::string>{"--export=ALL"}}}));
+  std::vector<std::string> srun = srun_job_command(request);
+  ASSERT_NE(std::find(srun.begin(), srun.end(), "--export=ALL"), srun.end());
+  EXPECT_LT(std::find(srun.begin(), srun.end(), "--export=ALL"), std::find(srun.begin(), srun.end(), "/opt/dlaunch"));
+  EXPECT_EQ(foreground_command(request),
+            (std::vector<std::string>{"/bin/bash", "-c",
+                                      "# --setup: run before the step; srun passes the environment they leave "
+                                      "to every node.\nexport FOO=bar\nexec " + util::shell_join(srun)}));
+  // Without setup lines srun runs itself.
+  EXPECT_EQ(foreground_command(request_for(with({{"srun", true}}))).front(), "srun");
+}
+
+TEST(JobScriptSetup, ControlCharactersInSetupLinesAndSrunArgsAreRefused) {
+  for (const char* name : {"setup", "srun-arg", "sweep"}) {
+    EXPECT_TRUE(reaches_script_text(name)) << name;
+    std::string message = input_error_of(
+        [&] { request_for(with_from(name, std::vector<std::string>{"a=1\nrm -rf ~"}, "--flag")); });
+    EXPECT_NE(message.find(std::string(name) + " (from --flag) contains a newline (\\n) at character 4"),
+              std::string::npos)
+        << message;
+  }
+  std::string empty = input_error_of([] { request_for(with_from("srun-arg", std::vector<std::string>{""}, "--srun-arg")); });
+  EXPECT_NE(empty.find("srun-arg (from --srun-arg) holds an empty value; srun would take it for the program"),
+            std::string::npos)
+      << empty;
+  // An empty setup line is only an empty line.
+  EXPECT_EQ(error_of(with({{"setup", std::vector<std::string>{""}}})), "no error");
+}
+
+TEST(JobScriptArray, ASweepIsOneArrayWhoseTasksPickTheirArgumentsAndFolders) {
+  auto settings = sweep_2x2();
+  settings.set("max-parallel", std::int64_t{2}, "--max-parallel");
+  EXPECT_EQ(job_script(request_for(settings)),
+            std::string("#!/bin/bash\n"
+                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --nodes=1\n"
+                        "#SBATCH --ntasks-per-node=1\n"
+                        "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --array=0-3%2\n"
+                        "#SBATCH --output=/out/20261202_120000/task_%a/slurm-%A_%a.log\n"
+                        "#SBATCH --open-mode=append\n"
+                        "\n"
+                        "# Written by dlaunch submit. Every node runs dlaunch, which derives nodes,\n"
+                        "# node rank, GPUs, master address and port from the Slurm step.\n"
+                        "export TIMESTAMP=20261202_120000\n"
+                        "# A job array: task_<i>/ holds task i's Slurm log, worker logs, config.json and exit code.\n"
+                        "task_dir=/out/20261202_120000/task_\"$SLURM_ARRAY_TASK_ID\"\n"
+                        "export OUTPUT_DIR=\"$task_dir\"\n"
+                        "# The sweep's values of this task, added to the program's arguments.\n"
+                        "case \"$SLURM_ARRAY_TASK_ID\" in\n"
+                        "  0) task_args=(--lr=0.1 --bs=32) ;;\n"
+                        "  1) task_args=(--lr=0.1 --bs=64) ;;\n"
+                        "  2) task_args=(--lr=0.01 --bs=32) ;;\n"
+                        "  3) task_args=(--lr=0.01 --bs=64) ;;\n"
+                        "  *) echo \"dlaunch: array task $SLURM_ARRAY_TASK_ID is none of this sweep's\" >&2; exit 1 ;;\n"
+                        "esac\n"
+                        "# Worker logs: logs/ on the first run; logs/requeue_N/ when Slurm started the job\n"
+                        "# again after N requeues (SLURM_RESTART_COUNT=N), so no run overwrites another's.\n"
+                        "log_dir=\"$task_dir\"/logs\n"
+                        "if [ \"${SLURM_RESTART_COUNT:-0}\" != 0 ]; then\n"
+                        "  log_dir=\"$task_dir\"/logs/requeue_\"$SLURM_RESTART_COUNT\"\n"
+                        "  echo \"dlaunch: job $SLURM_JOB_ID started again after requeue $SLURM_RESTART_COUNT; "
+                        "worker logs in $log_dir\"\n"
+                        "fi\n"
+                        "# The rendezvous secret every node's dlaunch run proves (the file is readable by you only).\n"
+                        "DLAUNCH_RDZV_TOKEN=$(cat /out/20261202_120000/rdzv.token) || exit 1\n"
+                        "export DLAUNCH_RDZV_TOKEN\n"
+                        "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
+                        "/opt/dlaunch run --log-dir \"$log_dir\" -- train.py \"${task_args[@]}\"\n"));
+}
+
+TEST(JobScriptArray, SweepValuesAreQuotedForTheShell) {
+  auto request = request_for(with({{"sweep", std::vector<std::string>{"name=a b,$(x),it's"}}}));
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("  0) task_args=('--name=a b') ;;\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("  1) task_args=('--name=$(x)') ;;\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("  2) task_args=('--name=it'\\''s') ;;\n"), std::string::npos) << script;
+}
+
+TEST(JobScriptArray, EachTaskRunsWithItsOwnArgumentsFolderAndLogs) {
+  const std::string folder = ::testing::TempDir() + "dlaunch array 'script' test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  auto request = make_job_request(sweep_2x2(), {"train.py", "--epochs", "3"}, "/opt/dlaunch", folder, "t");
+  write_secret_file(*request.token_file, rendezvous::generate_token());
+  const std::string script = job_script(request);
+  std::string task2 = run_script(folder, script, "SLURM_JOB_ID=9 SLURM_ARRAY_TASK_ID=2");
+  EXPECT_NE(task2.find("arg=--log-dir\narg=" + folder + "/task_2/logs\n"), std::string::npos) << task2;
+  EXPECT_NE(task2.find("arg=train.py\narg=--epochs\narg=3\narg=--lr=0.01\narg=--bs=32\n"), std::string::npos) << task2;
+  std::string requeued = run_script(folder, script, "SLURM_JOB_ID=9 SLURM_ARRAY_TASK_ID=3 SLURM_RESTART_COUNT=1");
+  EXPECT_NE(requeued.find("arg=" + folder + "/task_3/logs/requeue_1\n"), std::string::npos) << requeued;
+  EXPECT_NE(requeued.find("arg=--lr=0.01\narg=--bs=64\n"), std::string::npos) << requeued;
+  // A task the sweep does not know stops before srun.
+  std::string stray = run_script(folder, script, "SLURM_JOB_ID=9 SLURM_ARRAY_TASK_ID=7");
+  EXPECT_EQ(stray.find("arg="), std::string::npos) << stray;
+  EXPECT_NE(stray.find("array task 7 is none of this sweep's"), std::string::npos) << stray;
+  std::filesystem::remove_all(folder);
+}
+
+TEST(JobScriptArray, ATaskThatOutlivesANodeKeepsItsExitCodeInItsFolder) {
+  const std::string folder = ::testing::TempDir() + "dlaunch array exit code test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder + "/task_1");
+  auto settings = sweep_2x2();
+  settings.set("nodes", std::int64_t{2}, "--nodes");
+  settings.set("spare-nodes", std::int64_t{1}, "--spare-nodes");
+  auto request = make_job_request(settings, {"train.py"}, "/opt/dlaunch", folder, "t");
+  write_secret_file(*request.token_file, rendezvous::generate_token());
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("--exit-code-file \"$task_dir\"/exit_code -- train.py \"${task_args[@]}\"\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("rm -f \"$task_dir\"/exit_code\n"), std::string::npos) << script;
+  std::ofstream(request.submission_dir + "/job.sbatch") << script;
+  const std::string writes_four =
+      "while [ $# -gt 0 ]; do [ \"$1\" = --exit-code-file ] && echo 4 >\"$2\"; shift; done; return 137";
+  std::string command = "env -i PATH=/usr/bin:/bin SLURM_ARRAY_TASK_ID=1 bash -c " +
+                        util::shell_join({"srun() { " + writes_four + "; }; export -f srun; exec bash \"$0\""}) + " " +
+                        util::shell_join({folder + "/job.sbatch"}) + " >/dev/null 2>&1";
+  int status = std::system(command.c_str());
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 4);
+  EXPECT_TRUE(std::filesystem::exists(folder + "/task_1/exit_code"));
+  EXPECT_FALSE(std::filesystem::exists(folder + "/exit_code"));
+  std::filesystem::remove_all(folder);
+}
+
+TEST(JobScriptArray, ARawArrayGetsTaskFoldersWithoutValues) {
+  auto request = request_for(with({{"sbatch-arg", std::vector<std::string>{"--reservation=r1", "--array=1,3-4%1"}}}));
+  std::string script = job_script(request);
+  auto sbatch = script_reader::read_sbatch_directives(script);
+  EXPECT_EQ(sbatch.arguments, (std::vector<std::string>{
+                                  "--job-name=train.py", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1",
+                                  "--array=1,3-4%1", "--output=/out/20261202_120000/task_%a/slurm-%A_%a.log",
+                                  "--open-mode=append", "--reservation=r1"}));
+  EXPECT_NE(script.find("export OUTPUT_DIR=\"$task_dir\"\n"), std::string::npos) << script;
+  EXPECT_EQ(script.find("case "), std::string::npos) << script;
+  EXPECT_EQ(script.find("task_args"), std::string::npos) << script;
+}
+
+TEST(JobScriptArray, TaskLaunchSweepsToo) {
+  auto request = request_for(with({{"launch", std::string("task")}, {"sweep", std::vector<std::string>{"lr=1,2"}}}));
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("/opt/dlaunch exec -- train.py \"${task_args[@]}\"\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("  1) task_args=(--lr=2) ;;\n"), std::string::npos) << script;
+}
+
+}  // namespace arrays_and_setup
 
 }  // namespace
 }  // namespace dlaunch::submit
