@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "util/command_line_spec.h"
+
 namespace dlaunch::check {
 
 struct CheckOptions {
@@ -26,5 +28,9 @@ struct CheckOptions {
 // Throws UsageError naming a bad option or value, InputError naming a byte
 // count that is malformed, negative or beyond 1 TiB, with the value as typed.
 std::optional<CheckOptions> parse_check_options(const std::vector<std::string>& args);
+
+// The options of `dlaunch check`, for `dlaunch completion`. (dlaunch
+// itself links this file, not the rest of the check: no gloo.)
+util::CommandLineSpec describe_check_options();
 
 }  // namespace dlaunch::check

@@ -6,16 +6,23 @@
 
 #include "cli/check_command.h"
 #include "cli/command.h"
+#include "cli/completion_command.h"
 #include "cli/env_command.h"
 #include "cli/exec_command.h"
 #include "cli/dump_python_command.h"
+#include "cli/help_command.h"
 #include "cli/hostlist_command.h"
 #include "cli/stacks_command.h"
 #include "cli/run_command.h"
 #include "cli/ssh_command.h"
 #include "cli/submit_command.h"
+#include "cli/version_command.h"
+#include "check/check_options.h"
+#include "launch/run_options.h"
 #include "process/console_report.h"
 #include "process/signal_channel.h"
+#include "ssh/ssh_options.h"
+#include "submit/submit_options.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -23,56 +30,41 @@
 namespace dlaunch::cli {
 namespace {
 
-int version_command(const CommandArgs&) {
-  fmt::print("dlaunch {}\n", DLAUNCH_VERSION);
-  return 0;
-}
-
-int help_command(const CommandArgs&);
+// Commands that are handed the table itself.
+int help(const CommandArgs& args);
+util::CommandLineSpec help_line();
+int completion(const CommandArgs& args);
 
 constexpr Command kCommands[] = {
-    {"run", "start and supervise this node's workers (torchrun-compatible)", run_command},
-    {"submit", "submit a job to Slurm with sbatch, or run it now with srun", submit_command},
-    {"ssh", "run a job on hosts over ssh: dlaunch run on every host, one output", ssh_command},
+    {"run", "start and supervise this node's workers (torchrun-compatible)", run_command,
+     launch::describe_run_options},
+    {"submit", "submit a job to Slurm with sbatch, or run it now with srun", submit_command,
+     submit::describe_submit_options},
+    {"ssh", "run a job on hosts over ssh: dlaunch run on every host, one output", ssh_command,
+     ssh::describe_ssh_options},
     {"exec", "inside an srun task: set torchrun's variables from Slurm's and run PROGRAM",
-     exec_command},
+     exec_command, launch::describe_exec_options},
     {"check", "prove the fabric: all-reduce check, bandwidth sweep, node-pair bandwidth",
-     check_command},
+     check_command, check::describe_check_options},
     {"env", "show the topology 'dlaunch run' would use here, and where each value came from",
-     env_command},
+     env_command, env_command_line},
     {"stacks", "show where every rank of a running job is: its stacks, grouped, outliers first",
-     stacks_command},
-    {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command},
-    {"version", "print the version", version_command},
-    {"help", "show this help", help_command},
+     stacks_command, stacks_command_line},
+    {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command,
+     hostlist_command_line},
+    {"completion", "print a bash, zsh or fish completion script for dlaunch", completion,
+     completion_command_line},
+    {"version", "print the version", version_command, version_command_line},
+    {"help", "show this help, or a command's", help, help_line},
     // Internal (not in the help): a stack capture's helper.
     {"__dump-python", "", dump_python_command},
 };
 
-const Command& find_command(std::string_view name);
+int help(const CommandArgs& args) { return help_command(args, kCommands); }
 
-// `dlaunch help CMD` is `dlaunch CMD --help`.
-int help_command(const CommandArgs& args) {
-  if (!args.empty()) return find_command(args.front()).function({"--help"});
-  fmt::print("dlaunch: launch distributed training on Slurm and SSH clusters\n\n");
-  fmt::print("usage: dlaunch COMMAND [options]\n\ncommands:\n");
-  for (const auto& command : kCommands) {
-    if (std::string_view(command.name).rfind("__", 0) != 0) fmt::print("  {:<10} {}\n", command.name, command.summary);
-  }
-  fmt::print("\n'dlaunch COMMAND --help' (or 'dlaunch help COMMAND') shows a command's options.\n");
-  return 0;
-}
+util::CommandLineSpec help_line() { return help_command_line(kCommands); }
 
-const Command& find_command(std::string_view name) {
-  std::vector<std::string> names;
-  for (const auto& command : kCommands) {
-    if (name == command.name) return command;
-    names.emplace_back(command.name);
-  }
-  std::string hint;
-  if (auto close = util::closest_match(name, names)) hint = fmt::format(" Did you mean '{}'?", *close);
-  throw util::UsageError(fmt::format("unknown command '{}'.{} Run 'dlaunch help' for the list.", name, hint));
-}
+int completion(const CommandArgs& args) { return completion_command(args, kCommands); }
 
 }  // namespace
 
@@ -107,6 +99,8 @@ int run_catching(const std::function<int()>& body) {
 
 }  // namespace
 
+std::span<const Command> command_table() { return kCommands; }
+
 int run_guarded(const std::function<int()>& body) {
   int code = run_catching(body);
   // Bounded: a stalled console gets kConsoleExitWait, then we exit anyway.
@@ -116,11 +110,11 @@ int run_guarded(const std::function<int()>& body) {
 
 int dlaunch_main(int argc, char** argv) {
   return run_guarded([&] {
-    if (argc < 2) return help_command({});
+    if (argc < 2) return help({});
     std::string_view name = argv[1];
-    if (name == "--help" || name == "-h") return help_command({});
+    if (name == "--help" || name == "-h") return help({});
     if (name == "--version") return version_command({});
-    const Command& command = find_command(name);
+    const Command& command = find_command(kCommands, name);
     return command.function(CommandArgs(argv + 2, argv + argc));
   });
 }

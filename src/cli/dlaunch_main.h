@@ -2,6 +2,9 @@
 #pragma once
 
 #include <functional>
+#include <span>
+
+#include "cli/command.h"
 
 namespace dlaunch::cli {
 
@@ -16,5 +19,9 @@ int dlaunch_main(int argc, char** argv);
 // the other executables built from this library, and the same final
 // flush of the console.
 int run_guarded(const std::function<int()>& body);
+
+// The command table dlaunch_main dispatches from (for tests that check
+// every command keeps the conventions of util/command_line.h).
+std::span<const Command> command_table();
 
 }  // namespace dlaunch::cli

@@ -1,5 +1,6 @@
 #include "cli/env_command.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "process/signal_channel.h"
+#include "util/command_line.h"
 #include "util/strings.h"
 
 namespace dlaunch::cli {
@@ -113,33 +115,46 @@ void print_json(const std::vector<Row>& rows, const launch::LaunchConfig& config
   fmt::print("{}\n", document.dump(2));
 }
 
+constexpr const char* kDescription =
+    "Show the topology 'dlaunch run' would use here with the same options and environment, and "
+    "where each value came from (a flag, a PET_ or SLURM_ variable, or a default).";
+
+void configure(CLI::App& app, bool& json) {
+  app.prefix_command();
+  util::set_usage(app, "dlaunch env [--json] [run options] [PROGRAM ...]");
+  app.add_flag("--json", json, "Print the values and their sources as JSON")->group("Report");
+  launch::add_run_options(app);
+  util::finish_help(app, {
+                             {"dlaunch env", "what dlaunch run would use here: nodes, ranks, master, port"},
+                             {"srun --nodes 2 dlaunch env", "what each node of a Slurm step would derive"},
+                             {"dlaunch env --json --nproc-per-node 2 train.py",
+                              "the same as JSON, with these options and PROGRAM"},
+                         });
+}
+
 }  // namespace
 
 int env_command(const CommandArgs& args) {
-  CommandArgs run_args;
+  CLI::App app(kDescription, "dlaunch env");
   bool json = false;
-  for (const auto& arg : args) {
-    if (arg == "--json") json = true;
-    else run_args.push_back(arg);
-  }
-  if (std::find(run_args.begin(), run_args.end(), "--help") != run_args.end() ||
-      std::find(run_args.begin(), run_args.end(), "-h") != run_args.end()) {
-    fmt::print("usage: dlaunch env [--json] [dlaunch run options] [PROGRAM ...]\n\n"
-               "Shows the topology 'dlaunch run' would use here with the same options and\n"
-               "environment, and where each value came from (a flag, a PET_ or SLURM_\n"
-               "variable, or a default).\n");
-    return 0;
-  }
+  configure(app, json);
+  if (!util::parse_command_line(app, args, "dlaunch env")) return 0;
   util::Environment environment = util::Environment::from_process();
-  auto options = launch::parse_run_options(run_args, environment, /*require_program=*/false);
-  if (!options) return 0;
-  launch::LaunchConfig config = launch::resolve_launch_config(*options, environment);
+  launch::RunOptions options = launch::run_options_from(app, environment);
+  launch::LaunchConfig config = launch::resolve_launch_config(options, environment);
   auto rows = topology_rows(config.topology);
   for (auto& row : reliability_rows(config)) rows.push_back(std::move(row));
   for (auto& row : supervision_rows(config)) rows.push_back(std::move(row));
   if (json) print_json(rows, config);
   else print_text(rows, config);
   return 0;
+}
+
+util::CommandLineSpec env_command_line() {
+  CLI::App app(kDescription, "dlaunch env");
+  bool json = false;
+  configure(app, json);
+  return util::describe_command_line(app);
 }
 
 }  // namespace dlaunch::cli

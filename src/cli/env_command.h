@@ -7,5 +7,6 @@ namespace dlaunch::cli {
 
 // dlaunch env [--json] [run options] [PROGRAM ...]
 int env_command(const CommandArgs& args);
+util::CommandLineSpec env_command_line();
 
 }  // namespace dlaunch::cli

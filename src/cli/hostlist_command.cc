@@ -13,6 +13,7 @@
 
 #include "slurm/hostlist.h"
 #include "util/command_line.h"
+#include "util/command_line_spec.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -20,6 +21,7 @@ namespace dlaunch::cli {
 namespace {
 
 const std::vector<std::string> kActions = {"expand", "compress", "first", "count"};
+constexpr const char* kDescription = "Expand and compress Slurm hostlist expressions";
 
 struct HostlistRequest {
   std::string action;
@@ -56,15 +58,22 @@ void configure_app(CLI::App& app) {
   // ACTION and EXPR... are taken verbatim from remaining(): CLI11 would read
   // an argument like "[1-3],n5" as its own list syntax and strip the brackets.
   app.prefix_command();
-  app.set_help_flag("-h,--help", "Show this help and exit");
+  util::set_usage(app, "dlaunch hostlist expand|compress|first|count EXPR...");
   app.footer(
-      "Arguments: ACTION EXPR...   (an EXPR of - reads expressions from stdin)\n"
       "Actions (output is byte for byte that of scontrol 22.05):\n"
       "  expand EXPR...    one host per line (scontrol show hostnames)\n"
       "  compress HOST...  the compressed expression (scontrol show hostlist)\n"
       "  first EXPR...     the first host, without expanding the list\n"
       "  count EXPR...     the number of hosts, duplicates counted\n"
-      "All arguments form one list; separate names by ',' or whitespace (e.g. 'n[1-3],m5').");
+      "All arguments form one list; separate names by ',' or whitespace (e.g. 'n[1-3],m5').\n"
+      "An EXPR of - reads expressions from stdin.");
+  util::finish_help(app, {
+                             {"dlaunch hostlist expand 'gpu[01-03],login1'", "gpu01, gpu02, gpu03 and login1, one a line"},
+                             {"dlaunch hostlist compress gpu01 gpu02 gpu03 gpu07", "gpu[01-03,07]"},
+                             {"dlaunch hostlist first \"$SLURM_JOB_NODELIST\"",
+                              "the job's first node, as MASTER_ADDR usually is"},
+                             {"squeue -h -o %N | dlaunch hostlist count -", "how many nodes the queue's jobs hold"},
+                         });
 }
 
 [[noreturn]] void usage_error(std::string_view fault) {
@@ -94,7 +103,7 @@ bool split_words(const std::vector<std::string>& words, HostlistRequest& request
 
 // Returns nullopt when --help was printed.
 std::optional<HostlistRequest> parse_request(const CommandArgs& args) {
-  CLI::App app("Expand and compress Slurm hostlist expressions", "dlaunch hostlist");
+  CLI::App app(kDescription, "dlaunch hostlist");
   configure_app(app);
   HostlistRequest request;
   if (!util::parse_command_line(app, args, "dlaunch hostlist")) return std::nullopt;
@@ -185,6 +194,14 @@ int hostlist_command(const CommandArgs& args) {
   if (request->action == "first") print_first(expressions);
   if (request->action == "count") print_count(expressions);
   return 0;
+}
+
+util::CommandLineSpec hostlist_command_line() {
+  CLI::App app(kDescription, "dlaunch hostlist");
+  configure_app(app);
+  util::CommandLineSpec spec = util::describe_command_line(app);
+  spec.words = kActions;
+  return spec;
 }
 
 }  // namespace dlaunch::cli

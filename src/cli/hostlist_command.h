@@ -10,5 +10,6 @@ namespace dlaunch::cli {
 // ARGS excludes "dlaunch hostlist". Prints to stdout and returns 0; throws
 // UsageError for a bad command line and InputError for a bad expression.
 int hostlist_command(const CommandArgs& args);
+util::CommandLineSpec hostlist_command_line();
 
 }  // namespace dlaunch::cli

@@ -11,6 +11,7 @@
 #include "rendezvous/service_endpoint.h"
 #include "rendezvous/stack_observer.h"
 #include "util/command_line.h"
+#include "util/command_line_spec.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/local_time.h"
@@ -110,21 +111,33 @@ JobTarget find_target(const StacksRequest& request) {
 void configure(CLI::App& app, StacksRequest& request) {
   app.description("Show where every rank of a running job is now: every worker's stack, Python and "
                   "native, ranks with the same stack grouped, outliers first. The job goes on.");
+  util::set_usage(app, "dlaunch stacks [options] (JOB | --master HOST:PORT)");
   app.add_option("job", request.job, "A Slurm job id, a dlaunch submit folder, or a --log-dir")->type_name("JOB");
   app.add_option("--master", request.master, "HOST:PORT of node 0's rendezvous, for a job started by hand")
+      ->group("Job")
       ->type_name("HOST:PORT");
   app.add_option("--rdzv-token-file", request.token_file,
                  "File holding the job's rendezvous secret (default: the folder's rdzv.token, else "
                  "$DLAUNCH_RDZV_TOKEN)")
+      ->group("Job")
       ->type_name("FILE");
-  app.add_option("--rdzv-id", request.run_id, "The job's run id (checked by node 0 when given)")->type_name("ID");
+  app.add_option("--rdzv-id", request.run_id, "The job's run id (checked by node 0 when given)")
+      ->group("Job")
+      ->type_name("ID");
   app.add_option("--timeout", request.timeout_s, "Seconds to wait for the whole report (default 60)")
+      ->group("Job")
       ->type_name("SECONDS")
       ->check(CLI::Range(1, 3600));
-  app.add_flag("--json", request.json, "Print the report as JSON");
-  app.add_flag("--full", request.full, "Print every rank's threads in full, not only the groups");
-  app.footer("Examples:\n  dlaunch stacks 12345\n  dlaunch stacks outputs/20261203_101500\n"
-             "  dlaunch stacks --master node1:29500 --rdzv-token-file ~/job.token");
+  app.add_flag("--json", request.json, "Print the report as JSON")->group("Output");
+  app.add_flag("--full", request.full, "Print every rank's threads in full, not only the groups")->group("Output");
+  util::finish_help(app, {
+                             {"dlaunch stacks 12345", "the stacks of Slurm job 12345, grouped"},
+                             {"dlaunch stacks slurm-outputs/20261203_101500 --full",
+                              "a job by its submission folder, every rank's threads in full"},
+                             {"dlaunch stacks --master node1:29500 --rdzv-token-file ~/job.token",
+                              "a job started by hand with dlaunch run, by node 0's address"},
+                             {"dlaunch stacks 12345 --json > stacks.json", "the report as JSON"},
+                         });
 }
 
 }  // namespace
@@ -168,6 +181,13 @@ int stacks_command(const CommandArgs& args) {
   bool complete = true;
   for (const auto& worker : saved.report.workers) complete &= worker.problems.empty();
   return complete ? 0 : 1;
+}
+
+util::CommandLineSpec stacks_command_line() {
+  CLI::App app("dlaunch stacks", "dlaunch stacks");
+  StacksRequest request;
+  configure(app, request);
+  return util::describe_command_line(app);
 }
 
 }  // namespace dlaunch::cli

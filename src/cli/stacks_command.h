@@ -11,5 +11,6 @@ namespace dlaunch::cli {
 // (no such job, no rendezvous file, a bad token file) or SystemError (the
 // job does not answer).
 int stacks_command(const CommandArgs& args);
+util::CommandLineSpec stacks_command_line();
 
 }  // namespace dlaunch::cli

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/command_line.h"
+#include "util/command_line_spec.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -13,10 +14,14 @@ namespace {
 
 // One row per valued option. NAME is the dashed spelling; the underscore
 // spelling torchrun also takes, and the PET_ fallback, are derived from it.
+// GROUP is its heading in the help, PLACEHOLDER what its value looks like
+// (util/command_line.h).
 struct ValueOption {
   const char* name;
   const char* short_name;  // "" when none
   std::optional<Setting> RunOptions::*field;
+  const char* group;
+  const char* placeholder;
   const char* help;
 };
 
@@ -24,102 +29,124 @@ struct FlagOption {
   const char* name;
   const char* short_name;
   bool RunOptions::*field;
+  const char* group;
   const char* help;
 };
 
+constexpr const char* kTopology = "Topology";
+constexpr const char* kWorkers = "Workers";
+constexpr const char* kOutput = "Output";
+constexpr const char* kReliability = "Reliability";
+constexpr const char* kHangs = "Hangs and stacks";
+constexpr const char* kRendezvous = "Rendezvous";
+constexpr const char* kCompatibility = "Accepted for torchrun compatibility";
+
+// The headings in the order the help shows them.
+constexpr const char* kGroups[] = {kTopology, kWorkers,    kOutput,       kReliability,
+                                   kHangs,    kRendezvous, kCompatibility};
+
 constexpr ValueOption kValueOptions[] = {
-    {"nnodes", "", &RunOptions::nnodes, "Number of nodes (N, or N:N). Slurm: SLURM_STEP_NUM_NODES"},
-    {"nproc-per-node", "", &RunOptions::nproc_per_node,
+    {"nnodes", "", &RunOptions::nnodes, kTopology, "N",
+     "Number of nodes (N, or N:N). Slurm: SLURM_STEP_NUM_NODES"},
+    {"nproc-per-node", "", &RunOptions::nproc_per_node, kTopology, "N|gpu|cpu|auto",
      "Workers on this node: a number, gpu, cpu or auto. Slurm: GPUs on the node"},
-    {"node-rank", "", &RunOptions::node_rank,
+    {"node-rank", "", &RunOptions::node_rank, kTopology, "N",
      "Rank of this node, 0..nnodes-1 (with spares: 0..nnodes+spare-nodes-1, its place in the job). "
      "Slurm: SLURM_NODEID"},
-    {"master-addr", "", &RunOptions::master_addr,
+    {"master-addr", "", &RunOptions::master_addr, kTopology, "HOST",
      "Address of node 0 (default 127.0.0.1). Slurm: first host of the node list"},
-    {"master-port", "", &RunOptions::master_port,
+    {"master-port", "", &RunOptions::master_port, kTopology, "PORT",
      "Port of node 0's rendezvous (default 29500). Slurm: derived from the job and step id"},
-    {"max-restarts", "", &RunOptions::max_restarts,
+    {"max-restarts", "", &RunOptions::max_restarts, kReliability, "N",
      "Restart the whole job up to N times after a failure (default 0)"},
-    {"role", "", &RunOptions::role, "Role name of the workers (default 'default')"},
-    {"log-dir", "", &RunOptions::log_dir, "Write each worker's output to files under this folder"},
-    {"redirects", "r", &RunOptions::redirects,
+    {"role", "", &RunOptions::role, kWorkers, "NAME", "Role name of the workers (default 'default')"},
+    {"log-dir", "", &RunOptions::log_dir, kOutput, "DIR",
+     "Write each worker's output to files under this folder"},
+    {"redirects", "r", &RunOptions::redirects, kOutput, "0|1|2|3|MAP",
      "Send worker streams to files only: 0 none, 1 stdout, 2 stderr, 3 both, or per rank 0:1,1:2"},
-    {"tee", "t", &RunOptions::tee, "Send worker streams to files and the console (same values as -r)"},
-    {"local-ranks-filter", "", &RunOptions::local_ranks_filter,
+    {"tee", "t", &RunOptions::tee, kOutput, "0|1|2|3|MAP",
+     "Send worker streams to files and the console (same values as -r)"},
+    {"local-ranks-filter", "", &RunOptions::local_ranks_filter, kOutput, "LIST",
      "Show console output only of these local ranks (e.g. 0 or 0,2)"},
-    {"rdzv-id", "", &RunOptions::rdzv_id, "Job id shared by all nodes (TORCHELASTIC_RUN_ID)"},
-    {"rdzv-backend", "", &RunOptions::rdzv_backend,
-     "Accepted for torchrun compatibility (static, c10d); dlaunch has its own rendezvous"},
-    {"rdzv-endpoint", "", &RunOptions::rdzv_endpoint, "HOST[:PORT] of the rendezvous (node 0)"},
-    {"rdzv-conf", "", &RunOptions::rdzv_conf, "key=value,... (join_timeout=SECONDS is honoured)"},
-    {"monitor-interval", "", &RunOptions::monitor_interval,
+    {"rdzv-id", "", &RunOptions::rdzv_id, kRendezvous, "ID",
+     "Job id shared by all nodes (TORCHELASTIC_RUN_ID)"},
+    {"rdzv-backend", "", &RunOptions::rdzv_backend, kCompatibility, "static|c10d",
+     "Accepted for torchrun compatibility; dlaunch has its own rendezvous"},
+    {"rdzv-endpoint", "", &RunOptions::rdzv_endpoint, kRendezvous, "HOST[:PORT]",
+     "Where the rendezvous is (node 0)"},
+    {"rdzv-conf", "", &RunOptions::rdzv_conf, kRendezvous, "KEY=VALUE,...",
+     "Rendezvous settings (join_timeout=SECONDS is honoured)"},
+    {"monitor-interval", "", &RunOptions::monitor_interval, kCompatibility, "SECONDS",
      "Accepted for torchrun compatibility; dlaunch reacts to events, it does not poll"},
-    {"start-method", "", &RunOptions::start_method,
+    {"start-method", "", &RunOptions::start_method, kCompatibility, "spawn|fork|forkserver",
      "Accepted for torchrun compatibility; workers are always started with exec"},
-    {"local-addr", "", &RunOptions::local_addr, "Address of this node as other nodes reach it"},
-    {"shutdown-timeout", "", &RunOptions::shutdown_timeout,
+    {"local-addr", "", &RunOptions::local_addr, kTopology, "HOST",
+     "Address of this node as other nodes reach it"},
+    {"shutdown-timeout", "", &RunOptions::shutdown_timeout, kReliability, "SECONDS",
      "Seconds between SIGTERM and SIGKILL when stopping workers (default 30)"},
-    {"rdzv-timeout", "", &RunOptions::rdzv_timeout,
+    {"rdzv-timeout", "", &RunOptions::rdzv_timeout, kRendezvous, "SECONDS",
      "Seconds to wait for every node to join (default 300)"},
-    {"port-range", "", &RunOptions::port_range,
-     "LOW-HIGH range for the port derived from the Slurm job id (default 20000-32767)"},
-    {"python", "", &RunOptions::python,
+    {"port-range", "", &RunOptions::port_range, kRendezvous, "LOW-HIGH",
+     "Range for the port derived from the Slurm job id (default 20000-32767)"},
+    {"python", "", &RunOptions::python, kWorkers, "FILE",
      "Interpreter for .py programs (default $PYTHON_EXEC, else python3 in PATH)"},
-    {"prefix", "", &RunOptions::prefix,
-     "Console line prefix template: {rank} {local_rank} {node_rank} {host} {role} (default "
+    {"prefix", "", &RunOptions::prefix, kOutput, "TEMPLATE",
+     "Console line prefix: {rank} {local_rank} {node_rank} {host} {role} (default "
      "'[rank{rank}]:')"},
-    {"rdzv-token", "", &RunOptions::rdzv_token,
+    {"rdzv-token", "", &RunOptions::rdzv_token, kRendezvous, "SECRET",
      "Secret every node's launcher must prove to join (shows in ps: prefer --rdzv-token-file or "
      "$DLAUNCH_RDZV_TOKEN)"},
-    {"rdzv-token-file", "", &RunOptions::rdzv_token_file,
+    {"rdzv-token-file", "", &RunOptions::rdzv_token_file, kRendezvous, "FILE",
      "File holding the rendezvous secret (readable by you only)"},
-    {"heartbeat-timeout", "", &RunOptions::heartbeat_timeout,
+    {"heartbeat-timeout", "", &RunOptions::heartbeat_timeout, kReliability, "SECONDS",
      "Seconds of silence after which a node counts as lost and the job stops (default 30)"},
-    {"preempt-signal", "", &RunOptions::preempt_signal,
+    {"preempt-signal", "", &RunOptions::preempt_signal, kReliability, "SIG",
      "Signal that warns of preemption or the time limit (e.g. USR1); forwarded to the workers"},
-    {"spare-nodes", "", &RunOptions::spare_nodes,
+    {"spare-nodes", "", &RunOptions::spare_nodes, kReliability, "N",
      "Launchers beyond --nnodes that stand by and take a lost node's place (default 0; in a Slurm "
      "step of more nodes than --nnodes: the difference)"},
-    {"min-nodes", "", &RunOptions::min_nodes,
+    {"min-nodes", "", &RunOptions::min_nodes, kReliability, "N",
      "Once no spare is left, go on after a lost node with fewer nodes, down to this many (default: "
      "--nnodes, so the job ends)"},
-    {"node-fail-limit", "", &RunOptions::node_fail_limit,
+    {"node-fail-limit", "", &RunOptions::node_fail_limit, kReliability, "N",
      "Bench a node whose workers fail first this many rounds in a row, when a spare can take its "
      "place (default 2; 0: never)"},
-    {"exit-code-file", "", &RunOptions::exit_code_file,
+    {"exit-code-file", "", &RunOptions::exit_code_file, kOutput, "FILE",
      "File node rank 0's launcher writes the job's exit code to when the job ends (dlaunch submit "
      "uses it with spares)"},
-    {"hang-timeout", "", &RunOptions::hang_timeout,
+    {"hang-timeout", "", &RunOptions::hang_timeout, kHangs, "SECONDS",
      "Seconds without progress on any rank (output, or a new step on $DLAUNCH_PROGRESS_FD) after "
      "which the job is hung: every worker's stack is captured and reported, then the job stops "
      "(exit code 124) (default 0: never)"},
-    {"straggler-lag", "", &RunOptions::straggler_lag,
+    {"straggler-lag", "", &RunOptions::straggler_lag, kHangs, "STEPS",
      "Name a rank as a straggler while it is more than this many steps behind the median step "
      "(needs steps on $DLAUNCH_PROGRESS_FD; default 0: off)"},
-    {"stack-timeout", "", &RunOptions::stack_timeout,
+    {"stack-timeout", "", &RunOptions::stack_timeout, kHangs, "SECONDS",
      "Seconds each stack tool (eu-stack, gdb) may take per worker in a capture (default 5)"},
-    {"kill-escaped", "", &RunOptions::kill_escaped,
+    {"kill-escaped", "", &RunOptions::kill_escaped, kReliability, "subreaper|cgroup|off",
      "How processes that leave their worker's process group (setsid daemons) are caught: "
      "subreaper (default: the launcher adopts and kills them after each round), cgroup (a cgroup "
      "v2 of the workers) or off"},
 };
 
 constexpr FlagOption kFlagOptions[] = {
-    {"standalone", "", &RunOptions::standalone,
+    {"standalone", "", &RunOptions::standalone, kTopology,
      "Single node with a local rendezvous on a free port"},
-    {"no-python", "", &RunOptions::no_python, "Execute PROGRAM directly, even if it ends in .py"},
-    {"module", "m", &RunOptions::module, "Run PROGRAM as a Python module (python -m)"},
-    {"run-path", "", &RunOptions::run_path, "Run PROGRAM as a Python file (the default for .py)"},
-    {"rdzv-token-derive", "", &RunOptions::rdzv_token_derive,
+    {"no-python", "", &RunOptions::no_python, kWorkers,
+     "Execute PROGRAM directly, even if it ends in .py"},
+    {"module", "m", &RunOptions::module, kWorkers, "Run PROGRAM as a Python module (python -m)"},
+    {"run-path", "", &RunOptions::run_path, kWorkers,
+     "Run PROGRAM as a Python file (the default for .py)"},
+    {"rdzv-token-derive", "", &RunOptions::rdzv_token_derive, kRendezvous,
      "Derive the rendezvous secret from the run id, Slurm job id and user id (guards against "
      "accidents, not attackers)"},
-    {"requeue", "", &RunOptions::requeue,
+    {"requeue", "", &RunOptions::requeue, kReliability,
      "After --preempt-signal, requeue the Slurm job (scontrol requeue) once the workers exited"},
-    {"allow-uneven", "", &RunOptions::allow_uneven,
+    {"allow-uneven", "", &RunOptions::allow_uneven, kTopology,
      "Let nodes run different numbers of workers (otherwise the rendezvous refuses a mismatch)"},
-    {"stop-on-stdin-close", "", &RunOptions::stop_on_stdin_close,
+    {"stop-on-stdin-close", "", &RunOptions::stop_on_stdin_close, kReliability,
      "Stop the job when standard input closes (dlaunch ssh keeps it open for the job's life)"},
-    {"log-dir-required", "", &RunOptions::log_dir_required,
+    {"log-dir-required", "", &RunOptions::log_dir_required, kOutput,
      "Stop the job when a worker's log file cannot be written (default: say so, show the output "
      "on the console and go on)"},
 };
@@ -164,76 +191,96 @@ void apply_environment_fallbacks(RunOptions& options, const std::vector<std::str
   }
 }
 
-void configure_app(CLI::App& app, std::vector<std::string>& values, std::vector<bool>& flags) {
-  app.prefix_command();  // everything from PROGRAM on belongs to PROGRAM
-  app.set_help_flag("-h,--help", "Show this help and exit");
-  app.footer(
-      "Each option also reads PET_<NAME> (e.g. PET_NPROC_PER_NODE) when not given, as torchrun "
-      "does.\nInside a Slurm step every topology option is derived from SLURM_* variables.");
-  std::size_t index = 0;
+bool left_out(const char* name, const std::vector<std::string>& leave_out) {
+  return std::find(leave_out.begin(), leave_out.end(), std::string("--") + name) != leave_out.end();
+}
+
+// The options are added without variables: run_options_from reads them
+// back from APP, so ssh's and env's parsers can hold them too.
+void add_group(CLI::App& app, std::string_view group, const std::vector<std::string>& leave_out) {
   for (const auto& option : kValueOptions) {
-    app.add_option(cli_names(option.name, option.short_name), values[index++], option.help);
+    if (group != option.group || left_out(option.name, leave_out)) continue;
+    app.add_option(cli_names(option.name, option.short_name))
+        ->description(option.help)
+        ->group(option.group)
+        ->type_name(option.placeholder);
   }
-  index = 0;
   for (const auto& option : kFlagOptions) {
-    // std::vector<bool> has no addressable elements; CLI11 gets a callback instead.
-    app.add_flag_callback(cli_names(option.name, option.short_name),
-                          [&flags, i = index] { flags[i] = true; }, option.help);
-    ++index;
+    if (group != option.group || left_out(option.name, leave_out)) continue;
+    app.add_flag(cli_names(option.name, option.short_name))->description(option.help)->group(option.group);
   }
 }
 
-// With prefix_command() CLI11 hands an unknown option over as PROGRAM;
-// a PROGRAM starting with '-' must come after "--", so this is a typo.
-[[noreturn]] void throw_unknown_option(const std::string& given, const char* command) {
-  std::string name = given.substr(0, given.find('='));
-  std::vector<std::string> known;
-  for (const auto& option : kValueOptions) known.push_back(std::string("--") + option.name);
-  for (const auto& option : kFlagOptions) known.push_back(std::string("--") + option.name);
-  std::string dashed = name;
-  std::replace(dashed.begin(), dashed.end(), '_', '-');
-  std::string hint;
-  if (auto close = util::closest_match(dashed, known)) hint = fmt::format(" Did you mean '{}'?", *close);
-  throw util::UsageError(fmt::format(
-      "unknown option '{}' for {}.{} Put '--' before a PROGRAM whose name starts with '-'; "
-      "'{} --help' lists the options.",
-      name, command, hint, command));
+// Real command lines, each of which works as written.
+std::vector<util::HelpExample> examples_of(const RunOptionsCommand& command) {
+  if (std::string_view(command.name) == kExecCommand.name)
+    return {
+        {"srun --nodes 2 --ntasks-per-node 4 --gpus-per-node 4 dlaunch exec train.py --lr 0.1",
+         "one task per GPU: each runs train.py with RANK, LOCAL_RANK, WORLD_SIZE and MASTER_ADDR set"},
+        {"srun -N 2 --ntasks-per-node 2 dlaunch exec --no-python ./all_reduce_bench",
+         "a native program, started in place of the task"},
+        {"srun -N 1 -n 4 dlaunch exec -m mypackage.train --epochs 3",
+         "a Python module, as python -m would run it"},
+        {"dlaunch submit --launch task --nodes 2 --gpus-per-node 4 train.py",
+         "the same from dlaunch submit: srun starts dlaunch exec in one task per GPU"},
+    };
+  return {
+      {"dlaunch run --nproc-per-node 4 train.py --lr 0.1", "one machine, four workers"},
+      {"srun --nodes 2 --ntasks-per-node 1 dlaunch run train.py",
+       "inside a Slurm step: every topology option comes from Slurm"},
+      {"dlaunch run --nnodes 2 --node-rank 0 --master-addr node1 --nproc-per-node 8 train.py",
+       "node 0 of a two-node job started by hand (node 1 runs the same with --node-rank 1)"},
+      {"dlaunch run --nproc-per-node 2 --log-dir logs --tee 3 --max-restarts 2 train.py",
+       "output to the console and to logs/, and up to two restarts after a failure"},
+      {"dlaunch run --standalone --nproc-per-node 4 --hang-timeout 600 -m mypackage.train",
+       "a module; every worker's stack is reported if no rank progresses for ten minutes"},
+  };
+}
+
+void configure_app(CLI::App& app, const RunOptionsCommand& command) {
+  app.prefix_command();  // everything from PROGRAM on belongs to PROGRAM
+  util::set_usage(app, fmt::format("{} [options] [--] PROGRAM [ARGS...]", command.name));
+  app.footer(
+      "PROGRAM ending in .py runs with Python; -m runs a module; anything else is executed.\n"
+      "Each option also takes torchrun's underscore spelling (--nproc_per_node) and reads\n"
+      "PET_<NAME> (e.g. PET_NPROC_PER_NODE) when not given, as torchrun does.\n"
+      "Inside a Slurm step every topology option is derived from SLURM_* variables.");
+  add_run_options(app);
+  util::finish_help(app, examples_of(command));
 }
 
 }  // namespace
+
+void add_run_options(CLI::App& app, const std::vector<std::string>& leave_out) {
+  for (const char* group : kGroups) add_group(app, group, leave_out);
+}
+
+RunOptions run_options_from(const CLI::App& app, const util::Environment& environment) {
+  RunOptions options;
+  std::vector<std::string> given;
+  for (const auto& option : kValueOptions) {
+    std::string name = std::string("--") + option.name;
+    if (app.count(name) == 0) continue;
+    options.*option.field = Setting{app.get_option(name)->as<std::string>(), name};
+    given.push_back(option.name);
+  }
+  for (const auto& option : kFlagOptions) {
+    if (app.count(std::string("--") + option.name) == 0) continue;
+    options.*option.field = true;
+    given.push_back(option.name);
+  }
+  apply_environment_fallbacks(options, given, environment);
+  options.command = util::program_after_options(app);
+  return options;
+}
 
 std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args,
                                             const util::Environment& environment,
                                             bool require_program, const RunOptionsCommand& command) {
   CLI::App app(command.description, command.name);
-  std::vector<std::string> values(std::size(kValueOptions));
-  std::vector<bool> flags(std::size(kFlagOptions), false);
-  configure_app(app, values, flags);
-
+  configure_app(app, command);
   if (!util::parse_command_line(app, args, command.name)) return std::nullopt;
-
-  RunOptions options;
-  std::vector<std::string> given;
-  std::size_t index = 0;
-  for (const auto& option : kValueOptions) {
-    if (app.count(std::string("--") + option.name) > 0) {
-      options.*option.field = Setting{values[index], std::string("--") + option.name};
-      given.push_back(option.name);
-    }
-    ++index;
-  }
-  index = 0;
-  for (const auto& option : kFlagOptions) {
-    if (flags[index++]) {
-      options.*option.field = true;
-      given.push_back(option.name);
-    }
-  }
-  apply_environment_fallbacks(options, given, environment);
-
-  auto program = util::program_after_options(app);
-  if (!program) throw_unknown_option(app.remaining().front(), command.name);
-  options.command = std::move(*program);
+  RunOptions options = run_options_from(app, environment);
   if (options.command.empty() && require_program)
     throw util::UsageError(fmt::format("no PROGRAM given to {}. Usage: {} [options] [--] PROGRAM [ARGS...]",
                                        command.name, command.name));
@@ -282,12 +329,24 @@ std::optional<std::string> run_option_value(const std::vector<std::string>& args
   return found;
 }
 
-std::string run_options_help() {
-  CLI::App app("Start and supervise the workers of one node (torchrun-compatible)", "dlaunch run");
-  std::vector<std::string> values(std::size(kValueOptions));
-  std::vector<bool> flags(std::size(kFlagOptions), false);
-  configure_app(app, values, flags);
+std::string run_options_help(const RunOptionsCommand& command) {
+  CLI::App app(command.description, command.name);
+  configure_app(app, command);
   return app.help();
 }
+
+namespace {
+
+util::CommandLineSpec describe_options_of(const RunOptionsCommand& command) {
+  CLI::App app(command.description, command.name);
+  configure_app(app, command);
+  return util::describe_command_line(app);
+}
+
+}  // namespace
+
+util::CommandLineSpec describe_run_options() { return describe_options_of({}); }
+
+util::CommandLineSpec describe_exec_options() { return describe_options_of(kExecCommand); }
 
 }  // namespace dlaunch::launch

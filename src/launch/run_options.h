@@ -10,8 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "util/command_line_spec.h"
 #include "util/environment.h"
 #include "util/sourced.h"
+
+namespace CLI {
+class App;
+}
 
 namespace dlaunch::launch {
 
@@ -91,6 +96,17 @@ std::optional<RunOptions> parse_run_options(const std::vector<std::string>& args
                                             bool require_program = true,
                                             const RunOptionsCommand& command = {});
 
+// Adds dlaunch run's options to APP under their headings (Topology,
+// Workers, Output, ...), with typed placeholders, leaving out those named in
+// LEAVE_OUT ("--nnodes"). For parsers that take run options beside their
+// own (dlaunch env, dlaunch ssh's help).
+void add_run_options(CLI::App& app, const std::vector<std::string>& leave_out = {});
+
+// The run options APP parsed (it holds add_run_options' options), each
+// option not given falling back to PET_<NAME> in ENVIRONMENT; the command
+// is what APP left over after the options.
+RunOptions run_options_from(const CLI::App& app, const util::Environment& environment);
+
 // What ARG ("--nproc-per-node", "--nproc_per_node=4", "-r", "--standalone")
 // is to dlaunch run: a valued option (its value is the next word unless
 // given with '='), a flag, or not one of its options.
@@ -103,7 +119,11 @@ RunOptionKind run_option_kind(std::string_view arg);
 std::optional<std::string> run_option_value(const std::vector<std::string>& args,
                                             std::string_view name);
 
-// The help text of `dlaunch run`.
-std::string run_options_help();
+// The help text of `dlaunch run` (or of COMMAND: exec).
+std::string run_options_help(const RunOptionsCommand& command = {});
+
+// The options of `dlaunch run` and of `dlaunch exec`, for `dlaunch completion`.
+util::CommandLineSpec describe_run_options();
+util::CommandLineSpec describe_exec_options();
 
 }  // namespace dlaunch::launch

@@ -1,9 +1,13 @@
 #include "ssh/ssh_options.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <functional>
+#include <iterator>
+#include <memory>
 
 #include "launch/run_options.h"
+#include "util/command_line.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -11,9 +15,12 @@
 namespace dlaunch::ssh {
 namespace {
 
+// One of dlaunch ssh's own options. PLACEHOLDER is what its value looks
+// like in the help (nullptr: a flag); GROUP its heading there.
 struct OwnOption {
   const char* name;
-  bool takes_value;
+  const char* placeholder;
+  const char* group;
   std::function<void(SshOptions&, const std::string&)> apply;
   const char* help;
 };
@@ -24,41 +31,41 @@ int seconds_value(const std::string& value, const char* option) {
 
 const std::vector<OwnOption>& own_options() {
   static const std::vector<OwnOption> options = {
-      {"--hosts", true, [](SshOptions& o, const std::string& v) { o.hosts = v; },
+      {"--hosts", "HOSTS", "Hosts", [](SshOptions& o, const std::string& v) { o.hosts = v; },
        "Hosts in node-rank order: h1,h2 or hostlists such as gpu[01-04]"},
-      {"--nnodes", true,
+      {"--nnodes", "N", "Hosts",
        [](SshOptions& o, const std::string& v) {
          o.nnodes = static_cast<int>(util::parse_int_in_range(v, 1, 1 << 20, "--nnodes"));
        },
        "Hosts that train (default: all); with more hosts, the first N to join train and the others "
        "stand by as spares to take a lost host's place"},
-      {"--hostfile", true, [](SshOptions& o, const std::string& v) { o.hostfile = v; },
+      {"--hostfile", "FILE", "Hosts", [](SshOptions& o, const std::string& v) { o.hostfile = v; },
        "File of 'HOST [slots=N]' lines (DeepSpeed's format; '#' comments, hostlists)"},
-      {"--include", true, [](SshOptions& o, const std::string& v) { o.include = v; },
+      {"--include", "HOSTS", "Hosts", [](SshOptions& o, const std::string& v) { o.include = v; },
        "Keep only these hosts or slots: host1@host2:0,1"},
-      {"--exclude", true, [](SshOptions& o, const std::string& v) { o.exclude = v; },
+      {"--exclude", "HOSTS", "Hosts", [](SshOptions& o, const std::string& v) { o.exclude = v; },
        "Leave out these hosts or slots: host3@host1:7"},
-      {"--ssh-arg", true, [](SshOptions& o, const std::string& v) { o.ssh_args.push_back(v); },
+      {"--ssh-arg", "ARG", "SSH", [](SshOptions& o, const std::string& v) { o.ssh_args.push_back(v); },
        "An option for ssh itself, repeatable (e.g. --ssh-arg -F --ssh-arg my_config)"},
-      {"--connect-timeout", true,
+      {"--connect-timeout", "SECONDS", "SSH",
        [](SshOptions& o, const std::string& v) { o.connect_timeout = seconds_value(v, "--connect-timeout"); },
        "Seconds ssh may take to connect to a host (default 10)"},
-      {"--master-addr", true, [](SshOptions& o, const std::string& v) { o.master_addr = v; },
+      {"--master-addr", "HOST", "Rendezvous", [](SshOptions& o, const std::string& v) { o.master_addr = v; },
        "Address of node 0 as the other hosts reach it (default: the first host's name)"},
-      {"--master-port", true,
+      {"--master-port", "PORT", "Rendezvous",
        [](SshOptions& o, const std::string& v) {
          o.master_port = static_cast<int>(util::parse_int_in_range(v, 1, 65535, "--master-port"));
        },
        "Port of node 0's rendezvous (default: picked at random in 20000-32767)"},
-      {"--env", true, [](SshOptions& o, const std::string& v) { o.env.push_back(v); },
+      {"--env", "NAME[=VALUE]", "Environment", [](SshOptions& o, const std::string& v) { o.env.push_back(v); },
        "Carry NAME (its value here) or NAME=VALUE to every host, repeatable"},
-      {"--env-file", true, [](SshOptions& o, const std::string& v) { o.env_file = v; },
+      {"--env-file", "FILE", "Environment", [](SshOptions& o, const std::string& v) { o.env_file = v; },
        "File of NAME=VALUE lines to set on every host"},
-      {"--remote-dlaunch", true, [](SshOptions& o, const std::string& v) { o.remote_dlaunch = v; },
+      {"--remote-dlaunch", "FILE", "SSH", [](SshOptions& o, const std::string& v) { o.remote_dlaunch = v; },
        "Path of dlaunch on the hosts (default: this dlaunch's own path)"},
-      {"--host-log-dir", true, [](SshOptions& o, const std::string& v) { o.host_log_dir = v; },
+      {"--host-log-dir", "DIR", "Output", [](SshOptions& o, const std::string& v) { o.host_log_dir = v; },
        "Write each host's output to DIR/HOST.log instead of the console"},
-      {"--no-preflight", false, [](SshOptions& o, const std::string&) { o.no_preflight = true; },
+      {"--no-preflight", nullptr, "SSH", [](SshOptions& o, const std::string&) { o.no_preflight = true; },
        "Skip the checks over ssh before the job starts"},
   };
   return options;
@@ -85,16 +92,47 @@ std::string dashed(std::string_view name) {
   return text;
 }
 
+// The CLI::App that shows dlaunch ssh's help and describes its command
+// line; the words themselves are read by parse_ssh_options, which passes
+// the run options on to every host as typed.
+void configure_help(CLI::App& app) {
+  app.prefix_command();
+  util::set_usage(app, "dlaunch ssh (--hosts H1,H2,... | --hostfile FILE) [options] [run options] [--] "
+                       "PROGRAM [ARGS...]");
+  for (const auto& own : own_options()) {
+    CLI::Option* option = own.placeholder ? app.add_option(own.name)->type_name(own.placeholder)
+                                          : app.add_flag(own.name);
+    option->description(own.help)->group(own.group);
+  }
+  launch::add_run_options(app, std::vector<std::string>(std::begin(kSetBySsh), std::end(kSetBySsh)));
+  app.footer("Every dlaunch run option above applies to every host; dlaunch ssh sets --nnodes,\n"
+             "--node-rank, --standalone, --rdzv-endpoint, the rendezvous token and\n"
+             "--stop-on-stdin-close itself. A host's slots=N sets its --nproc-per-node.");
+  util::finish_help(
+      app, {
+               {"dlaunch ssh --hosts node1,node2 --nproc-per-node 4 train.py --lr 0.1",
+                "two hosts, four workers each; node1 is node 0 and the master"},
+               {"dlaunch ssh --hostfile hosts.txt --env NCCL_DEBUG=INFO train.py",
+                "the hosts and their slots from a DeepSpeed-style hostfile, one variable carried along"},
+               {"dlaunch ssh --hosts 'gpu[01-04]' --nnodes 3 --max-restarts 2 train.py",
+                "four hosts: three train, the fourth stands by to replace a lost one"},
+               {"dlaunch ssh --hosts a,b --ssh-arg -F --ssh-arg ~/.ssh/cluster --host-log-dir logs train.py",
+                "an ssh config of its own; each host's output in logs/HOST.log"},
+           });
+}
+
+std::unique_ptr<CLI::App> help_app() {
+  auto app = std::make_unique<CLI::App>("Starts dlaunch run on every host over the system ssh client (your ~/.ssh/config, keys, "
+               "agent and jump hosts apply), with node ranks in host order and the first host as "
+               "master. Every host's output comes back here, each line prefixed [HOST:rankN]:. Ctrl-C "
+               "or SIGTERM stops the job on every host.",
+               "dlaunch ssh");
+  configure_help(*app);
+  return app;
+}
+
 [[noreturn]] void throw_unknown(std::string_view name) {
-  std::vector<std::string> known;
-  for (const auto& option : own_options()) known.emplace_back(option.name);
-  std::string hint;
-  if (auto close = util::closest_match(dashed(name), known))
-    hint = fmt::format(" Did you mean '{}'?", *close);
-  throw util::UsageError(fmt::format(
-      "unknown option '{}' for dlaunch ssh.{} 'dlaunch ssh --help' lists its options; every "
-      "'dlaunch run' option is accepted too. Put '--' before a PROGRAM whose name starts with '-'",
-      name, hint));
+  util::throw_unknown_option(*help_app(), name, "dlaunch ssh");
 }
 
 void refuse_set_by_ssh(std::string_view name) {
@@ -141,7 +179,7 @@ std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args
       return args[++i];
     };
     if (const OwnOption* own = find_own(dashed(name))) {
-      own->apply(options, own->takes_value ? value_of(own->name) : std::string());
+      own->apply(options, own->placeholder ? value_of(own->name) : std::string());
       continue;
     }
     refuse_set_by_ssh(name);
@@ -162,23 +200,8 @@ std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args
   return options;
 }
 
-std::string ssh_options_help() {
-  std::string text =
-      "usage: dlaunch ssh (--hosts H1,H2,... | --hostfile FILE) [options] [run options] [--] "
-      "PROGRAM [ARGS...]\n\n"
-      "Starts `dlaunch run` on every host over the system ssh client (your ~/.ssh/config, keys,\n"
-      "agent and jump hosts apply), with node ranks in host order and the first host as master.\n"
-      "Every host's output comes back here, each line prefixed [HOST:rankN]:. Ctrl-C or SIGTERM\n"
-      "stops the job on every host.\n\noptions:\n";
-  for (const auto& option : own_options())
-    text += fmt::format("  {:<24} {}\n", std::string(option.name) + (option.takes_value ? " X" : ""),
-                        option.help);
-  text += "  -h, --help               Show this help and exit\n\n"
-          "Every `dlaunch run` option (see dlaunch run --help) applies to every host, except the\n"
-          "ones dlaunch ssh sets itself: --nnodes, --node-rank, --standalone, --rdzv-endpoint,\n"
-          "the rendezvous token options and --stop-on-stdin-close. A host's slots=N sets its\n"
-          "--nproc-per-node.\n";
-  return text;
-}
+std::string ssh_options_help() { return help_app()->help(); }
+
+util::CommandLineSpec describe_ssh_options() { return util::describe_command_line(*help_app()); }
 
 }  // namespace dlaunch::ssh

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "util/command_line_spec.h"
+
 namespace dlaunch::ssh {
 
 struct SshOptions {
@@ -33,5 +35,9 @@ struct SshOptions {
 std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args);
 
 std::string ssh_options_help();
+
+// The options of `dlaunch ssh` (its own and the run options it passes on),
+// for `dlaunch completion`.
+util::CommandLineSpec describe_ssh_options();
 
 }  // namespace dlaunch::ssh

@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <map>
+#include <string_view>
 
 #include "util/command_line.h"
+#include "util/command_line_spec.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -38,19 +40,39 @@ struct RawValues {
   std::map<std::string, bool> flags;
 };
 
+// The headings of the help, in order; a key of another group comes last.
+constexpr const char* kGroupOrder[] = {"Topology", "Job",    "Sweeps", "Slurm", "Reliability",
+                                       "Hangs and stacks", "Output"};
+
+bool in_known_group(const Key& key) {
+  for (const char* group : kGroupOrder) {
+    if (std::string_view(key.group) == group) return true;
+  }
+  return false;
+}
+
+void add_setting_option(CLI::App& app, RawValues& raw, const Key& key) {
+  std::string name = key.name;
+  CLI::Option* option = nullptr;
+  switch (key.kind) {
+    case ValueKind::kBool: option = app.add_flag(cli_names(name), raw.flags[name], key.help); break;
+    case ValueKind::kStringList:
+      option = app.add_option(cli_names(name), raw.lists[name], key.help)->allow_extra_args(false);
+      break;
+    default: option = app.add_option(cli_names(name), raw.scalars[name], key.help);
+  }
+  option->group(key.group);
+  if (key.kind != ValueKind::kBool) option->type_name(placeholder_of(key));
+}
+
 void add_setting_options(CLI::App& app, RawValues& raw) {
-  for (const auto& key : submit_keys()) {
-    std::string name = key.name;
-    switch (key.kind) {
-      case ValueKind::kBool:
-        app.add_flag(cli_names(name), raw.flags[name], key.help);
-        break;
-      case ValueKind::kStringList:
-        app.add_option(cli_names(name), raw.lists[name], key.help)->allow_extra_args(false);
-        break;
-      default:
-        app.add_option(cli_names(name), raw.scalars[name], key.help);
+  for (const char* group : kGroupOrder) {
+    for (const auto& key : submit_keys()) {
+      if (std::string_view(key.group) == group) add_setting_option(app, raw, key);
     }
+  }
+  for (const auto& key : submit_keys()) {
+    if (!in_known_group(key)) add_setting_option(app, raw, key);
   }
 }
 
@@ -72,39 +94,72 @@ void collect_flags(const CLI::App& app, RawValues& raw, SubmitSettings& flags) {
 
 }  // namespace
 
-std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>& args) {
-  CLI::App app("Submit a distributed job to Slurm (sbatch), or run it now (srun)",
-               "dlaunch submit");
-  app.prefix_command();
-  app.set_help_flag("-h,--help", "Show this help and exit");
+namespace {
+
+struct SubmitParser {
+  CLI::App app{"Submit a distributed job to Slurm (sbatch), or run it now (srun)", "dlaunch submit"};
   RawValues raw;
   SubmitOptions options;
   std::string profile, config;
-  add_setting_options(app, raw);
-  app.add_option("--profile", profile, "Use [profiles.NAME] of the config file");
-  app.add_option("--config", config, "Config file (default ./dlaunch.toml, else "
-                                     "$XDG_CONFIG_HOME/dlaunch/config.toml)");
-  app.add_flag("--print-config", options.print_config,
-               "Show the merged settings and where each came from, then exit");
-  app.add_flag("--dry-run", options.dry_run, "Print the job script and command; submit nothing");
+};
+
+void configure(SubmitParser& parser) {
+  CLI::App& app = parser.app;
+  app.prefix_command();
+  util::set_usage(app, "dlaunch submit [options] [--] PROGRAM [ARGS...]");
+  add_setting_options(app, parser.raw);
+  app.add_option("--profile", parser.profile, "Use [profiles.NAME] of the config file")
+      ->group("Settings")
+      ->type_name("NAME");
+  app.add_option("--config", parser.config,
+                 "Config file (default ./dlaunch.toml, else $XDG_CONFIG_HOME/dlaunch/config.toml)")
+      ->group("Settings")
+      ->type_name("FILE");
+  app.add_flag("--print-config", parser.options.print_config,
+               "Show the merged settings and where each came from, then exit")
+      ->group("Settings");
+  app.add_flag("--dry-run", parser.options.dry_run, "Print the job script and command; submit nothing")
+      ->group("Settings");
   app.footer("Flags override the profile, the profile overrides [defaults], which override "
              "built-in defaults.\nsbatch options with values that start with '-' take the "
              "--sbatch-arg=VALUE form.");
+  util::finish_help(
+      app, {
+               {"dlaunch submit --nodes 2 --gpus-per-node 4 --time 2:00:00 train.py --lr 0.1",
+                "two nodes of four GPUs for two hours; prints the job id and its folder"},
+               {"dlaunch submit -N 4 -p gpu --wait -- python3 -m mypackage.train",
+                "sbatch's short options; --wait follows the job and exits with its exit code"},
+               {"dlaunch submit --srun --nodes 2 --gpus-per-node 2 train.py",
+                "run now in the foreground with srun instead of queueing a batch job"},
+               {"dlaunch submit --profile big --dry-run train.py",
+                "print the job script the profile [profiles.big] of dlaunch.toml would submit"},
+               {"dlaunch submit --print-config --profile big",
+                "show every setting and where it came from (flag, profile, [defaults], built-in)"},
+           });
+}
 
+}  // namespace
+
+std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>& args) {
+  SubmitParser parser;
+  configure(parser);
+  CLI::App& app = parser.app;
   if (!util::parse_command_line(app, args, "dlaunch submit")) return std::nullopt;
-  collect_flags(app, raw, options.flags);
-  if (app.count("--profile") > 0) options.profile = profile;
-  if (app.count("--config") > 0) options.config = config;
-  auto program = util::program_after_options(app);
-  if (!program)
-    throw util::UsageError(fmt::format("unknown option '{}' for dlaunch submit; 'dlaunch submit --help' "
-                                 "lists the options",
-                                 app.remaining().front()));
-  options.command = std::move(*program);
+  SubmitOptions options = std::move(parser.options);
+  collect_flags(app, parser.raw, options.flags);
+  if (app.count("--profile") > 0) options.profile = parser.profile;
+  if (app.count("--config") > 0) options.config = parser.config;
+  options.command = util::program_after_options(app);
   if (options.command.empty() && !options.print_config)
     throw util::UsageError("no PROGRAM given to dlaunch submit. Usage: dlaunch submit [options] [--] "
                      "PROGRAM [ARGS...]");
   return options;
+}
+
+util::CommandLineSpec describe_submit_options() {
+  SubmitParser parser;
+  configure(parser);
+  return util::describe_command_line(parser.app);
 }
 
 }  // namespace dlaunch::submit

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "submit/submit_settings.h"
+#include "util/command_line_spec.h"
 
 namespace dlaunch::submit {
 
@@ -21,5 +22,8 @@ struct SubmitOptions {
 // Parses ARGS (after "dlaunch submit"). Returns nullopt when --help was
 // printed. Throws UsageError naming the bad option or value.
 std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>& args);
+
+// The options of `dlaunch submit`, for `dlaunch completion`.
+util::CommandLineSpec describe_submit_options();
 
 }  // namespace dlaunch::submit

@@ -6,56 +6,74 @@ namespace dlaunch::submit {
 
 const std::vector<Key>& submit_keys() {
   static const std::vector<Key> keys = {
-      {"nodes", ValueKind::kInteger, "Number of nodes that train (sbatch --nodes, plus any spares)"},
+      {"nodes", ValueKind::kInteger, "Number of nodes that train (sbatch --nodes, plus any spares)",
+       "Topology", "N"},
       {"spare-nodes", ValueKind::kInteger,
        "Hot spare nodes: allocated with the job, they stand by and take a lost node's place without "
-       "requeueing (uses a restart of --max-restarts; --launch node only)"},
+       "requeueing (uses a restart of --max-restarts; --launch node only)", "Reliability", "N"},
       {"min-nodes", ValueKind::kInteger,
        "Once no spare is left, go on after a lost node with fewer nodes, down to this many (dlaunch "
-       "run --min-nodes)"},
+       "run --min-nodes)", "Reliability", "N"},
       {"node-fail-limit", ValueKind::kInteger,
        "Bench a node whose workers fail first this many rounds in a row, for a spare (dlaunch run "
-       "--node-fail-limit; default 2)"},
+       "--node-fail-limit; default 2)", "Reliability", "N"},
       {"hang-timeout", ValueKind::kInteger,
        "Seconds without progress on any rank after which the job is hung: every worker's stack is "
        "captured into the submission folder, then the job stops (exit code 124; dlaunch run "
-       "--hang-timeout; --launch node only)"},
+       "--hang-timeout; --launch node only)", "Hangs and stacks", "SECONDS"},
       {"straggler-lag", ValueKind::kInteger,
        "Name ranks more than this many progress steps behind the median while the job runs (dlaunch "
-       "run --straggler-lag)"},
-      {"stack-timeout", ValueKind::kInteger, "dlaunch run --stack-timeout on every node"},
-      {"gpus-per-node", ValueKind::kInteger, "GPUs per node; one worker per GPU (sbatch --gpus-per-node)"},
-      {"cpus-per-gpu", ValueKind::kInteger, "CPUs per GPU; a node's task gets this x GPUs (sbatch --cpus-per-task)"},
-      {"partition", ValueKind::kString, "Partition (sbatch --partition)"},
-      {"job-name", ValueKind::kString, "Job name (sbatch --job-name; default: the program's name)"},
-      {"time", ValueKind::kString, "Time limit, e.g. 1-00:00:00 (sbatch --time)"},
-      {"account", ValueKind::kString, "Account to charge (sbatch --account)"},
-      {"qos", ValueKind::kString, "Quality of service (sbatch --qos)"},
-      {"constraint", ValueKind::kString, "Node features required (sbatch --constraint)"},
-      {"exclusive", ValueKind::kBool, "Whole nodes only (sbatch --exclusive)"},
-      {"mem", ValueKind::kString, "Memory per node, e.g. 64G (sbatch --mem)"},
-      {"sbatch-arg", ValueKind::kStringList, "Any other sbatch option, passed through (repeatable)"},
+       "run --straggler-lag)", "Hangs and stacks", "STEPS"},
+      {"stack-timeout", ValueKind::kInteger, "dlaunch run --stack-timeout on every node",
+       "Hangs and stacks", "SECONDS"},
+      {"gpus-per-node", ValueKind::kInteger, "GPUs per node; one worker per GPU (sbatch --gpus-per-node)",
+       "Topology", "N"},
+      {"cpus-per-gpu", ValueKind::kInteger, "CPUs per GPU; a node's task gets this x GPUs (sbatch --cpus-per-task)",
+       "Topology", "N"},
+      {"partition", ValueKind::kString, "Partition (sbatch --partition)", "Slurm", "NAME"},
+      {"job-name", ValueKind::kString, "Job name (sbatch --job-name; default: the program's name)",
+       "Slurm", "NAME"},
+      {"time", ValueKind::kString, "Time limit, e.g. 1-00:00:00 (sbatch --time)", "Slurm", "TIME"},
+      {"account", ValueKind::kString, "Account to charge (sbatch --account)", "Slurm", "NAME"},
+      {"qos", ValueKind::kString, "Quality of service (sbatch --qos)", "Slurm", "NAME"},
+      {"constraint", ValueKind::kString, "Node features required (sbatch --constraint)",
+       "Slurm", "FEATURES"},
+      {"exclusive", ValueKind::kBool, "Whole nodes only (sbatch --exclusive)", "Slurm"},
+      {"mem", ValueKind::kString, "Memory per node, e.g. 64G (sbatch --mem)", "Slurm", "SIZE"},
+      {"sbatch-arg", ValueKind::kStringList, "Any other sbatch option, passed through (repeatable)",
+       "Slurm", "ARG"},
       {"signal", ValueKind::kString,
        "[R:]SIG@SECONDS: Slurm sends SIG (USR1 or USR2) to every node's dlaunch run SECONDS "
        "(0-65535, default 60) before the time limit, and dlaunch forwards it to the workers so they "
-       "can checkpoint; Slurm may send it up to 60 s earlier than that (sbatch --signal, without B:)"},
+       "can checkpoint; Slurm may send it up to 60 s earlier than that (sbatch --signal, without B:)",
+       "Reliability", "[R:]SIG@SECONDS"},
       {"requeue", ValueKind::kBool,
        "After the --signal, once the workers exited, node 0 requeues the job (sbatch --requeue; "
-       "needs --signal; not with --srun or --launch task)"},
-      {"output-dir", ValueKind::kString, "Where submission folders are made (default slurm-outputs)"},
-      {"launch", ValueKind::kString, "node: one dlaunch run per node; task: srun starts one task per GPU"},
+       "needs --signal; not with --srun or --launch task)", "Reliability"},
+      {"output-dir", ValueKind::kString, "Where submission folders are made (default slurm-outputs)",
+       "Output", "DIR"},
+      {"launch", ValueKind::kString, "node: one dlaunch run per node; task: srun starts one task per GPU",
+       "Job", "node|task"},
       {"resv-ports", ValueKind::kBool,
-       "Ask srun to reserve a port per node (--resv-ports=1; needs MpiParams=ports=...) and use it"},
-      {"srun", ValueKind::kBool, "Run in the foreground with srun instead of submitting with sbatch"},
-      {"wait", ValueKind::kBool, "sbatch mode: wait for the job, stream its log, exit with its code"},
-      {"python", ValueKind::kString, "Interpreter for .py programs on the nodes"},
-      {"max-restarts", ValueKind::kInteger, "dlaunch run --max-restarts on every node"},
-      {"shutdown-timeout", ValueKind::kInteger, "dlaunch run --shutdown-timeout on every node"},
-      {"rdzv-timeout", ValueKind::kInteger, "dlaunch run --rdzv-timeout on every node"},
-      {"tee", ValueKind::kString, "dlaunch run --tee on every node"},
-      {"redirects", ValueKind::kString, "dlaunch run --redirects on every node"},
-      {"prefix", ValueKind::kString, "dlaunch run --prefix on every node"},
-      {"run-arg", ValueKind::kStringList, "Any other dlaunch run option for the nodes (repeatable)"},
+       "Ask srun to reserve a port per node (--resv-ports=1; needs MpiParams=ports=...) and use it",
+       "Slurm"},
+      {"srun", ValueKind::kBool, "Run in the foreground with srun instead of submitting with sbatch",
+       "Job"},
+      {"wait", ValueKind::kBool, "sbatch mode: wait for the job, stream its log, exit with its code",
+       "Job"},
+      {"python", ValueKind::kString, "Interpreter for .py programs on the nodes", "Job", "FILE"},
+      {"max-restarts", ValueKind::kInteger, "dlaunch run --max-restarts on every node",
+       "Reliability", "N"},
+      {"shutdown-timeout", ValueKind::kInteger, "dlaunch run --shutdown-timeout on every node",
+       "Reliability", "SECONDS"},
+      {"rdzv-timeout", ValueKind::kInteger, "dlaunch run --rdzv-timeout on every node",
+       "Reliability", "SECONDS"},
+      {"tee", ValueKind::kString, "dlaunch run --tee on every node", "Output", "0|1|2|3|MAP"},
+      {"redirects", ValueKind::kString, "dlaunch run --redirects on every node",
+       "Output", "0|1|2|3|MAP"},
+      {"prefix", ValueKind::kString, "dlaunch run --prefix on every node", "Output", "TEMPLATE"},
+      {"run-arg", ValueKind::kStringList, "Any other dlaunch run option for the nodes (repeatable)",
+       "Job", "ARG"},
   };
   return keys;
 }
@@ -69,6 +87,15 @@ const Key* find_key(const std::string& name) {
     if (dashed == key.name) return &key;
   }
   return nullptr;
+}
+
+const char* placeholder_of(const Key& key) {
+  if (key.placeholder != nullptr) return key.placeholder;
+  switch (key.kind) {
+    case ValueKind::kInteger: return "N";
+    case ValueKind::kStringList: return "ARG";
+    default: return "VALUE";
+  }
 }
 
 const char* kind_name(ValueKind kind) {

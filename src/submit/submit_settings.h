@@ -19,11 +19,15 @@ using Value = std::variant<std::int64_t, bool, std::string, std::vector<std::str
 enum class ValueKind { kInteger, kBool, kString, kStringList };
 
 // One setting: the same name is a flag (--NAME) and a config key (NAME, or
-// with underscores).
+// with underscores). GROUP is its heading in `dlaunch submit --help`,
+// PLACEHOLDER what its value looks like there (util/command_line.h: N,
+// SECONDS, FILE, a|b; nullptr: derived from the kind).
 struct Key {
   const char* name;
   ValueKind kind;
   const char* help;
+  const char* group = "Job";
+  const char* placeholder = nullptr;
 };
 
 // Every setting submit knows, in the order --print-config shows them.
@@ -31,6 +35,8 @@ const std::vector<Key>& submit_keys();
 // The key named NAME ("gpus-per-node" or "gpus_per_node"); nullptr if none.
 const Key* find_key(const std::string& name);
 const char* kind_name(ValueKind kind);
+// KEY's placeholder in the help: its own, else N, VALUE or ARG by its kind.
+const char* placeholder_of(const Key& key);
 
 class SubmitSettings {
  public:

@@ -1,10 +1,145 @@
 #include "util/command_line.h"
 
 #include <fmt/format.h>
+#include <memory>
 
+#include "util/command_line_spec.h"
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace dlaunch::util {
+namespace {
+
+constexpr std::size_t kNameWidth = 30;
+constexpr std::size_t kLineWidth = 80;
+
+// TEXT's words in lines of at most kLineWidth columns, the first starting
+// at column FIRST_COLUMN, the others indented by INDENT.
+std::string wrapped(std::string_view text, std::size_t first_column, std::size_t indent) {
+  std::string result;
+  std::size_t column = first_column;
+  bool line_empty = true;
+  for (const auto& word : split(text, ' ')) {
+    if (!line_empty && column + 1 + word.size() > kLineWidth) {
+      result += "\n" + std::string(indent, ' ');
+      column = indent;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      result += ' ';
+      ++column;
+    }
+    result += word;
+    column += word.size();
+    line_empty = false;
+  }
+  return result;
+}
+
+// CLI11's layout with dlaunch's usage line first, one spelling per option,
+// and text wrapped to the terminal's customary 80 columns (CLI11 2.1
+// prints each description on one long line).
+class HelpFormatter : public CLI::Formatter {
+ public:
+  explicit HelpFormatter(std::string usage) : usage_(std::move(usage)) {
+    column_width(kNameWidth);
+    label("Positionals", "Arguments");
+  }
+
+  std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
+    std::string text = make_usage(app, name) + "\n" + make_description(app) + make_positionals(app) +
+                       make_groups(app, mode) + "\n" + make_footer(app);
+    // CLI11 ends each group with a blank line and starts the next with one.
+    for (auto at = text.find("\n\n\n"); at != std::string::npos; at = text.find("\n\n\n"))
+      text.erase(at, 1);
+    return text;
+  }
+
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return fmt::format("Usage: {}\n", usage_);
+  }
+
+  std::string make_description(const CLI::App* app) const override {
+    return wrapped(app->get_description(), 0, 0) + "\n";
+  }
+
+  std::string make_option_name(const CLI::Option* option, bool is_positional) const override {
+    if (is_positional) return CLI::Formatter::make_option_name(option, is_positional);
+    return join(shown_names(*option), ", ");
+  }
+
+  // Just the placeholder: CLI11 adds " ..." to a list option, which dlaunch
+  // takes once per occurrence (its help says "repeatable").
+  std::string make_option_opts(const CLI::Option* option) const override {
+    if (option->get_expected_max() == 0 || option->get_option_text().empty()) return "";
+    return " " + option->get_option_text();
+  }
+
+  std::string make_option(const CLI::Option* option, bool is_positional) const override {
+    // An argument is shown by its placeholder alone (JOB), an option by its
+    // names and placeholder (--master HOST:PORT).
+    std::string name = is_positional ? "  " + option->get_option_text()
+                                     : "  " + make_option_name(option, is_positional) + make_option_opts(option);
+    std::string text = name.size() + 2 > kNameWidth ? name + "\n" + std::string(kNameWidth, ' ')
+                                                    : fmt::format("{:<{}}", name, kNameWidth);
+    return text + wrapped(make_option_desc(option), kNameWidth, kNameWidth) + "\n";
+  }
+
+ private:
+  std::string usage_;
+};
+
+// "--nodse=2" -> "--nodse"; "--nproc_per_nod" -> "--nproc-per-nod".
+std::string dashed_option_name(std::string_view given) {
+  std::string name(given.substr(0, given.find('=')));
+  for (std::size_t i = 2; i < name.size(); ++i) {
+    if (name[i] == '_') name[i] = '-';
+  }
+  return name;
+}
+
+// The first word CLI11 could not place that looks like an option.
+std::optional<std::string> leftover_option(const CLI::App& app) {
+  for (const auto& word : app.remaining()) {
+    if (word == "--") return std::nullopt;
+    if (word.size() > 1 && word.front() == '-') return word;
+    if (app.get_prefix_command()) return std::nullopt;  // PROGRAM: the rest is its own
+  }
+  return std::nullopt;
+}
+
+// The placeholder as the parser gave it: CLI11 appends each check's
+// description to it ("N:INT in [1 - 100]").
+std::string placeholder_of(CLI::Option& option) {
+  std::string placeholder = option.get_type_name();
+  std::vector<std::string> checks;
+  try {
+    for (int index = 0;; ++index) checks.push_back(option.get_validator(index)->get_description());
+  } catch (const CLI::OptionNotFound&) {  // past the last check
+  }
+  for (auto check = checks.rbegin(); check != checks.rend(); ++check) {
+    std::string suffix = ":" + *check;
+    if (!check->empty() && placeholder.ends_with(suffix)) placeholder.resize(placeholder.size() - suffix.size());
+  }
+  return placeholder;
+}
+
+}  // namespace
+
+void set_usage(CLI::App& app, std::string usage) {
+  app.formatter(std::make_shared<HelpFormatter>(std::move(usage)));
+}
+
+void finish_help(CLI::App& app, const std::vector<HelpExample>& examples) {
+  // The help and util::describe_command_line show the option text.
+  for (CLI::Option* option : app.get_options()) option->option_text(placeholder_of(*option));
+  app.set_help_flag("-h,--help", "Show this help and exit")->group("Help");
+  std::string text = app.get_footer();
+  if (!text.empty()) text += "\n\n";
+  text += "Examples:";
+  for (const auto& example : examples) text += fmt::format("\n  {}\n      {}", example.command, example.explanation);
+  app.footer(text);
+}
 
 bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
                         const std::string& command) {
@@ -16,19 +151,40 @@ bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
     fmt::print("{}", app.help());
     return false;
   } catch (const CLI::ParseError& error) {
+    // An unknown option explains more than what it left missing ("JOB is required").
+    if (auto option = leftover_option(app)) throw_unknown_option(app, *option, command);
     throw UsageError(
         fmt::format("{}: {}. '{} --help' lists the options.", command, error.what(), command));
   }
+  // With prefix_command() CLI11 hands an unknown option over as PROGRAM.
+  if (auto option = leftover_option(app)) throw_unknown_option(app, *option, command);
   return true;
 }
 
-std::optional<std::vector<std::string>> program_after_options(const CLI::App& app) {
-  std::vector<std::string> program = app.remaining();
-  if (!program.empty() && program.front() == "--") {
-    program.erase(program.begin());
-    return program;
+std::optional<std::string> closest_option(const CLI::App& app, std::string_view given) {
+  std::vector<std::string> known;
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_group().empty()) continue;  // hidden
+    for (const auto& name : shown_names(*option)) {
+      if (name.starts_with("--")) known.push_back(name);
+    }
   }
-  if (!program.empty() && program.front().starts_with("-")) return std::nullopt;
+  return closest_match(dashed_option_name(given), known);
+}
+
+void throw_unknown_option(const CLI::App& app, std::string_view given, std::string_view command) {
+  std::string name(given.substr(0, given.find('=')));
+  std::string hint;
+  if (auto close = closest_option(app, given)) hint = fmt::format(" Did you mean '{}'?", *close);
+  std::string program_hint =
+      app.get_prefix_command() ? " Put '--' before a PROGRAM whose name starts with '-';" : "";
+  throw UsageError(fmt::format("unknown option '{}' for {}.{}{} '{} --help' lists the options.", name,
+                               command, hint, program_hint, command));
+}
+
+std::vector<std::string> program_after_options(const CLI::App& app) {
+  std::vector<std::string> program = app.remaining();
+  if (!program.empty() && program.front() == "--") program.erase(program.begin());
   return program;
 }
 

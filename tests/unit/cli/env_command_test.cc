@@ -120,7 +120,8 @@ TEST(EnvCommand, InsideASlurmStepTheVariablesAreTheSources) {
 TEST(EnvCommand, HelpSaysWhatItShows) {
   ProcessEnvironment environment({});
   std::string help = env_output({"--help"});
-  EXPECT_TRUE(contains(help, "usage: dlaunch env [--json] [dlaunch run options] [PROGRAM ...]")) << help;
+  EXPECT_TRUE(contains(help, "Usage: dlaunch env [--json] [run options] [PROGRAM ...]")) << help;
+  EXPECT_TRUE(contains(help, "--nproc-per-node")) << help;
 }
 
 }  // namespace

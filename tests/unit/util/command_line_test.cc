@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace dlaunch::util {
 namespace {
@@ -63,11 +64,75 @@ TEST(CommandLine, ADoubleDashEndsTheOptionsAndIsDropped) {
   EXPECT_EQ(program_after_options(parser.app), (std::vector<std::string>{"-weird-program", "-x"}));
 }
 
-TEST(CommandLine, AnUnknownOptionBeforeTheProgramIsNoProgram) {
+// Every parser suggests the nearest option for a typo, also before PROGRAM
+// (where CLI11 would take the unknown option for the program).
+std::string usage_error(CLI::App& app, const std::vector<std::string>& args) {
+  try {
+    parse_command_line(app, args, "dlaunch test");
+  } catch (const UsageError& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+TEST(CommandLine, AnUnknownOptionBeforeTheProgramGetsTheNearestOne) {
   ProgramParser parser;
-  ASSERT_TRUE(parse_command_line(parser.app, {"--verbose", "--cuont", "3", "train.py"}, "dlaunch test"));
-  EXPECT_EQ(program_after_options(parser.app), std::nullopt);
-  EXPECT_EQ(parser.app.remaining().front(), "--cuont");  // for the caller's message
+  std::string message = usage_error(parser.app, {"--verbose", "--cuont=3", "train.py"});
+  EXPECT_NE(message.find("unknown option '--cuont' for dlaunch test. Did you mean '--count'? Put '--' "
+                         "before a PROGRAM whose name starts with '-'; 'dlaunch test --help' lists the "
+                         "options."),
+            std::string::npos)
+      << message;
+  // The program's own options are its own.
+  ProgramParser program;
+  EXPECT_EQ(usage_error(program.app, {"train.py", "--cuont", "3"}), "<no error>");
+}
+
+TEST(CommandLine, AnUnknownOptionWithoutAProgramGetsTheNearestOne) {
+  CLI::App app{"test", "dlaunch test"};
+  int iters = 0;
+  app.add_option("--iters", iters, "how many")->type_name("N");
+  std::string message = usage_error(app, {"--itres", "3"});
+  EXPECT_NE(message.find("unknown option '--itres' for dlaunch test. Did you mean '--iters'?"), std::string::npos)
+      << message;
+  EXPECT_EQ(message.find("PROGRAM"), std::string::npos) << message;
+  // Underscores for dashes, as torchrun spells its options, find the dashed one.
+  EXPECT_EQ(closest_option(app, "--it_ers"), "--iters");
+  EXPECT_EQ(closest_option(app, "--completely-different"), std::nullopt);
+}
+
+TEST(CommandLine, TheHelpHasHeadingsPlaceholdersAndExamplesLast) {
+  CLI::App app{"Does a test.", "dlaunch test"};
+  int count = 0;
+  std::string where;
+  bool verbose = false;
+  set_usage(app, "dlaunch test [options] PROGRAM");
+  app.add_option("--count", count, "how many")->group("Numbers")->type_name("N")->check(CLI::Range(1, 9));
+  app.add_option("--where-to,--where_to", where, "where to")->group("Places")->type_name("DIR");
+  app.add_flag("--verbose", verbose, "say more")->group("Numbers");
+  finish_help(app, {{"dlaunch test --count 2 x", "counts two"}, {"dlaunch test y", "counts none"}});
+  std::string help = app.help();
+  EXPECT_EQ(help.rfind("Usage: dlaunch test [options] PROGRAM\n\nDoes a test.\n", 0), 0u) << help;
+  auto at = [&](const std::string& part) { return help.find(part); };
+  EXPECT_LT(at("Numbers:\n  --count N "), at("  --verbose "));
+  EXPECT_LT(at("  --verbose "), at("Places:\n  --where-to DIR "));
+  EXPECT_LT(at("Places:"), at("Help:\n  -h, --help "));
+  EXPECT_LT(at("Help:"), at("Examples:\n  dlaunch test --count 2 x\n      counts two\n  dlaunch test y\n"));
+  // No CLI11 type names, no check descriptions, no underscore twins, no blank line pairs.
+  for (const char* absent : {"TEXT", "INT", "[1 - 9]", "--where_to", "\n\n\n"})
+    EXPECT_EQ(at(absent), std::string::npos) << absent << " in\n" << help;
+}
+
+TEST(CommandLine, LongDescriptionsWrapAtEightyColumns) {
+  CLI::App app{"test", "dlaunch test"};
+  set_usage(app, "dlaunch test");
+  app.add_flag("--long")
+      ->description(std::string(40, 'x') + " " + std::string(30, 'y') + " " + std::string(30, 'z'))
+      ->group("Group");
+  finish_help(app, {});
+  std::string help = app.help();
+  for (const auto& line : split(help, '\n')) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_NE(help.find("\n" + std::string(30, ' ') + std::string(30, 'y')), std::string::npos) << help;
 }
 
 TEST(CommandLine, NoProgramIsAnEmptyOne) {

@@ -1,0 +1,41 @@
+#include "cli/version_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "util/command_line.h"
+
+namespace dlaunch::cli {
+namespace {
+
+constexpr const char* kDescription = "Print dlaunch's version.";
+
+// A parser although there are no options, so that --help and a typo
+// answer as in every other command.
+void configure(CLI::App& app) {
+  util::set_usage(app, "dlaunch version");
+  util::finish_help(app, {
+                             {"dlaunch version", "prints e.g. 'dlaunch 0.1.0'"},
+                             {"dlaunch --version", "the same"},
+                             {"ssh node1 dlaunch version",
+                              "the version on another host, where dlaunch ssh runs dlaunch from the same path"},
+                         });
+}
+
+}  // namespace
+
+int version_command(const CommandArgs& args) {
+  CLI::App app(kDescription, "dlaunch version");
+  configure(app);
+  if (!util::parse_command_line(app, args, "dlaunch version")) return 0;
+  fmt::print("dlaunch {}\n", DLAUNCH_VERSION);
+  return 0;
+}
+
+util::CommandLineSpec version_command_line() {
+  CLI::App app(kDescription, "dlaunch version");
+  configure(app);
+  return util::describe_command_line(app);
+}
+
+}  // namespace dlaunch::cli
