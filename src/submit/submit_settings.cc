@@ -42,6 +42,19 @@ const std::vector<Key>& submit_keys() {
       {"mem", ValueKind::kString, "Memory per node, e.g. 64G (sbatch --mem)", "Slurm", "SIZE"},
       {"sbatch-arg", ValueKind::kStringList, "Any other sbatch option, passed through (repeatable)",
        "Slurm", "ARG"},
+      {"srun-arg", ValueKind::kStringList,
+       "An option for the srun that starts the job step, e.g. pyxis's --srun-arg=--container-image=IMAGE "
+       "(repeatable; in the job script and with --srun)", "Slurm", "ARG"},
+      {"setup", ValueKind::kStringList,
+       "A shell line the job script runs before srun starts the step, e.g. --setup 'module load cuda' "
+       "or --setup 'source venv/bin/activate' (repeatable). It runs on the batch host (with --srun: "
+       "here), and srun passes the environment it leaves on to every node", "Job", "LINE"},
+      {"sweep", ValueKind::kStringList,
+       "NAME=V1,V2,...: submit one job array over every combination of the values (repeatable); each "
+       "task gets --NAME=VALUE after the program's arguments and its own folder task_<i>/", "Sweeps",
+       "NAME=V1,V2"},
+      {"max-parallel", ValueKind::kInteger,
+       "At most this many tasks of the sweep (or --array) run at once (sbatch --array=...%N)", "Sweeps", "N"},
       {"signal", ValueKind::kString,
        "[R:]SIG@SECONDS: Slurm sends SIG (USR1 or USR2) to every node's dlaunch run SECONDS "
        "(0-65535, default 60) before the time limit, and dlaunch forwards it to the workers so they "
@@ -83,6 +96,7 @@ const Key* find_key(const std::string& name) {
   for (char& c : dashed) c = (c == '_') ? '-' : c;
   if (dashed == "sbatch-args") dashed = "sbatch-arg";
   if (dashed == "run-args") dashed = "run-arg";
+  if (dashed == "srun-args") dashed = "srun-arg";
   for (const auto& key : submit_keys()) {
     if (dashed == key.name) return &key;
   }
