@@ -4,6 +4,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "cli/cancel_command.h"
 #include "cli/check_command.h"
 #include "cli/command.h"
 #include "cli/completion_command.h"
@@ -12,9 +13,12 @@
 #include "cli/dump_python_command.h"
 #include "cli/help_command.h"
 #include "cli/hostlist_command.h"
+#include "cli/jobs_command.h"
+#include "cli/logs_command.h"
 #include "cli/stacks_command.h"
 #include "cli/run_command.h"
 #include "cli/ssh_command.h"
+#include "cli/status_command.h"
 #include "cli/submit_command.h"
 #include "cli/version_command.h"
 #include "check/check_options.h"
@@ -48,6 +52,14 @@ constexpr Command kCommands[] = {
      check_command, check::describe_check_options},
     {"env", "show the topology 'dlaunch run' would use here, and where each value came from",
      env_command, env_command_line},
+    {"jobs", "list the jobs submitted from here, newest first, with their states", jobs_command,
+     jobs_command_line},
+    {"status", "show a submitted job: state, reason, times, nodes, restarts, failure", status_command,
+     status_command_line},
+    {"logs", "show a submitted job's worker output, merged in time order, or follow it", logs_command,
+     logs_command_line},
+    {"cancel", "cancel a submitted job (after a checkpoint signal if asked) and wait until it is gone",
+     cancel_command, cancel_command_line},
     {"stacks", "show where every rank of a running job is: its stacks, grouped, outliers first",
      stacks_command, stacks_command_line},
     {"hostlist", "expand, compress, count Slurm hostlists exactly as Slurm does", hostlist_command,

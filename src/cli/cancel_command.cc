@@ -1,0 +1,115 @@
+#include "cli/cancel_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "process/signal_channel.h"
+#include "submit/job_cancel.h"
+#include "submit/job_lookup.h"
+#include "util/command_line.h"
+#include "util/error.h"
+
+namespace dlaunch::cli {
+namespace {
+
+constexpr const char* kDescription =
+    "Cancel a submitted job (optionally first sending the preemption signal so the workers save a "
+    "checkpoint) and wait until Slurm has ended it";
+
+struct CancelArgs {
+  std::string job;
+  std::string output_dir;
+  std::string signal;
+  int grace = 120;
+  int timeout = 300;
+  bool json = false;
+};
+
+void configure_app(CLI::App& app, CancelArgs& args) {
+  util::set_usage(app, "dlaunch cancel [options] JOB");
+  app.add_option("job", args.job, "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, or 'last'")
+      ->required()
+      ->type_name("JOB");
+  app.add_option("--signal", args.signal,
+                 "First send SIG to every node's dlaunch run, which forwards it to the workers (e.g. USR1, "
+                 "the --signal of dlaunch submit, so they save a checkpoint), and cancel only if the job "
+                 "has not ended within --grace")
+      ->group("Stopping")
+      ->type_name("SIG");
+  app.add_option("--grace", args.grace, "Seconds the job may take to end after --signal (default 120)")
+      ->group("Stopping")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0, 7 * 24 * 3600).description(""));
+  app.add_option("--timeout", args.timeout, "Seconds to wait for Slurm to end the job after scancel (default 300)")
+      ->group("Stopping")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(1, 7 * 24 * 3600).description(""));
+  app.add_option("--output-dir", args.output_dir, "Where to look for JOB's folder (default: slurm-outputs and "
+                                                  "dlaunch.toml's output-dir)")
+      ->group("Where")
+      ->type_name("DIR");
+  app.add_flag("--json", args.json, "One JSON object: what was done and the job's final state")->group("Output");
+  util::finish_help(app, {{"dlaunch cancel 12", "cancel job 12 and wait until it is gone"},
+                          {"dlaunch cancel last --signal USR1 --grace 300",
+                           "let the newest job's workers checkpoint for up to 5 minutes, then cancel it"},
+                          {"dlaunch cancel 20_3", "cancel task 3 of array (sweep) 20 only"},
+                          {"dlaunch cancel 12 --json", "the outcome as JSON, for scripts"}});
+}
+
+std::optional<int> parse_signal(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::string name = text;
+  auto number = process::signal_number(name);
+  if (!number && !name.starts_with("SIG")) number = process::signal_number("SIG" + name);
+  if (!number)
+    throw util::UsageError(fmt::format("--signal '{}' is not a signal; give a name such as USR1 or USR2 (or "
+                                       "its number)",
+                                       text));
+  return number;
+}
+
+}  // namespace
+
+int cancel_command(const CommandArgs& raw) {
+  CLI::App app(kDescription, "dlaunch cancel");
+  CancelArgs args;
+  configure_app(app, args);
+  if (!util::parse_command_line(app, raw, "dlaunch cancel")) return 0;
+  submit::CancelRequest request;
+  request.signal = parse_signal(args.signal);
+  request.grace = std::chrono::seconds(args.grace);
+  request.timeout = std::chrono::seconds(args.timeout);
+  std::optional<std::string> output_dir;
+  if (!args.output_dir.empty()) output_dir = args.output_dir;
+  auto found = submit::find_job(args.job, submit::submission_dirs(output_dir, util::Environment::from_process()));
+  request.task = found.task;
+  submit::CancelOutcome outcome = submit::cancel_job(found.record, request);
+  const std::string target = request.task ? fmt::format("{}_{}", found.record.job_id, *request.task) : found.record.job_id;
+  const std::string& state = outcome.final_status.state;
+  if (args.json) {
+    nlohmann::json document = {{"job_id", target},
+                               {"already_ended", outcome.already_ended},
+                               {"signalled", outcome.signalled},
+                               {"ended_after_signal", outcome.ended_after_signal},
+                               {"cancelled", outcome.cancelled},
+                               {"state", state},
+                               {"waited_s", outcome.waited_seconds},
+                               {"folder", found.record.folder}};
+    fmt::print("{}\n", document.dump(2));
+  } else if (outcome.already_ended) {
+    fmt::print("job {} had already ended: {}; nothing to cancel\n", target, state);
+  } else {
+    fmt::print("job {} ended: {} ({:.0f} s)\n", target, state, outcome.waited_seconds);
+  }
+  return 0;
+}
+
+util::CommandLineSpec cancel_command_line() {
+  CLI::App app(kDescription, "dlaunch cancel");
+  CancelArgs args;
+  configure_app(app, args);
+  return util::describe_command_line(app);
+}
+
+}  // namespace dlaunch::cli

@@ -1,0 +1,106 @@
+#include "cli/jobs_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "submit/job_lookup.h"
+#include "submit/job_status.h"
+#include "util/command_line.h"
+#include "util/error.h"
+
+namespace dlaunch::cli {
+namespace {
+
+constexpr const char* kDescription =
+    "List the jobs dlaunch submit made from here, newest first: state live from Slurm, or the final "
+    "state recorded in the folder once Slurm forgot the job";
+
+struct JobsRequest {
+  std::string output_dir;
+  int limit = 20;
+  bool json = false;
+};
+
+void configure_app(CLI::App& app, JobsRequest& request) {
+  util::set_usage(app, "dlaunch jobs [options]");
+  app.add_option("--output-dir", request.output_dir,
+                 "Look only here (default: slurm-outputs and the output-dir of dlaunch.toml's [defaults] "
+                 "and profiles)")
+      ->group("Where")
+      ->type_name("DIR");
+  app.add_option("-n,--limit", request.limit, "Show the newest N submissions (0: all; default 20)")
+      ->group("Output")
+      ->type_name("N")
+      ->check(CLI::Range(0, 1 << 30).description(""));
+  app.add_flag("--json", request.json, "One JSON array: each job's id, name, state, counts, times, folder")
+      ->group("Output");
+  util::finish_help(app, {{"dlaunch jobs", "the 20 newest submissions made from this folder"},
+                          {"dlaunch jobs --limit 0", "all of them"},
+                          {"dlaunch jobs --output-dir /scratch/runs", "the submissions in another folder"},
+                          {"dlaunch jobs --json | jq '.[0].state'", "the newest job's state, for scripts"}});
+}
+
+std::string nodes_text(const submit::SubmissionRecord& record) {
+  return fmt::format("{}x{}", record.nodes, record.gpus_per_node);
+}
+
+void print_table(const std::vector<std::pair<submit::SubmissionRecord, submit::JobStatus>>& jobs) {
+  std::vector<std::vector<std::string>> rows = {
+      {"JOB", "NAME", "STATE", "NODESxGPUS", "RESTARTS", "SUBMITTED", "ELAPSED", "FOLDER"}};
+  for (const auto& [record, status] : jobs) {
+    rows.push_back({record.job_id.empty() ? "-" : record.job_id, record.name, submit::state_text(status),
+                    nodes_text(record), std::to_string(status.restarts), record.submitted,
+                    status.elapsed.empty() ? "-" : status.elapsed, record.folder});
+  }
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      line += i + 1 == row.size() ? row[i] : fmt::format("{:<{}}  ", row[i], widths[i]);
+    fmt::print("{}\n", line);
+  }
+}
+
+}  // namespace
+
+int jobs_command(const CommandArgs& args) {
+  CLI::App app(kDescription, "dlaunch jobs");
+  JobsRequest request;
+  configure_app(app, request);
+  if (!util::parse_command_line(app, args, "dlaunch jobs")) return 0;
+  std::optional<std::string> output_dir;
+  if (!request.output_dir.empty()) output_dir = request.output_dir;
+  auto dirs = submit::submission_dirs(output_dir, util::Environment::from_process());
+  auto records = submit::list_submissions(dirs);
+  if (request.limit > 0 && records.size() > static_cast<std::size_t>(request.limit))
+    records.resize(static_cast<std::size_t>(request.limit));
+  std::vector<std::pair<submit::SubmissionRecord, submit::JobStatus>> jobs;
+  for (auto& record : records) {
+    submit::JobStatus status = submit::current_status(record);
+    jobs.emplace_back(std::move(record), std::move(status));
+  }
+  if (request.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [record, status] : jobs) list.push_back(submit::status_json(record, status));
+    fmt::print("{}\n", list.dump(2));
+    return 0;
+  }
+  if (jobs.empty()) {
+    fmt::print(stderr, "dlaunch: no submissions in {}\n", fmt::join(dirs, ", "));
+    return 0;
+  }
+  print_table(jobs);
+  return 0;
+}
+
+util::CommandLineSpec jobs_command_line() {
+  CLI::App app(kDescription, "dlaunch jobs");
+  JobsRequest request;
+  configure_app(app, request);
+  return util::describe_command_line(app);
+}
+
+}  // namespace dlaunch::cli

@@ -1,0 +1,109 @@
+#include "cli/status_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "submit/job_lookup.h"
+#include "submit/job_status.h"
+#include "util/command_line.h"
+#include "util/error.h"
+#include "util/strings.h"
+
+namespace dlaunch::cli {
+namespace {
+
+constexpr const char* kDescription =
+    "Show a submitted job: state and reason, elapsed and time limit, nodes, restarts and requeues, and "
+    "the failure summary if it failed";
+
+struct StatusRequest {
+  std::string job;
+  std::string output_dir;
+  bool json = false;
+};
+
+void configure_app(CLI::App& app, StatusRequest& request) {
+  util::set_usage(app, "dlaunch status [options] JOB");
+  app.add_option("job", request.job,
+                 "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, or 'last'")
+      ->required()
+      ->type_name("JOB");
+  app.add_option("--output-dir", request.output_dir,
+                 "Where to look for JOB's folder (default: slurm-outputs and dlaunch.toml's output-dir)")
+      ->group("Where")
+      ->type_name("DIR");
+  app.add_flag("--json", request.json, "One JSON object (the fields of the text, and each task's)")->group("Output");
+  util::finish_help(app, {{"dlaunch status last", "the newest submission made from here"},
+                          {"dlaunch status 12", "job 12, found in slurm-outputs/ or through Slurm"},
+                          {"dlaunch status slurm-outputs/20261203_140509", "the job of that folder"},
+                          {"dlaunch status 12 --json | jq -r .state", "its state, for scripts"}});
+}
+
+std::string values_text(const std::map<std::string, std::string>& values) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : values) parts.push_back(name + "=" + value);
+  return util::join(parts, " ");
+}
+
+void print_task(const submit::ArrayTask& task) {
+  std::string values = task.values.empty() ? "" : fmt::format(" ({})", values_text(task.values));
+  std::string code = task.exit_code ? fmt::format(", exit {}", *task.exit_code) : "";
+  std::string reason = task.reason.empty() ? "" : fmt::format(" [{}]", task.reason);
+  fmt::print("  task {}{}: {}{}{}  {}\n", task.index, values, task.state, code, reason, task.folder);
+}
+
+void print_status(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
+  std::string id = record.job_id.empty() ? "(run with --srun)" : record.job_id;
+  fmt::print("job {} ({}): {}\n", id, record.name, submit::state_text(status));
+  auto row = [](const char* label, const std::string& value) {
+    if (!value.empty()) fmt::print("  {:<10} {}\n", label, value);
+  };
+  row("reason:", status.reason);
+  row("from:", status.source);
+  std::string elapsed = status.elapsed;
+  if (!status.time_limit.empty() && !elapsed.empty()) elapsed += " of " + status.time_limit;
+  row("elapsed:", elapsed);
+  row("nodes:", fmt::format("{} x {} GPU(s){}", record.nodes, record.gpus_per_node,
+                            status.node_list.empty() ? "" : ": " + status.node_list));
+  row("restarts:", fmt::format("{} (dlaunch run), requeues: {} (Slurm)", status.restarts, status.requeues));
+  row("submitted:", record.submitted);
+  row("folder:", record.folder);
+  row("command:", util::join(record.command, " "));
+  if (!status.tasks.empty()) {
+    fmt::print("tasks:\n");
+    for (const auto& task : status.tasks) print_task(task);
+  }
+  if (!status.failure_summary.empty()) fmt::print("failure:\n{}\n", status.failure_summary);
+  else if (!status.failure.empty()) fmt::print("failure: {}\n", status.failure);
+}
+
+}  // namespace
+
+int status_command(const CommandArgs& args) {
+  CLI::App app(kDescription, "dlaunch status");
+  StatusRequest request;
+  configure_app(app, request);
+  if (!util::parse_command_line(app, args, "dlaunch status")) return 0;
+  std::optional<std::string> output_dir;
+  if (!request.output_dir.empty()) output_dir = request.output_dir;
+  auto found = submit::find_job(request.job, submit::submission_dirs(output_dir, util::Environment::from_process()));
+  submit::JobStatus status = submit::current_status(found.record);
+  if (found.task) {
+    std::erase_if(status.tasks, [&](const auto& task) { return task.index != *found.task; });
+    if (status.tasks.empty())
+      throw util::InputError(fmt::format("job {} has no task {}", found.record.job_id, *found.task));
+  }
+  if (request.json) fmt::print("{}\n", submit::status_json(found.record, status).dump(2));
+  else print_status(found.record, status);
+  return 0;
+}
+
+util::CommandLineSpec status_command_line() {
+  CLI::App app(kDescription, "dlaunch status");
+  StatusRequest request;
+  configure_app(app, request);
+  return util::describe_command_line(app);
+}
+
+}  // namespace dlaunch::cli
