@@ -47,6 +47,7 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchCo
   if (config.rdzv_token) settings.token = config.rdzv_token->value;
   settings.heartbeat_timeout = config.heartbeat_timeout;
   settings.allow_uneven = config.allow_uneven;
+  settings.expected_hosts = topology.expected_hosts;
   settings.forensics = forensics_settings(config, log_folder);
   return rendezvous::make_rendezvous_coordinator(settings, signals);
 }

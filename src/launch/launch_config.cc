@@ -8,6 +8,7 @@
 
 #include "process/signal_channel.h"
 #include "launch/token_setting.h"
+#include "slurm/hostlist.h"
 #include "slurm/slurm_context.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -237,6 +238,29 @@ util::Sourced<std::string> resolve_run_id(const RunOptions& options,
   return sourced(std::string("none"), std::string("default"));
 }
 
+// Where each slot's launcher runs when Slurm places them: one per node of
+// the step, in SLURM_NODEID order. Empty when the slots are not Slurm's
+// (--node-rank) or the list does not fit the launchers.
+std::vector<std::string> slurm_hosts(const RunOptions& options, const std::optional<slurm::SlurmContext>& slurm,
+                                     const Topology& topology) {
+  if (!slurm || !slurm->nodelist || !slurm->node_id || options.node_rank || options.standalone ||
+      topology.launchers() == 1)
+    return {};
+  const auto launchers = static_cast<std::size_t>(topology.launchers());
+  std::vector<std::string> hosts;
+  std::size_t listed = 0;
+  try {
+    // Counted, not held, past the launchers: a huge list costs no memory.
+    slurm::for_each_host(slurm->nodelist->value, [&](std::string_view host) {
+      if (++listed <= launchers) hosts.emplace_back(host);
+    });
+  } catch (const util::InputError&) {
+    return {};  // the master address's resolution reports a bad list
+  }
+  if (listed != launchers) return {};
+  return hosts;
+}
+
 Topology resolve_topology(const RunOptions& options, const util::Environment& environment) {
   auto slurm = slurm::read_slurm_context(environment);
   Topology topology;
@@ -248,6 +272,7 @@ Topology resolve_topology(const RunOptions& options, const util::Environment& en
   topology.nproc_per_node = resolve_nproc(options, slurm, environment);
   resolve_address(topology, options, slurm);
   topology.run_id = resolve_run_id(options, slurm);
+  topology.expected_hosts = slurm_hosts(options, slurm, topology);
   if (slurm && slurm->in_batch_step_of_multinode_job() && !options.nnodes)
     topology.notices.push_back(fmt::format(
         "this is the batch step of a {}-node job: only one launcher runs here; start dlaunch run "

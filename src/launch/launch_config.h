@@ -33,6 +33,9 @@ struct Topology {
   util::Sourced<std::string> run_id;
   bool in_slurm = false;
   std::vector<std::string> notices;  // things worth telling the user (batch step, ...)
+  // Where each slot's launcher runs, when Slurm places them (the step's
+  // node list); empty: unknown. Node 0 names missing nodes by host.
+  std::vector<std::string> expected_hosts;
 
   // Every launcher of the job: training nodes and spares.
   int launchers() const { return nnodes.value + spare_nodes.value; }

@@ -56,6 +56,7 @@ rendezvous::DialSettings dial_settings(const RendezvousSettings& settings) {
   dial.handshake_timeout = settings.handshake_timeout;
   dial.rendezvous_timeout = settings.timeout;
   dial.notice = settings.notice;
+  dial.waiting_lines = settings.waiting_lines;
   return dial;
 }
 
@@ -299,7 +300,9 @@ class RendezvousCoordinator : public Coordinator {
 
   void dial_service_at(const std::string& address) {
     settings_.master_addr = address;
-    dialer_ = std::make_unique<ServiceDialer>(dial_settings(settings_), signals_);
+    DialSettings dial = dial_settings(settings_);
+    dial.service_name = "the launcher that took over the rendezvous";
+    dialer_ = std::make_unique<ServiceDialer>(std::move(dial), signals_);
   }
 
   void notice(const std::string& text) const {
@@ -357,6 +360,8 @@ class RendezvousCoordinator : public Coordinator {
     server.heartbeat_timeout = settings_.heartbeat_timeout;
     server.handshake_timeout = settings_.handshake_timeout;
     server.forensics = settings_.forensics;
+    server.expected_hosts = settings_.expected_hosts;
+    server.waiting_lines = settings_.waiting_lines;
     if (!server.forensics.log) server.forensics.log = [](const std::string& line) {
       util::console_err().write_message("dlaunch: " + line + "\n");
     };

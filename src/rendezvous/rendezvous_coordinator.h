@@ -7,8 +7,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rendezvous/coordinator.h"
+#include "rendezvous/waiting_status.h"
 #include "process/signal_channel.h"
 
 namespace dlaunch::rendezvous {
@@ -37,8 +39,15 @@ struct RendezvousSettings {
   // launcher reports its progress while they are set), stack captures.
   ForensicsSettings forensics;
   // Where a launcher says what it met while dialling node 0 (a silent
-  // listener, a peer that did not prove the token); default: stderr.
+  // listener, a peer that did not prove the token) and that it still
+  // waits; default: stderr.
   std::function<void(const std::string&)> notice;
+  // Where each slot's launcher is expected (Slurm's node list, by slot), so
+  // node 0 can name the hosts of missing nodes; empty: unknown.
+  std::vector<std::string> expected_hosts;
+  // How often a waiting launcher says so: node 0 naming whom it waits for,
+  // the others while they cannot reach node 0 (rendezvous/waiting_status.h).
+  WaitingSchedule waiting_lines;
 };
 
 // On node 0, binds SETTINGS.port first (throws SystemError naming the port

@@ -119,12 +119,54 @@ class RendezvousServer::Loop {
  private:
   enum class Phase { kJoining, kRunning, kDone };
 
-  // While the nodes join round round_: those missing then abort the job.
+  // While the nodes join round round_: those missing then abort the job,
+  // and until then the log says every few seconds whom the job waits for.
   void arm_join_deadline() {
+    auto now = util::Clock::now();
     events_.cancel(join_deadline_);
-    join_deadline_ = events_.at(util::Clock::now() + settings_.join_timeout, [this] {
+    join_deadline_ = events_.at(now + settings_.join_timeout, [this] {
       if (phase_ == Phase::kJoining) abort_missing();
     });
+    gathering_since_ = now;
+    next_waiting_line_ = settings_.waiting_lines.interval_after(std::chrono::milliseconds(0));
+    arm_waiting_line();
+  }
+
+  // Due times count from the start of the gathering, so lines land on round
+  // numbers (5 s, 10 s, ...) however late the loop wakes.
+  void arm_waiting_line() {
+    events_.cancel(waiting_line_);
+    waiting_line_ = events_.at(gathering_since_ + next_waiting_line_, [this] {
+      if (phase_ != Phase::kJoining) return;
+      log(gathering_line(gathering_nodes()));
+      next_waiting_line_ += settings_.waiting_lines.interval_after(next_waiting_line_);
+      arm_waiting_line();
+    });
+  }
+
+  // Who the gathering round still lacks. Round 0 (and a take-over's first
+  // round) waits for launchers that never came; a later round only for
+  // those still connected to join again, unless too few are.
+  GatheringNodes gathering_nodes() const {
+    GatheringNodes gathering;
+    gathering.expected_hosts = settings_.expected_hosts;
+    gathering.needed = settings_.nnodes;
+    gathering.spares = settings_.spare_nodes > 0;
+    for (int slot : joined_) gathering.joined += benched_.count(slot) == 0 ? 1 : 0;
+    gathering.waited = std::chrono::duration_cast<std::chrono::milliseconds>(util::Clock::now() - gathering_since_);
+    gathering.timeout = settings_.join_timeout;
+    const bool first_round = round_ == 0 || (taking_over() && round_ == settings_.first_round);
+    if (!first_round) {
+      for (const auto& [slot, peer] : launchers_)
+        if (joined_.count(slot) == 0) gathering.missing.push_back(slot);
+      if (!gathering.missing.empty()) return gathering;
+    }
+    for (int slot = 0; slot < launcher_count(); ++slot) {
+      bool expected = !taking_over() || round_ != settings_.first_round ||
+                      std::count(settings_.expected.begin(), settings_.expected.end(), slot) > 0;
+      if (expected && joined_.count(slot) == 0 && benched_.count(slot) == 0) gathering.missing.push_back(slot);
+    }
+    return gathering;
   }
 
   // The fixed tick: heartbeats, and the handshake and heartbeat deadlines.
@@ -934,6 +976,9 @@ class RendezvousServer::Loop {
   Phase phase_ = Phase::kJoining;
   int round_ = 0;
   process::EventLoop::Timer join_deadline_;
+  process::EventLoop::Timer waiting_line_;
+  util::Clock::time_point gathering_since_;  // when round_ began to gather
+  std::chrono::milliseconds next_waiting_line_{0};  // due this long after gathering_since_
   std::chrono::milliseconds tick_;
   util::Clock::time_point last_heartbeat_;
   std::map<int, Peer*> launchers_;  // every launcher that joined and is still connected, by slot

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "rendezvous/coordinator.h"
+#include "rendezvous/waiting_status.h"
 #include "util/fd.h"
 
 namespace dlaunch::rendezvous {
@@ -74,6 +75,11 @@ struct ServerSettings {
   std::string dlaunch_version = DLAUNCH_VERSION;
   // --hang-timeout, --straggler-lag, where stack reports are saved.
   ForensicsSettings forensics;
+  // Where each slot's launcher is expected (Slurm's node list), so the
+  // lines said while nodes are missing can name their hosts; empty: unknown.
+  std::vector<std::string> expected_hosts;
+  // When the service says whom it still waits for, while a round gathers.
+  WaitingSchedule waiting_lines;
   // Where the service logs refused peers and lost nodes (default: the
   // launcher's stderr console sink, util/console.h, which never blocks).
   std::function<void(const std::string&)> log;

@@ -1,5 +1,9 @@
 #include "rendezvous/service_dialer.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 #include <poll.h>
 #include <random>
@@ -46,6 +50,18 @@ std::string abort_reason(std::string_view payload) {
   }
 }
 
+// What a connection attempt that failed met: "connection refused", with
+// the address when the master address resolves to another text.
+std::string unreached(const util::TcpAddress& address, int error, const DialSettings& settings) {
+  std::string what = error == ETIMEDOUT
+                         ? fmt::format("no answer to the connection within {} ms", settings.handshake_timeout.count())
+                         : std::string(std::strerror(error));
+  // strerror's "Connection refused" reads as a clause after a colon.
+  if (!what.empty()) what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+  if (address.text == fmt::format("{}:{}", settings.master_addr, settings.port)) return what;
+  return fmt::format("{} ({})", what, address.text);
+}
+
 }  // namespace
 
 struct ServiceDialer::Attempt {
@@ -57,6 +73,10 @@ ServiceDialer::ServiceDialer(DialSettings settings, process::SignalChannel& sign
     : settings_(std::move(settings)), signals_(signals) {}
 
 Dialed ServiceDialer::dial(const JoinMessage& join, util::Clock::time_point deadline) {
+  if (deadline != deadline_ || wait_began_ == util::Clock::time_point{}) {
+    wait_began_ = util::Clock::now();
+    next_waiting_line_ = settings_.waiting_lines.interval_after(milliseconds(0));
+  }
   deadline_ = deadline;
   std::mt19937 random(std::random_device{}());
   milliseconds backoff(20);
@@ -74,11 +94,15 @@ Dialed ServiceDialer::dial(const JoinMessage& join, util::Clock::time_point dead
       if (result.dialed) return std::move(*result.dialed);
       if (!result.seen.empty()) saw(result.seen);
     }
+    say_still_waiting();
     if (util::Clock::now() >= deadline) give_up();
     // Capped exponential backoff with jitter, so many nodes started at once
     // do not hammer node 0 in lockstep.
     auto jitter = milliseconds(random() % (backoff.count() / 2 + 1));
-    wait_for_signal_until(std::min(deadline, util::Clock::now() + backoff + jitter));
+    // Waking for a due waiting line costs one early attempt, and keeps the
+    // line on its mark.
+    wait_for_signal_until(
+        std::min({deadline, util::Clock::now() + backoff + jitter, wait_began_ + next_waiting_line_}));
     backoff = std::min(backoff * 2, milliseconds(1000));
   }
 }
@@ -87,9 +111,29 @@ bool ServiceDialer::out_of_time() const { return util::Clock::now() >= deadline_
 
 void ServiceDialer::saw(const std::string& what) {
   last_seen_ = what;
+  latest_ = what;
   if (!noticed_.insert(what).second) return;
-  std::string line = fmt::format("node {}: {}; trying again until --rdzv-timeout ({} s)",
-                                 settings_.node_rank, what, seconds_of(settings_.rendezvous_timeout));
+  tell(fmt::format("node {}: {}; trying again until --rdzv-timeout ({} s)", settings_.node_rank, what,
+                   seconds_of(settings_.rendezvous_timeout)));
+}
+
+void ServiceDialer::say_still_waiting() {
+  auto waited = std::chrono::duration_cast<milliseconds>(util::Clock::now() - wait_began_);
+  if (waited < next_waiting_line_) return;
+  // The next line is due on the schedule's next mark after now, so an
+  // attempt that took long (a silent host) does not bring a burst of lines.
+  while (next_waiting_line_ <= waited)
+    next_waiting_line_ += settings_.waiting_lines.interval_after(next_waiting_line_);
+  ReachingService reaching;
+  reaching.service = settings_.service_name;
+  reaching.address = fmt::format("{}:{}", settings_.master_addr, settings_.port);
+  reaching.last_seen = latest_;
+  reaching.waited = waited;
+  reaching.timeout = settings_.rendezvous_timeout;
+  tell(reaching_line(reaching));
+}
+
+void ServiceDialer::tell(const std::string& line) const {
   if (settings_.notice) settings_.notice(line);
   else util::console_err().write_message("dlaunch: " + line);
 }
@@ -114,7 +158,11 @@ ServiceDialer::Attempt ServiceDialer::attempt(const util::TcpAddress& address, c
                                               util::Clock::time_point deadline) {
   auto handshake_deadline = std::min(deadline, util::Clock::now() + settings_.handshake_timeout);
   util::Fd socket = util::try_connect_address(address, handshake_deadline);
-  if (!socket) return {};  // nobody listens (yet): the usual wait for node 0
+  if (!socket) {
+    // Nobody listens (yet): the usual wait for node 0, said only in the waiting lines.
+    latest_ = unreached(address, errno, settings_);
+    return {};
+  }
   PeerConnection connection(std::move(socket), util::Clock::now());
   connection.set_max_payload(kMaxHandshakePayload);
   return handshake(connection, address.text, join, handshake_deadline);

@@ -24,6 +24,7 @@
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
 #include "rendezvous/service_link.h"
+#include "rendezvous/waiting_status.h"
 
 namespace dlaunch::rendezvous {
 
@@ -35,8 +36,13 @@ struct DialSettings {
   std::chrono::milliseconds handshake_timeout{kDefaultHandshakeTimeout};
   std::chrono::milliseconds rendezvous_timeout{300'000};  // for messages only
   // Told each new thing seen on the way (a silent listener, an unproved
-  // refusal), once; default: a line on stderr.
+  // refusal), once, and the waiting lines; default: a line on stderr.
   std::function<void(const std::string&)> notice;
+  // Whom the dial waits for, in the waiting lines: node 0, or the launcher
+  // that took over its rendezvous.
+  std::string service_name = "node 0";
+  // When a launcher that has not reached the service yet says so.
+  WaitingSchedule waiting_lines;
 };
 
 // A link to node 0, proved, and node 0's heartbeat timeout from the Welcome.
@@ -80,6 +86,9 @@ class ServiceDialer {
   void send_join(PeerConnection& connection, JoinMessage join, const std::string& challenge,
                  const std::string& nonce);
   [[noreturn]] void give_up() const;
+  // Says whom this launcher waits for and what it met last, when a line is due.
+  void say_still_waiting();
+  void tell(const std::string& line) const;
   // True once the current dial's deadline has passed.
   bool out_of_time() const;
   void check_signals();
@@ -88,7 +97,14 @@ class ServiceDialer {
   process::SignalChannel& signals_;
   std::set<std::string> noticed_;
   std::string last_seen_;
+  // What the latest attempt met, a refused connection included: for the
+  // waiting lines, not for the error at the deadline.
+  std::string latest_;
   util::Clock::time_point deadline_;
+  // The wait the waiting lines count: it begins with a dial towards a new
+  // deadline (a redial towards the same one goes on with it).
+  util::Clock::time_point wait_began_;
+  std::chrono::milliseconds next_waiting_line_{0};  // due this long after wait_began_
 };
 
 }  // namespace dlaunch::rendezvous

@@ -89,6 +89,21 @@ TEST(LaunchConfig, NoDevFilesCountsAsNoGpu) {
   EXPECT_EQ(resolve({}, variables).topology.nproc_per_node.value, 1);
 }
 
+TEST(LaunchConfig, SlurmsNodeListSaysWhereEachSlotsLauncherRuns) {
+  EXPECT_EQ(resolve({}, slurm_step()).topology.expected_hosts,
+            (std::vector<std::string>{"gpu07", "gpu08", "gpu09"}));
+  // Slots given by hand need not follow Slurm's order: no host is assumed.
+  EXPECT_TRUE(resolve({"--node-rank", "1"}, slurm_step()).topology.expected_hosts.empty());
+  auto one_node = slurm_step();
+  one_node["SLURM_STEP_NUM_NODES"] = "1";
+  one_node["SLURM_STEP_NODELIST"] = "gpu07";
+  one_node["SLURM_NODEID"] = "0";
+  EXPECT_TRUE(resolve({}, one_node).topology.expected_hosts.empty());
+  auto longer_list = slurm_step();
+  longer_list["SLURM_STEP_NODELIST"] = "gpu[07-10]";  // does not fit 3 launchers
+  EXPECT_TRUE(resolve({}, longer_list).topology.expected_hosts.empty());
+}
+
 TEST(LaunchConfig, FlagsWinOverPetVariablesWhichWinOverSlurm) {
   auto variables = slurm_step();
   variables["PET_NPROC_PER_NODE"] = "2";

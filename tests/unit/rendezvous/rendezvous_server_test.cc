@@ -221,6 +221,23 @@ TEST(RendezvousServer, TimeoutNamesTheMissingNodes) {
   EXPECT_NE(reason.find("missing node rank(s): 1, 2"), std::string::npos) << reason;
 }
 
+TEST(RendezvousServer, WhileNodesAreMissingItSaysWhichAndWhereEveryFewSeconds) {
+  Service service(3, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
+    settings.expected_hosts = {"n0", "n1", "n2"};
+    settings.waiting_lines = WaitingSchedule{std::chrono::milliseconds(50), std::chrono::seconds(60),
+                                             std::chrono::milliseconds(50), std::chrono::seconds(60),
+                                             std::chrono::milliseconds(50)};
+  });
+  Client node0(service.port), node1(service.port), node2(service.port);
+  node0.join("job", 0, 3, 1);
+  EXPECT_TRUE(service.await_log("waiting for node rank(s) 1 at n1, 2 at n2 (1/3 joined, ")) << service.joined_log();
+  EXPECT_TRUE(service.await_log(" s of 30 s)")) << service.joined_log();
+  node1.join("job", 1, 3, 1);
+  EXPECT_TRUE(service.await_log("waiting for node rank(s) 2 at n2 (2/3 joined, ")) << service.joined_log();
+  node2.join("job", 2, 3, 1);
+  EXPECT_EQ(node2.receive()->type, MessageType::kWorld);
+}
+
 TEST(RendezvousServer, GreetsEveryConnectionWithAFreshChallenge) {
   Service service(2, 0, std::chrono::seconds(30),
                   [](ServerSettings& settings) { settings.heartbeat_timeout = std::chrono::seconds(7); });

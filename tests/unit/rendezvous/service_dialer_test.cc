@@ -6,6 +6,7 @@
 // the wait. Node 0 is a fake on a thread (fake_node0.h).
 #include "rendezvous/service_dialer.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -274,6 +275,20 @@ TEST_F(ServiceDialerTest, NobodyListeningMeansNode0IsMissing) {
   EXPECT_TRUE(contains(error, "node 3 could not reach the rendezvous at 127.0.0.1:")) << error;
   EXPECT_TRUE(contains(error, "node 0 is missing")) << error;
   EXPECT_TRUE(notices().empty());  // waiting for node 0 is usual: nothing to notice
+}
+
+TEST_F(ServiceDialerTest, WhileNode0IsUnreachableItSaysSoWithWhatItMet) {
+  const int port = closed_port();
+  DialSettings dial = settings(port, std::nullopt);
+  dial.waiting_lines = WaitingSchedule{100ms, 60s, 100ms, 60s, 100ms};
+  ServiceDialer dialer(dial, signals_);
+  dial_error<util::SystemError>(dialer, 450ms);
+  auto lines = notices();
+  ASSERT_FALSE(lines.empty());
+  // One line per mark at most, even when an attempt outlasts a mark.
+  EXPECT_LE(lines.size(), 5u);
+  for (const auto& line : lines)
+    EXPECT_EQ(line, fmt::format("waiting for node 0 at 127.0.0.1:{} (0 s of 60 s): connection refused", port));
 }
 
 TEST_F(ServiceDialerTest, AStopSignalEndsTheWait) {
