@@ -9,6 +9,7 @@
 #include "launch/escaped_processes.h"
 #include "launch/failure_report.h"
 #include "launch/log_root.h"
+#include "launch/report_duty.h"
 #include "process/signal_channel.h"
 #include "process/stdin_watch.h"
 #include "launch/supervisor.h"
@@ -77,7 +78,7 @@ std::string standby_role(const rendezvous::World& world, int slot) {
 }
 
 // The job's events (nodes lost, spares that took their place, benched
-// nodes, time down), said once at the end by the node that holds rank 0.
+// nodes, time down), said at the end by the launcher that speaks for the job.
 void print_timeline(const rendezvous::Verdict& verdict) {
   if (verdict.timeline.empty()) return;
   std::string text = "dlaunch: timeline:";
@@ -98,6 +99,15 @@ void write_exit_code(const LaunchConfig& config, int exit_code) {
   }
 }
 
+// The job failed: the whole summary from the launcher that speaks for the
+// job, at most one line from another that saw what the summary cannot say.
+void report_failure(const rendezvous::Verdict& verdict, const rendezvous::NodeOutcome& outcome,
+                    std::optional<int> node_rank, bool speaks) {
+  if (speaks) return say(format_failure_summary(verdict, node_rank.value_or(-1)));
+  if (!node_rank) return;  // stood by: no worker of its own failed
+  if (auto line = own_failure_line(verdict, outcome, *node_rank)) say(*line);
+}
+
 // One round on this node: workers as NODE_RANK when the World gives it
 // one, else it stands by for the round's verdict.
 rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environment& environment,
@@ -114,7 +124,7 @@ rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environmen
   }
   settings.node_rank = *node_rank;
   WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
-  if (world.round == 0) print_notices(plan.notices);
+  if (world.round == 0 && says_notices(config.topology.launchers(), node_rank)) print_notices(plan.notices);
   outcome = supervise(plan, settings, coordinator, signals, watchdog);
   return coordinator.finish(outcome);
 }
@@ -151,18 +161,18 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     // After a preemption warning the job goes back to the queue whatever its
     // workers' codes (they may exit non-zero on the signal); never restarted here.
     if (outcome.preempted && config.requeue && rank0) return requeue(environment);
+    // Once per job, not once per node (launch/report_duty.h).
+    const bool speaks = speaks_for_job(config.topology.launchers(), node_rank, verdict);
     if (verdict.kind == rendezvous::Verdict::Kind::kRestart) {
-      say(fmt::format("dlaunch: {}; restarting every worker (restart {} of {})",
-                      verdict.failure ? rendezvous::describe_failure(*verdict.failure) : "a node failed",
-                      round + 1, config.max_restarts));
+      if (speaks)
+        say(fmt::format("dlaunch: {}; restarting every worker (restart {} of {})",
+                        verdict.failure ? rendezvous::describe_failure(*verdict.failure) : "a node failed",
+                        round + 1, config.max_restarts));
       continue;
     }
-    if (verdict.kind == rendezvous::Verdict::Kind::kFailed)
-      say(format_failure_summary(verdict, node_rank.value_or(-1)));
-    if (rank0) {
-      print_timeline(verdict);
-      write_exit_code(config, verdict.exit_code);
-    }
+    if (verdict.kind == rendezvous::Verdict::Kind::kFailed) report_failure(verdict, outcome, node_rank, speaks);
+    if (speaks) print_timeline(verdict);
+    if (rank0) write_exit_code(config, verdict.exit_code);
     if (log_root.temporary() && log_root.kept())
       say(fmt::format("dlaunch: worker logs are in {}", log_root.path()));
     return verdict.exit_code;
@@ -188,7 +198,9 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   std::optional<process::StdinWatch> stdin_watch;
   if (config.stop_on_stdin_close) stdin_watch.emplace();
   const std::string host = util::local_host_name();
-  print_notices(config.topology.notices);
+  // Before the World, slot 0 hosts node 0's service and holds node rank 0.
+  if (says_notices(config.topology.launchers(), config.topology.node_rank.value))
+    print_notices(config.topology.notices);
   if (config.topology.launchers() > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
         "may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");

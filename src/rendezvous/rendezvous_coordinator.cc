@@ -208,6 +208,7 @@ class RendezvousCoordinator : public Coordinator {
     Verdict verdict = decide_verdict(RoundEnd{{outcome}, outcome.failure, true, round_, 0});
     verdict.kind = Verdict::Kind::kFailed;
     if (verdict.exit_code == 0) verdict.exit_code = 128 + interrupted.signal;
+    verdict.decided_here = true;
     return verdict;
   }
 
@@ -260,6 +261,7 @@ class RendezvousCoordinator : public Coordinator {
     verdict.exit_code = 1;
     verdict.failure = lost;
     verdict.timeline = last_timeline_;
+    verdict.decided_here = true;
     takeover_ = Takeover{why, util::Clock::now()};
     return verdict;
   }
@@ -583,7 +585,10 @@ class RendezvousCoordinator : public Coordinator {
     lost.description = why;
     NodeOutcome node0;
     node0.failure = lost;
-    return decide_verdict(RoundEnd{{outcome, node0}, outcome.failure ? outcome.failure : lost, true, round_, 0});
+    Verdict verdict =
+        decide_verdict(RoundEnd{{outcome, node0}, outcome.failure ? outcome.failure : lost, true, round_, 0});
+    verdict.decided_here = true;
+    return verdict;
   }
 
   RendezvousSettings settings_;

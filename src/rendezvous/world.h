@@ -73,6 +73,10 @@ struct Verdict {
   // its place, a node benched, how long the job was down): node 0's
   // service keeps it and every verdict carries it, for the summary.
   std::vector<std::string> timeline;
+  // This launcher made the verdict alone, without node 0's service: it lost
+  // node 0, or was told to stop while waiting for the verdict. Nobody else
+  // then speaks for this node (launch/report_duty.h). Never on the wire.
+  bool decided_here = false;
 };
 
 // One line: "rank 3 (local rank 1) on node1 exited with code 3", or the
