@@ -19,8 +19,10 @@
 #include "submit/job_watch.h"
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
+#include "submit/submission_record.h"
 #include "submit/submit_options.h"
 #include "util/error.h"
+#include "util/local_time.h"
 #include "util/own_executable.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -219,6 +221,11 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
   say_the_job_goes_on_when_stopped(job_id);
   submit::JobEnd end = submit::follow_job(job_id, log);
   fmt::print(stderr, "dlaunch: job {} ended {} with exit code {}\n", job_id, end.state, end.exit_code);
+  // dlaunch status reads it once Slurm has forgotten the job (MinJobAge).
+  std::string unsaved = submit::save_recorded_end(
+      request.submission_dir,
+      {end.state, end.exit_code, fmt::format("Slurm, seen by submit --wait at {}", util::local_time_now()), "", ""});
+  if (!unsaved.empty()) fmt::print(stderr, "dlaunch: cannot record the job's end: {}\n", unsaved);
   return end.exit_code;
 }
 

@@ -9,6 +9,7 @@
 #include "launch/escaped_processes.h"
 #include "launch/failure_report.h"
 #include "launch/log_root.h"
+#include "launch/run_record.h"
 #include "launch/report_duty.h"
 #include "process/signal_channel.h"
 #include "process/stdin_watch.h"
@@ -17,6 +18,7 @@
 #include "launch/worker_plan.h"
 #include "process/worker_process.h"
 #include "util/error.h"
+#include "util/local_time.h"
 #include "slurm/requeue.h"
 #include "util/atomic_file.h"
 #include "util/console.h"
@@ -124,6 +126,11 @@ rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environmen
   }
   settings.node_rank = *node_rank;
   WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
+  // For `dlaunch logs --node`: which ranks this node runs this round.
+  if (!log_root.temporary()) {
+    if (auto error = write_node_record(log_root.path(), world, *node_rank, host); !error.empty())
+      say("dlaunch: " + error);
+  }
   if (world.round == 0 && says_notices(config.topology.launchers(), node_rank)) print_notices(plan.notices);
   outcome = supervise(plan, settings, coordinator, signals, watchdog);
   return coordinator.finish(outcome);
@@ -135,6 +142,7 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
                rendezvous::Coordinator& coordinator, const SupervisorSettings& settings,
                process::SignalChannel& signals, process::Watchdog& watchdog, const LogRoot& log_root,
                const std::string& host) {
+  const std::string started = util::local_time_now();
   for (int round = 0;; ++round) {
     rendezvous::World world;
     try {
@@ -173,6 +181,13 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     if (verdict.kind == rendezvous::Verdict::Kind::kFailed) report_failure(verdict, outcome, node_rank, speaks);
     if (speaks) print_timeline(verdict);
     if (rank0) write_exit_code(config, verdict.exit_code);
+    // For `dlaunch status` once the launchers are gone (launch/run_record.h).
+    if (speaks && !log_root.temporary()) {
+      std::string summary =
+          verdict.kind == rendezvous::Verdict::Kind::kFailed ? format_failure_summary(verdict, node_rank.value_or(-1)) : "";
+      if (auto error = write_run_result(log_root.path(), verdict, round, summary, started); !error.empty())
+        say("dlaunch: " + error);
+    }
     if (log_root.temporary() && log_root.kept())
       say(fmt::format("dlaunch: worker logs are in {}", log_root.path()));
     return verdict.exit_code;
