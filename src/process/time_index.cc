@@ -7,9 +7,8 @@ namespace dlaunch::process {
 
 void TimeIndex::note(std::uint64_t offset, std::int64_t unix_ms) {
   if (!file_) return;
-  const std::int64_t second = unix_ms / 1000;
-  if (second == last_second_) return;
-  last_second_ = second;
+  if (last_mark_ms_ >= 0 && unix_ms - last_mark_ms_ < kMarkIntervalMs && unix_ms >= last_mark_ms_) return;
+  last_mark_ms_ = unix_ms;
   std::string line = fmt::format("{} {}\n", offset, unix_ms);
   util::WriteResult result = util::write_now(file_.get(), line);
   // A half-written line would mislead the reader; the index ends here instead.

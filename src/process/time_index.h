@@ -4,12 +4,14 @@
 // unchanged.
 //
 // Each line is "OFFSET UNIX_MS": the bytes from OFFSET on arrived at
-// UNIX_MS or later. A line is written only when a chunk arrives in a new
-// second, so the file grows by at most one short line a second however
-// much the worker writes (about 2 MB a day for a worker that never stops),
-// and not at all while it is quiet. Writes never block (a full disk or a
-// FIFO planted there only ends the index, never the worker's output); the
-// log itself is what must not be lost, the index only orders it.
+// UNIX_MS or later. A line is written only when a chunk arrives at least
+// kMarkInterval after the last line, so lines of different ranks merge in
+// the right order when they are that far apart, and the index grows by at
+// most ten short lines a second however much the worker writes (a worker
+// that writes without pause gets about 15 MB a day, a small part of its
+// log), and not at all while it is quiet. Writes never block (a full disk
+// or a FIFO planted there only ends the index, never the worker's output);
+// the log itself is what must not be lost, the index only orders it.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,8 @@ namespace dlaunch::process {
 
 class TimeIndex {
  public:
+  static constexpr std::int64_t kMarkIntervalMs = 100;
+
   TimeIndex() = default;
   explicit TimeIndex(util::Fd file) : file_(std::move(file)) {}
 
@@ -33,7 +37,7 @@ class TimeIndex {
 
  private:
   util::Fd file_;
-  std::int64_t last_second_ = -1;
+  std::int64_t last_mark_ms_ = -1;
 };
 
 // "DIR/stdout.times" for "DIR/stdout.log": where a log's index lives.

@@ -1,7 +1,8 @@
 // Merging the workers' log files of a run in time order, as `dlaunch logs`
 // shows them: each file holds one worker stream's bytes unchanged, and its
-// time index (process/time_index.h) says when they arrived, to the
-// second. Lines of one second keep their files' order, rank by rank.
+// time index (process/time_index.h) says when they arrived, to a
+// tenth of a second. Lines closer than that keep their files' order, rank
+// by rank.
 //
 // Streaming: one buffer per file, so a 100 GB log merges in bounded memory.
 // A line longer than kMaxLineBytes is shown in pieces of that size.

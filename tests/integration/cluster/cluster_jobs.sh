@@ -20,7 +20,7 @@ cd "$TEST_DIR" || exit 1
 # json_field FILE EXPR: EXPR (Python, over the document `d`) of the JSON in FILE.
 json_field() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
 # submitted_job: the job id the last submit printed.
-submitted_job() { sed -n 's/^Submitted job \([0-9]*\)$/\1/p' "$OUT" | tail -n 1 | tee -a "$TEST_DIR/jobs"; }
+submitted_job() { sed -n 's/^Submitted job \(array \)\{0,1\}\([0-9]*\).*$/\2/p' "$OUT" | tail -n 1 | tee -a "$TEST_DIR/jobs"; }
 slurm_forgot() { ! scontrol show job -o "$1" >/dev/null 2>&1; }
 # dl ARGS...: dlaunch ARGS --output-dir $OUTPUTS (a program, so that expect_exit can run it).
 printf '#!/bin/bash\nexec "%s" "$@" --output-dir "%s"\n' "$DLAUNCH" "$OUTPUTS" >dl
@@ -135,6 +135,22 @@ expect_eq "cancel --signal: the job ended after the signal" True "$(json_field s
 expect_eq "cancel --signal: no scancel was needed" False "$(json_field signal.json 'd["cancelled"]')"
 expect_exit 0 "$TEST_DIR/dl" logs "$SIGNALLED"
 expect_eq "both workers saved a checkpoint" 2 "$(grep -c 'checkpoint saved' "$OUT")"
+
+section "a 2-task sweep: one row in jobs, each task's state in status, a task's logs"
+expect_exit 0 "$DLAUNCH" submit --nodes 1 --gpus-per-node 1 --sweep lr=0.1,0.01 --wait --output-dir "$OUTPUTS" -- "$TEST_DIR/worker.sh"
+SWEEP=$(submitted_job)
+expect_exit 0 "$TEST_DIR/dl" status "$SWEEP" --json
+cp "$OUT" status_sweep.json
+expect_eq "status: the array COMPLETED" COMPLETED "$(json_field status_sweep.json 'd["state"]')"
+expect_eq "status: each task's state and values" "0 lr=0.1 COMPLETED|1 lr=0.01 COMPLETED" \
+  "$(json_field status_sweep.json '"|".join("%d lr=%s %s" % (t["index"], t["values"]["lr"], t["state"]) for t in d["tasks"])')"
+expect_exit 0 "$TEST_DIR/dl" jobs --json
+cp "$OUT" jobs_sweep.json
+expect_eq "jobs: the array is one row" 1 "$(json_field jobs_sweep.json "len([j for j in d if j['job_id'] == '$SWEEP'])")"
+expect_exit 0 "$TEST_DIR/dl" logs "${SWEEP}_1"
+expect_eq "logs JOB_1: task 1's own worker output" 3 "$(grep -c 'rank 0 line' "$OUT")"
+expect_exit 2 "$TEST_DIR/dl" logs "$SWEEP"
+expect_contains "logs of a whole array: asks for one task" "$(cat "$ERR")" "${SWEEP}_0"
 
 section "a job Slurm has forgotten (MinJobAge): what the folder recorded"
 expect_true "Slurm forgot job $FORGOTTEN" wait_until 180 slurm_forgot "$FORGOTTEN"
