@@ -6,7 +6,7 @@
 
 #include "process/signal_channel.h"
 #include "submit/job_cancel.h"
-#include "submit/job_lookup.h"
+#include "cli/job_argument.h"
 #include "util/command_line.h"
 #include "util/error.h"
 
@@ -28,9 +28,7 @@ struct CancelArgs {
 
 void configure_app(CLI::App& app, CancelArgs& args) {
   util::set_usage(app, "dlaunch cancel [options] JOB");
-  app.add_option("job", args.job, "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, or 'last'")
-      ->required()
-      ->type_name("JOB");
+  add_job_argument(app, args.job, args.output_dir);
   app.add_option("--signal", args.signal,
                  "First send SIG to every node's dlaunch run, which forwards it to the workers (e.g. USR1, "
                  "the --signal of dlaunch submit, so they save a checkpoint), and cancel only if the job "
@@ -45,10 +43,6 @@ void configure_app(CLI::App& app, CancelArgs& args) {
       ->group("Stopping")
       ->type_name("SECONDS")
       ->check(CLI::Range(1, 7 * 24 * 3600).description(""));
-  app.add_option("--output-dir", args.output_dir, "Where to look for JOB's folder (default: slurm-outputs and "
-                                                  "dlaunch.toml's output-dir)")
-      ->group("Where")
-      ->type_name("DIR");
   app.add_flag("--json", args.json, "One JSON object: what was done and the job's final state")->group("Output");
   util::finish_help(app, {{"dlaunch cancel 12", "cancel job 12 and wait until it is gone"},
                           {"dlaunch cancel last --signal USR1 --grace 300",
@@ -80,9 +74,7 @@ int cancel_command(const CommandArgs& raw) {
   request.signal = parse_signal(args.signal);
   request.grace = std::chrono::seconds(args.grace);
   request.timeout = std::chrono::seconds(args.timeout);
-  std::optional<std::string> output_dir;
-  if (!args.output_dir.empty()) output_dir = args.output_dir;
-  auto found = submit::find_job(args.job, submit::submission_dirs(output_dir, util::Environment::from_process()));
+  auto found = find_job_argument(args.job, args.output_dir);
   request.task = found.task;
   submit::CancelOutcome outcome = submit::cancel_job(found.record, request);
   const std::string target = request.task ? fmt::format("{}_{}", found.record.job_id, *request.task) : found.record.job_id;

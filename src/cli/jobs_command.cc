@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "submit/job_lookup.h"
+#include "cli/job_argument.h"
 #include "submit/job_status.h"
 #include "util/command_line.h"
 #include "util/error.h"
@@ -24,11 +24,7 @@ struct JobsRequest {
 
 void configure_app(CLI::App& app, JobsRequest& request) {
   util::set_usage(app, "dlaunch jobs [options]");
-  app.add_option("--output-dir", request.output_dir,
-                 "Look only here (default: slurm-outputs and the output-dir of dlaunch.toml's [defaults] "
-                 "and profiles)")
-      ->group("Where")
-      ->type_name("DIR");
+  add_output_dir_option(app, request.output_dir);
   app.add_option("-n,--limit", request.limit, "Show the newest N submissions (0: all; default 20)")
       ->group("Output")
       ->type_name("N")
@@ -71,9 +67,7 @@ int jobs_command(const CommandArgs& args) {
   JobsRequest request;
   configure_app(app, request);
   if (!util::parse_command_line(app, args, "dlaunch jobs")) return 0;
-  std::optional<std::string> output_dir;
-  if (!request.output_dir.empty()) output_dir = request.output_dir;
-  auto dirs = submit::submission_dirs(output_dir, util::Environment::from_process());
+  auto dirs = submission_dirs_for(request.output_dir);
   auto records = submit::list_submissions(dirs);
   if (request.limit > 0 && records.size() > static_cast<std::size_t>(request.limit))
     records.resize(static_cast<std::size_t>(request.limit));

@@ -7,7 +7,7 @@
 #include <regex.h>
 
 #include "slurm/job_info.h"
-#include "submit/job_lookup.h"
+#include "cli/job_argument.h"
 #include "submit/job_status.h"
 #include "submit/log_merge.h"
 #include "submit/rank_logs.h"
@@ -36,9 +36,7 @@ struct LogsArgs {
 
 void configure_app(CLI::App& app, LogsArgs& args) {
   util::set_usage(app, "dlaunch logs [options] JOB");
-  app.add_option("job", args.job, "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, or 'last'")
-      ->required()
-      ->type_name("JOB");
+  add_job_argument(app, args.job, args.output_dir);
   app.add_option("--rank", args.ranks, "Only these global ranks: 0, 0,3 or 0-3 (one rank: its lines without prefix)")
       ->group("Which output")
       ->type_name("LIST");
@@ -60,10 +58,6 @@ void configure_app(CLI::App& app, LogsArgs& args) {
       ->check(CLI::Range(0, 1 << 24).description(""));
   app.add_flag("-f,--follow", args.follow, "Keep showing new lines until the job ends (Ctrl-C stops following)")
       ->group("Output");
-  app.add_option("--output-dir", args.output_dir, "Where to look for JOB's folder (default: slurm-outputs and "
-                                                  "dlaunch.toml's output-dir)")
-      ->group("Where")
-      ->type_name("DIR");
   util::finish_help(app, {{"dlaunch logs last", "every rank's output of the newest job, merged in time order"},
                           {"dlaunch logs 12 --rank 3", "rank 3's output alone"},
                           {"dlaunch logs 12 --node 1 --tail 50", "the last 50 lines of node 1's ranks"},
@@ -127,6 +121,103 @@ bool job_is_over(const submit::FoundJob& found) {
   return slurm::is_final_state(status.state) || status.state == "UNKNOWN";
 }
 
+// What is printed: the lines --grep keeps, prefixed when several ranks
+// show; with --tail only the last N of what is there now (then everything
+// new, when following).
+class LinePrinter {
+ public:
+  LinePrinter(const std::string& pattern, int tail) : filter_(pattern), tail_(tail) {}
+
+  void set_prefixed(bool prefixed) { prefixed_ = prefixed; }
+  void print(const submit::MergedLine& line) {
+    if (!filter_.keeps(line.text)) return;
+    std::string text = prefixed_ ? fmt::format("[rank{}]:{}\n", line.rank, line.text) : line.text + "\n";
+    if (tail_ < 0) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return;
+    }
+    kept_.push_back(std::move(text));
+    if (kept_.size() > static_cast<std::size_t>(tail_)) kept_.pop_front();
+  }
+  // Prints what --tail kept; from now on every line goes out at once.
+  void flush_tail() {
+    for (const auto& text : kept_) std::fwrite(text.data(), 1, text.size(), stdout);
+    kept_.clear();
+    tail_ = -1;
+    std::fflush(stdout);
+  }
+
+ private:
+  LineFilter filter_;
+  int tail_;
+  bool prefixed_ = false;
+  std::deque<std::string> kept_;
+};
+
+void say_which_attempt(const submit::AttemptLogs& logs, const submit::LogChoice& choice) {
+  if (logs.attempts > 1 && !choice.attempt)
+    fmt::print(stderr, "dlaunch: attempt {} of {} (the last; --attempt K shows another)\n", logs.attempt,
+               logs.attempts);
+}
+
+using Sources = std::vector<std::unique_ptr<submit::LogLineSource>>;
+
+// Everything of LOGS there is now (FINISHED: the files will not grow).
+Sources print_attempt(const submit::AttemptLogs& logs, LinePrinter& printer, bool finished) {
+  printer.set_prefixed(logs.ranks.size() > 1);
+  Sources sources = open_sources(logs);
+  if (finished)
+    for (auto& source : sources) source->finish();
+  submit::merge_available(sources, [&](const submit::MergedLine& line) { printer.print(line); });
+  return sources;
+}
+
+// The logs to follow once they exist: a job still pending has none yet.
+std::optional<submit::AttemptLogs> logs_when_there(const submit::FoundJob& found, const std::string& folder,
+                                                   const submit::LogChoice& choice) {
+  bool said = false;
+  for (;;) {
+    try {
+      return submit::find_rank_logs(folder, choice);
+    } catch (const util::InputError& error) {
+      if (job_is_over(found)) throw;
+      if (!said) fmt::print(stderr, "dlaunch: waiting for the job's workers to start ({})\n", error.what());
+      said = true;
+    }
+    ::poll(nullptr, 0, kFollowPollMs * kStatusEveryPolls);
+  }
+}
+
+// Shows new lines until the job ends. A restart (a new attempt folder)
+// switches to the new attempt's files, unless --attempt chose one.
+void follow(const submit::FoundJob& found, const std::string& folder, const submit::LogChoice& choice,
+            LinePrinter& printer) {
+  auto logs = logs_when_there(found, folder, choice);
+  say_which_attempt(*logs, choice);
+  bool over = job_is_over(found);
+  Sources sources = print_attempt(*logs, printer, over);
+  printer.flush_tail();
+  auto print = [&](const submit::MergedLine& line) { printer.print(line); };
+  for (int polls = 1; !over; ++polls) {
+    ::poll(nullptr, 0, kFollowPollMs);
+    bool look = polls % kStatusEveryPolls == 0;
+    if (look && (over = job_is_over(found)))
+      for (auto& source : sources) source->finish();
+    submit::merge_available(sources, print);
+    if (look && !over && !choice.attempt) {
+      submit::AttemptLogs latest = submit::find_rank_logs(folder, choice);
+      if (latest.attempt != logs->attempt) {
+        for (auto& source : sources) source->finish();
+        submit::merge_available(sources, print);
+        fmt::print(stderr, "dlaunch: attempt {} started (the workers restarted)\n", latest.attempt);
+        logs = latest;
+        sources = print_attempt(*logs, printer, false);
+      }
+    }
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int logs_command(const CommandArgs& raw) {
@@ -134,47 +225,21 @@ int logs_command(const CommandArgs& raw) {
   LogsArgs args;
   configure_app(app, args);
   if (!util::parse_command_line(app, raw, "dlaunch logs")) return 0;
-  LineFilter filter(args.grep);
+  LinePrinter printer(args.grep, args.tail);
   submit::LogChoice choice;
   if (!args.ranks.empty()) choice.ranks = submit::parse_rank_list(args.ranks);
   if (args.node >= 0) choice.node = args.node;
   if (args.attempt >= 0) choice.attempt = args.attempt;
-  std::optional<std::string> output_dir;
-  if (!args.output_dir.empty()) output_dir = args.output_dir;
-  auto found = submit::find_job(args.job, submit::submission_dirs(output_dir, util::Environment::from_process()));
-  submit::AttemptLogs logs = submit::find_rank_logs(job_folder(found), choice);
-  if (logs.attempts > 1 && !choice.attempt)
-    fmt::print(stderr, "dlaunch: attempt {} of {} (the last; --attempt K shows another)\n", logs.attempt,
-               logs.attempts);
-  const bool prefixed = logs.ranks.size() > 1;
-  auto sources = open_sources(logs);
-  std::deque<std::string> kept;  // --tail's last lines
-  bool tailing = args.tail >= 0;
-  auto emit = [&](const submit::MergedLine& line) {
-    if (!filter.keeps(line.text)) return;
-    std::string text = prefixed ? fmt::format("[rank{}]:{}\n", line.rank, line.text) : line.text + "\n";
-    if (!tailing) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      return;
-    }
-    kept.push_back(std::move(text));
-    if (kept.size() > static_cast<std::size_t>(args.tail)) kept.pop_front();
-  };
-  bool over = !args.follow || job_is_over(found);
-  if (over)
-    for (auto& source : sources) source->finish();
-  submit::merge_available(sources, emit);
-  for (const auto& text : kept) std::fwrite(text.data(), 1, text.size(), stdout);
-  tailing = false;
-  std::fflush(stdout);
-  for (int polls = 1; !over; ++polls) {
-    ::poll(nullptr, 0, kFollowPollMs);
-    if (polls % kStatusEveryPolls == 0 && job_is_over(found)) {
-      over = true;
-      for (auto& source : sources) source->finish();
-    }
-    if (submit::merge_available(sources, emit) > 0 || over) std::fflush(stdout);
+  auto found = find_job_argument(args.job, args.output_dir);
+  const std::string folder = job_folder(found);
+  if (!args.follow) {
+    submit::AttemptLogs logs = submit::find_rank_logs(folder, choice);
+    say_which_attempt(logs, choice);
+    print_attempt(logs, printer, true);
+    printer.flush_tail();
+    return 0;
   }
+  follow(found, folder, choice, printer);
   return 0;
 }
 

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "submit/job_lookup.h"
+#include "cli/job_argument.h"
 #include "submit/job_status.h"
 #include "util/command_line.h"
 #include "util/error.h"
@@ -25,14 +25,7 @@ struct StatusRequest {
 
 void configure_app(CLI::App& app, StatusRequest& request) {
   util::set_usage(app, "dlaunch status [options] JOB");
-  app.add_option("job", request.job,
-                 "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, or 'last'")
-      ->required()
-      ->type_name("JOB");
-  app.add_option("--output-dir", request.output_dir,
-                 "Where to look for JOB's folder (default: slurm-outputs and dlaunch.toml's output-dir)")
-      ->group("Where")
-      ->type_name("DIR");
+  add_job_argument(app, request.job, request.output_dir);
   app.add_flag("--json", request.json, "One JSON object (the fields of the text, and each task's)")->group("Output");
   util::finish_help(app, {{"dlaunch status last", "the newest submission made from here"},
                           {"dlaunch status 12", "job 12, found in slurm-outputs/ or through Slurm"},
@@ -54,8 +47,10 @@ void print_task(const submit::ArrayTask& task) {
 }
 
 void print_status(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
-  std::string id = record.job_id.empty() ? "(run with --srun)" : record.job_id;
-  fmt::print("job {} ({}): {}\n", id, record.name, submit::state_text(status));
+  if (record.job_id.empty())
+    fmt::print("{} (run with --srun, no Slurm job id): {}\n", record.name, submit::state_text(status));
+  else
+    fmt::print("job {} ({}): {}\n", record.job_id, record.name, submit::state_text(status));
   auto row = [](const char* label, const std::string& value) {
     if (!value.empty()) fmt::print("  {:<10} {}\n", label, value);
   };
@@ -85,9 +80,7 @@ int status_command(const CommandArgs& args) {
   StatusRequest request;
   configure_app(app, request);
   if (!util::parse_command_line(app, args, "dlaunch status")) return 0;
-  std::optional<std::string> output_dir;
-  if (!request.output_dir.empty()) output_dir = request.output_dir;
-  auto found = submit::find_job(request.job, submit::submission_dirs(output_dir, util::Environment::from_process()));
+  auto found = find_job_argument(request.job, request.output_dir);
   submit::JobStatus status = submit::current_status(found.record);
   if (found.task) {
     std::erase_if(status.tasks, [&](const auto& task) { return task.index != *found.task; });

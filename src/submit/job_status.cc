@@ -1,6 +1,7 @@
 #include "submit/job_status.h"
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -140,6 +141,20 @@ int attempts_seen(const std::string& folder) {
   return std::max(0, highest_numbered(logs, "attempt_"));
 }
 
+// Seconds from FROM to TO, both local times as "2026-12-03T14:05:09".
+std::optional<long long> seconds_between(const std::string& from, const std::string& to) {
+  auto parse = [](const std::string& text) -> std::optional<std::time_t> {
+    std::tm parts{};
+    const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &parts);
+    if (end == nullptr || *end != '\0') return std::nullopt;
+    parts.tm_isdst = -1;
+    return std::mktime(&parts);
+  };
+  auto start = parse(from), stop = parse(to);
+  if (!start || !stop || *stop < *start) return std::nullopt;
+  return static_cast<long long>(*stop - *start);
+}
+
 void add_run_result(JobStatus& status, const std::string& folder) {
   status.restarts = attempts_seen(folder);
   auto result = run_result(folder);
@@ -152,6 +167,7 @@ void add_run_result(JobStatus& status, const std::string& folder) {
     status.restarts = (*result)["restarts"].get<int>();
   status.failure = text("failure");
   status.failure_summary = text("failure_summary");
+  if (auto seconds = seconds_between(text("started"), text("ended"))) status.elapsed = slurm::format_duration(*seconds);
 }
 
 }  // namespace
@@ -226,7 +242,7 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
     if (fill_from_record(recorded, record.folder, record.job_id)) {
       status.state = recorded.state;
       status.exit_code = recorded.exit_code;
-      status.elapsed = recorded.elapsed;
+      if (!recorded.elapsed.empty()) status.elapsed = recorded.elapsed;
       status.source = recorded.reason;
       if (auto end = recorded_end(record.folder)) status.node_list = end->nodes;
     } else {

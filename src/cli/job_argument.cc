@@ -1,0 +1,34 @@
+#include "cli/job_argument.h"
+
+#include <optional>
+
+#include "util/environment.h"
+
+namespace dlaunch::cli {
+
+void add_job_argument(CLI::App& app, std::string& job, std::string& output_dir) {
+  app.add_option("job", job, "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, or 'last'")
+      ->required()
+      ->type_name("JOB");
+  add_output_dir_option(app, output_dir);
+}
+
+void add_output_dir_option(CLI::App& app, std::string& output_dir) {
+  app.add_option("--output-dir", output_dir,
+                 "Look for submissions only here (default: slurm-outputs and the output-dir of dlaunch.toml's "
+                 "[defaults] and profiles)")
+      ->group("Where")
+      ->type_name("DIR");
+}
+
+std::vector<std::string> submission_dirs_for(const std::string& output_dir) {
+  std::optional<std::string> dir;
+  if (!output_dir.empty()) dir = output_dir;
+  return submit::submission_dirs(dir, util::Environment::from_process());
+}
+
+submit::FoundJob find_job_argument(const std::string& job, const std::string& output_dir) {
+  return submit::find_job(job, submission_dirs_for(output_dir));
+}
+
+}  // namespace dlaunch::cli
