@@ -233,9 +233,17 @@ std::vector<std::string> expected_srun(const submit::JobRequest& request) {
   std::vector<std::string> own = submit::srun_step_command(without_srun_args);
   std::size_t program = request.srun_args.size();
   while (own[program - request.srun_args.size()] != "/opt/dlaunch") ++program;
-  for (std::size_t i = words.size() - 1; i > program; --i) {
-    if (words[i - 1] == "--log-dir") words[i] = "$log_dir";
-    if (words[i - 1] == "--exit-code-file" && request.array) words[i] = own_file(request, submit::kExitCodeFileName);
+  // The first of each is dlaunch's own; a run-arg may name them again.
+  bool log_dir_seen = false, exit_code_file_seen = false;
+  for (std::size_t i = program + 1; i < words.size(); ++i) {
+    if (words[i - 1] == "--log-dir" && !log_dir_seen) {
+      words[i] = "$log_dir";
+      log_dir_seen = true;
+    }
+    if (words[i - 1] == "--exit-code-file" && !exit_code_file_seen && request.outlives_a_node()) {
+      if (request.array) words[i] = own_file(request, submit::kExitCodeFileName);
+      exit_code_file_seen = true;
+    }
   }
   return words;
 }

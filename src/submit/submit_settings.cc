@@ -72,8 +72,9 @@ const std::vector<Key>& submit_keys() {
        "Slurm"},
       {"srun", ValueKind::kBool, "Run in the foreground with srun instead of submitting with sbatch",
        "Job"},
-      {"wait", ValueKind::kBool, "sbatch mode: wait for the job, stream its log, exit with its code",
-       "Job"},
+      {"wait", ValueKind::kBool,
+       "sbatch mode: wait for the job, stream its log, exit with its code (a job array: one line per "
+       "task, then a table; 0 only if every task completed with 0)", "Job"},
       {"python", ValueKind::kString, "Interpreter for .py programs on the nodes", "Job", "FILE"},
       {"max-restarts", ValueKind::kInteger, "dlaunch run --max-restarts on every node",
        "Reliability", "N"},
