@@ -8,6 +8,8 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
+cd "$TEST_DIR" || exit 1
+
 # A folder shaped like dlaunch submit's (config.json, no job_id: as with --srun).
 SUB=$TEST_DIR/sub
 mkdir -p "$SUB"
