@@ -1,6 +1,7 @@
 #!/bin/bash
 # dlaunch run across nodes says things once per job: the failure summary
-# and the notices come from node 0 alone, not once per node. While the
+# and the notices come from node 0 alone, not once per node, unless node 0
+# is gone: then the node that lost it prints its own summary. While the
 # rendezvous waits, node 0 says every few seconds which node ranks are
 # missing, and a node that cannot reach node 0 says whom it waits for and
 # what it met, long before --rdzv-timeout ends the wait.
@@ -43,12 +44,46 @@ expect_eq "exactly one failure summary across both launchers" 1 "$(count_in "$TE
 expect_eq "node 0 prints it" 1 "$(count_in "$TEST_DIR/node0.err")"
 expect_contains "it names node 1's worker" "$(cat "$TEST_DIR/node0.err")" \
   "first failure: rank 3 (local rank 1) on $(hostname) (node 1) exited with code 3"
+expect_contains "with its last words, which node 1 sent with its outcome" "$(cat "$TEST_DIR/node0.err")" \
+  "| rank 3 fails now"
 NEEDLE="first failure:"
 expect_eq "node 1 prints no summary line of its own" 0 "$(count_in "$TEST_DIR/node1.err")"
 NEEDLE=$OMP_NOTICE
 expect_eq "the OMP_NUM_THREADS notice appears once across both launchers" 1 \
   "$(count_in "$TEST_DIR"/node[01].err)"
 expect_eq "node 0 says it" 1 "$(count_in "$TEST_DIR/node0.err")"
+no_leftovers
+
+section "node 0's launcher is killed: node 1, which decides alone, prints its own summary"
+rm -f "$TEST_DIR"/started.*
+WAITING=$(write_worker waiting.sh <<'EOF'
+trap 'exit 143' TERM
+touch "$DIR/started.$RANK"
+marked_sleep 300
+EOF
+)
+port=$(free_port)
+common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60)
+# In a subshell whose own stderr (where bash announces the kill) is dropped.
+(
+  timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 0 -- "$WAITING" \
+    >"$TEST_DIR/node0.out" 2>"$TEST_DIR/node0.err"
+  exit $?
+) 2>/dev/null &
+node0=$!
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run "${common[@]}" --node-rank 1 -- "$WAITING" \
+  >"$TEST_DIR/node1.out" 2>"$TEST_DIR/node1.err" &
+node1=$!
+wait_for_files 30 "$TEST_DIR/started.0" "$TEST_DIR/started.1" || fail "the workers of both nodes started"
+# The launcher is timeout's child: kill the dlaunch process itself.
+kill -KILL "$(pgrep -P "$(pgrep -P "$node0" -x timeout)" -x dlaunch)"
+wait_pid 60 "$node1"
+expect_eq "node 1's launcher exits 1" 1 "$STATUS"
+NEEDLE=$SUMMARY_HEADER
+expect_eq "node 1 prints one summary" 1 "$(count_in "$TEST_DIR/node1.err")"
+expect_contains "it names the loss of node 0" "$(cat "$TEST_DIR/node1.err")" \
+  "first failure: lost contact with the rendezvous on node 0 (127.0.0.1:$port)"
+wait_pid 30 "$node0"
 no_leftovers
 
 # Both waits run at once, each on its own port: node 0 with nobody else,
