@@ -121,6 +121,7 @@ expect_true "node 0 says whom it waits for, and how long of how long" \
 # The waiting line comes before the timeout's error, which still names the node.
 first_wait=$(grep -n "waiting for node rank(s) 1" "$TEST_DIR/alone0.err" | head -n 1 | cut -d: -f1)
 timed_out=$(grep -n "rendezvous timed out after $RDZV_TIMEOUT s" "$TEST_DIR/alone0.err" | head -n 1 | cut -d: -f1)
+# shellcheck disable=SC2317  # called through expect_true
 in_order() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" -lt "$2" ]; }
 expect_true "node 0's waiting line (line ${first_wait:-none}) comes before the timeout (line ${timed_out:-none})" \
   in_order "$first_wait" "$timed_out"
