@@ -68,6 +68,8 @@ nlohmann::json settings_json(const submit::SubmitSettings& settings, const submi
   document["timestamp"] = request.timestamp;
   // dlaunch jobs and status show the name the job got, derived or given.
   document["job_name"] = request.job_name.value_or("");
+  document["nodes"] = request.nodes;
+  document["gpus_per_node"] = request.gpus_per_node;
   return document;
 }
 

@@ -28,6 +28,26 @@ std::optional<int> small_int(const SubmitSettings& settings, const std::string& 
   return static_cast<int>(*value);
 }
 
+// GPUs per node, from --gpus-per-node, or from --gpus (sbatch's -G: the
+// job's GPUs), which must split evenly: every node runs as many workers.
+int gpus_per_node(const SubmitSettings& settings, int nodes) {
+  const int per_node = small_int(settings, "gpus-per-node", 0, 1024).value_or(1);
+  auto total = small_int(settings, "gpus", 0, 1024 * 100000);
+  if (!total) return per_node;
+  const std::string& source = settings.find("gpus")->source;
+  const auto* given = settings.find("gpus-per-node");
+  if (given != nullptr && given->source != kBuiltInSource)
+    throw util::InputError(fmt::format("gpus (from {}) and gpus-per-node (from {}) both say how many GPUs the "
+                                       "job gets; give one of them",
+                                       source, given->source));
+  if (*total % nodes != 0 || *total / nodes > 1024)
+    throw util::InputError(fmt::format(
+        "gpus {} (from {}) must split evenly over the {} training node(s), at most 1024 each: dlaunch runs "
+        "the same number of workers on every node. Give a multiple of {}, or --gpus-per-node",
+        *total, source, nodes, nodes));
+  return *total / nodes;
+}
+
 LaunchMode launch_mode(const SubmitSettings& settings) {
   std::string mode = settings.string("launch").value_or("node");
   if (mode == "node") return LaunchMode::kNode;
@@ -403,7 +423,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   JobRequest request;
   request.nodes = small_int(settings, "nodes", 1, 100000).value_or(1);
   request.spare_nodes = small_int(settings, "spare-nodes", 0, 100000).value_or(0);
-  request.gpus_per_node = small_int(settings, "gpus-per-node", 0, 1024).value_or(1);
+  request.gpus_per_node = gpus_per_node(settings, request.nodes);
   request.cpus_per_gpu = small_int(settings, "cpus-per-gpu", 1, 4096);
   request.partition = settings.string("partition");
   request.job_name = settings.string("job-name");

@@ -142,6 +142,10 @@ SubmissionRecord read_submission(const std::string& folder) {
   record.submitted = iso_from_timestamp(string_in(*config, "timestamp"));
   record.nodes = setting_int(record.settings, "nodes", 1);
   record.gpus_per_node = setting_int(record.settings, "gpus-per-node", 1);
+  // What the job got (with -G, not the gpus-per-node setting); older folders lack it.
+  if (config->contains("nodes") && (*config)["nodes"].is_number_integer()) record.nodes = (*config)["nodes"].get<int>();
+  if (config->contains("gpus_per_node") && (*config)["gpus_per_node"].is_number_integer())
+    record.gpus_per_node = (*config)["gpus_per_node"].get<int>();
   if (config->contains("command") && (*config)["command"].is_array()) {
     for (const auto& word : (*config)["command"])
       if (word.is_string()) record.command.push_back(word.get<std::string>());

@@ -13,12 +13,12 @@
 namespace dlaunch::submit {
 namespace {
 
-// sbatch's short spellings of the options that mean the same here (not -G:
-// sbatch's --gpus counts the whole job's GPUs, not a node's).
+// sbatch's short spellings of the options that mean the same here (-G as
+// sbatch's: the whole job's GPUs, which dlaunch spreads evenly).
 const std::map<std::string, std::string>& sbatch_short_names() {
   static const std::map<std::string, std::string> names = {
       {"nodes", "-N"},   {"partition", "-p"}, {"time", "-t"},      {"job-name", "-J"},
-      {"account", "-A"}, {"qos", "-q"},       {"constraint", "-C"},
+      {"account", "-A"}, {"qos", "-q"},       {"constraint", "-C"},  {"gpus", "-G"},
   };
   return names;
 }

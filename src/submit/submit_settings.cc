@@ -28,6 +28,10 @@ const std::vector<Key>& submit_keys() {
        "Hangs and stacks", "SECONDS"},
       {"gpus-per-node", ValueKind::kInteger, "GPUs per node; one worker per GPU (sbatch --gpus-per-node)",
        "Topology", "N"},
+      {"gpus", ValueKind::kInteger,
+       "The training nodes' GPUs together, as sbatch's -G counts them: the same number on every node, "
+       "N / nodes (instead of --gpus-per-node)",
+       "Topology", "N"},
       {"cpus-per-gpu", ValueKind::kInteger, "CPUs per GPU; a node's task gets this x GPUs (sbatch --cpus-per-task)",
        "Topology", "N"},
       {"partition", ValueKind::kString, "Partition (sbatch --partition)", "Slurm", "NAME"},
@@ -157,10 +161,10 @@ std::vector<std::string> SubmitSettings::list(const std::string& name) const {
 
 SubmitSettings default_submit_settings() {
   SubmitSettings defaults;
-  defaults.set("nodes", std::int64_t{1}, "built-in default");
-  defaults.set("gpus-per-node", std::int64_t{1}, "built-in default");
-  defaults.set("output-dir", std::string("slurm-outputs"), "built-in default");
-  defaults.set("launch", std::string("node"), "built-in default");
+  defaults.set("nodes", std::int64_t{1}, kBuiltInSource);
+  defaults.set("gpus-per-node", std::int64_t{1}, kBuiltInSource);
+  defaults.set("output-dir", std::string("slurm-outputs"), kBuiltInSource);
+  defaults.set("launch", std::string("node"), kBuiltInSource);
   return defaults;
 }
 

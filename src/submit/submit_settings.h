@@ -56,6 +56,9 @@ class SubmitSettings {
   std::map<std::string, util::Sourced<Value>> values_;
 };
 
+// The source of the built-in defaults' values.
+inline constexpr const char* kBuiltInSource = "built-in default";
+
 // The built-in defaults layer.
 SubmitSettings default_submit_settings();
 

@@ -2,6 +2,7 @@
 // its source, so a refusal names the flag to fix.
 #include "submit/submit_options.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "flag_settings.h"
@@ -61,6 +62,24 @@ TEST(SubmitOptions, SbatchsShortSpellingsMeanTheSame) {
   EXPECT_EQ(options->flags.string("qos"), "high");
   EXPECT_EQ(options->flags.string("constraint"), "a100");
   EXPECT_EQ(options->command, (std::vector<std::string>{"train.py"}));
+}
+
+// -G is sbatch's --gpus: the job's GPUs, spread evenly over the training nodes.
+TEST(SubmitOptions, DashGCountsTheJobsGpus) {
+  auto options = parse_submit_options({"-N", "2", "-G", "8", "train.py"});
+  ASSERT_TRUE(options);
+  EXPECT_EQ(options->flags.integer("gpus"), 8);
+  SubmitSettings merged = default_submit_settings();
+  for (const auto& [name, value] : options->flags.values()) merged.set(name, value.value, value.source);
+  EXPECT_EQ(test_support::request_for(merged).gpus_per_node, 4);
+}
+
+TEST(SubmitOptions, GpusMustSplitEvenlyAndNotContradictGpusPerNode) {
+  EXPECT_THAT(test_support::error_of(test_support::with({{"nodes", std::int64_t{2}}, {"gpus", std::int64_t{3}}})),
+              ::testing::HasSubstr("must split evenly over the 2 training node(s)"));
+  EXPECT_THAT(test_support::error_of(
+                  test_support::with({{"gpus", std::int64_t{8}}, {"gpus-per-node", std::int64_t{4}}})),
+              ::testing::HasSubstr("both say how many GPUs"));
 }
 
 }  // namespace

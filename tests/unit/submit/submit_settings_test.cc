@@ -22,7 +22,7 @@ TEST(SubmitSettings, KeysAreFoundDashedUnderscoredAndInThePluralOfLists) {
   EXPECT_EQ(find_key("sbatch-arg")->kind, ValueKind::kStringList);
   EXPECT_EQ(find_key("nodes")->kind, ValueKind::kInteger);
   EXPECT_EQ(find_key("requeue")->kind, ValueKind::kBool);
-  EXPECT_EQ(find_key("gpus"), nullptr);
+  EXPECT_EQ(find_key("gpu"), nullptr);
   EXPECT_EQ(find_key("nodes-args"), nullptr);
   EXPECT_EQ(find_key(""), nullptr);
 }
