@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <regex.h>
 
-#include "slurm/job_info.h"
 #include "cli/job_argument.h"
 #include "submit/job_status.h"
 #include "submit/log_merge.h"
@@ -115,10 +114,7 @@ std::string job_folder(const submit::FoundJob& found) {
 
 bool job_is_over(const submit::FoundJob& found) {
   if (found.record.job_id.empty()) return true;
-  submit::JobStatus status = submit::current_status(found.record);
-  for (const auto& task : status.tasks)
-    if (found.task && task.index == *found.task) return slurm::is_final_state(task.state) || task.state == "UNKNOWN";
-  return slurm::is_final_state(status.state) || status.state == "UNKNOWN";
+  return submit::has_ended(submit::current_status(found.record), found.task);
 }
 
 // What is printed: the lines --grep keeps, prefixed when several ranks

@@ -4,7 +4,6 @@
 #include <poll.h>
 
 #include "process/signal_channel.h"
-#include "slurm/job_info.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"
@@ -32,9 +31,8 @@ JobStatus narrowed(JobStatus status, const CancelRequest& request) {
   return status;
 }
 
-bool gone(const JobStatus& status) {
-  return slurm::is_final_state(status.state) || status.state == "UNKNOWN";
-}
+// narrowed() has put the task's state into the job's.
+bool gone(const JobStatus& status) { return has_ended(status); }
 
 void run_scancel(const std::vector<std::string>& argv) {
   util::CapturedRun run = util::run_captured(argv);

@@ -266,6 +266,7 @@ JobStatus current_status(const SubmissionRecord& record) {
   if (records.empty() && unanswered.empty() && !record.job_id.empty() && !recorded_end(record.folder))
     accounted = query_sacct(record.job_id);
   JobStatus status = job_status(record, records, accounted);
+  status.slurm_answered = unanswered.empty();
   if (!unanswered.empty() && status.state == "UNKNOWN")
     status.source = fmt::format("Slurm could not be asked: {}", unanswered);
   else if (!unanswered.empty())
@@ -284,6 +285,13 @@ JobStatus current_status(const SubmissionRecord& record) {
     if (task.reason.empty() || !task.reason.starts_with("recorded"))
       remember(task.folder, task.state, task.exit_code, task.elapsed, "");
   return status;
+}
+
+bool has_ended(const JobStatus& status, std::optional<int> task) {
+  std::string state = status.state;
+  for (const auto& each : status.tasks)
+    if (task && each.index == *task) state = each.state;
+  return slurm::is_final_state(state) || (state == "UNKNOWN" && status.slurm_answered);
 }
 
 std::string state_text(const JobStatus& status) {

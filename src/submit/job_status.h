@@ -31,6 +31,7 @@ struct JobStatus {
   std::string state = "UNKNOWN";
   std::string reason;         // Slurm's, when it gives one ("Priority"); never "None"
   std::string source;         // "Slurm", "sacct", or what recorded it
+  bool slurm_answered = true;  // false: scontrol failed (no Slurm here, or its controller is down)
   std::optional<int> exit_code;
   std::string elapsed;        // "01:05"
   std::string time_limit;     // "1-00:00:00", "UNLIMITED"
@@ -64,6 +65,11 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
 // final state seen from Slurm is recorded in the folder (state.json), so
 // that it is still known once Slurm forgets the job.
 JobStatus current_status(const SubmissionRecord& record);
+
+// Whether the job (STATUS, or its task TASK) has ended for sure: a final
+// state, or Slurm answered that it no longer knows it. A controller that
+// does not answer says nothing about the job.
+bool has_ended(const JobStatus& status, std::optional<int> task = std::nullopt);
 
 // "RUNNING", "FAILED (exit 3)", "PENDING (Priority)", "2 COMPLETED, 1 RUNNING".
 std::string state_text(const JobStatus& status);

@@ -123,6 +123,24 @@ TEST(JobStatus, AnArraysTasksAndTheirSummary) {
   EXPECT_EQ(status.exit_code, 3);
 }
 
+TEST(HasEnded, AFinalStateOrAJobSlurmSaysItForgot) {
+  JobStatus status;
+  status.state = "RUNNING";
+  EXPECT_FALSE(has_ended(status));
+  status.state = "TIMEOUT";
+  EXPECT_TRUE(has_ended(status));
+  status.state = "UNKNOWN";
+  EXPECT_TRUE(has_ended(status));
+  status.slurm_answered = false;  // a controller that is down says nothing of the job
+  EXPECT_FALSE(has_ended(status));
+  status.state = "RUNNING";
+  status.tasks.push_back(ArrayTask{});
+  status.tasks.back().index = 2;
+  status.tasks.back().state = "COMPLETED";
+  EXPECT_TRUE(has_ended(status, 2));
+  EXPECT_FALSE(has_ended(status));
+}
+
 TEST(ParseSacct, ReadsItsParsableLines) {
   auto tasks = parse_sacct("20_0|COMPLETED|0:0|00:00:05|node1\n20_1|CANCELLED by 0|0:0|00:00:02|node2\nbad\n");
   ASSERT_EQ(tasks.size(), 2u);
