@@ -35,14 +35,19 @@ void fill_from_slurm(ArrayTask& task, const slurm::JobInfo& info) {
   task.elapsed = info.field("RunTime");
 }
 
+// Where a recorded end came from, for a job (JOB_ID) Slurm no longer shows.
+std::string recorded_source(const RecordedEnd& end, const std::string& job_id) {
+  return job_id.empty() ? end.source
+                        : fmt::format("recorded by {}; Slurm no longer knows job {}", end.source, job_id);
+}
+
 bool fill_from_record(ArrayTask& task, const std::string& folder, const std::string& job_id) {
   auto end = recorded_end(folder);
   if (!end) return false;
   task.state = end->state;
   task.exit_code = end->exit_code;
   task.elapsed = end->elapsed;
-  task.reason = job_id.empty() ? end->source
-                               : fmt::format("recorded by {}; Slurm no longer knows job {}", end->source, job_id);
+  task.reason = recorded_source(*end, job_id);
   return true;
 }
 
@@ -119,26 +124,10 @@ void summarise_tasks(JobStatus& status) {
   if (slurm::is_final_state(status.state)) status.exit_code = all_completed ? code : code.value_or(1) == 0 ? 1 : code;
 }
 
-// The highest N among FOLDER's entries named PREFIX<N>, or -1.
-int highest_numbered(const std::string& folder, const std::string& prefix) {
-  int highest = -1;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(folder, error)) {
-    std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    auto number = util::parse_int(name.substr(prefix.size()));
-    if (number && *number > highest && *number < 100000) highest = static_cast<int>(*number);
-  }
-  return highest;
-}
-
-// dlaunch run's restarts so far: the attempt folders of the last run
-// (logs/, or logs/requeue_N/ after Slurm started the job again).
+// dlaunch run's restarts so far: the attempt folders of the last run.
 int attempts_seen(const std::string& folder) {
-  std::string logs = logs_folder(folder);
-  int requeue = highest_numbered(logs, "requeue_");
-  if (requeue >= 0) logs = fmt::format("{}/requeue_{}", logs, requeue);
-  return std::max(0, highest_numbered(logs, "attempt_"));
+  auto attempts = numbered_folders(last_run_folder(folder), "attempt_");
+  return attempts.empty() ? 0 : attempts.back();
 }
 
 // Seconds from FROM to TO, both local times as "2026-12-03T14:05:09".
@@ -237,19 +226,16 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
     status.exit_code = found->exit_code;
     status.elapsed = found->elapsed;
     status.source = "sacct";
+  } else if (auto end = recorded_end(record.folder)) {
+    status.state = end->state;
+    status.exit_code = end->exit_code;
+    if (!end->elapsed.empty()) status.elapsed = end->elapsed;  // else the run's own, from result.json
+    status.node_list = end->nodes;
+    status.source = recorded_source(*end, record.job_id);
   } else {
-    ArrayTask recorded;
-    if (fill_from_record(recorded, record.folder, record.job_id)) {
-      status.state = recorded.state;
-      status.exit_code = recorded.exit_code;
-      if (!recorded.elapsed.empty()) status.elapsed = recorded.elapsed;
-      status.source = recorded.reason;
-      if (auto end = recorded_end(record.folder)) status.node_list = end->nodes;
-    } else {
-      status.source = record.job_id.empty()
-                          ? "nothing recorded (run with --srun, and it left no result)"
-                          : fmt::format("Slurm no longer knows job {} and nothing was recorded", record.job_id);
-    }
+    status.source = record.job_id.empty()
+                        ? "nothing recorded (run with --srun, and it left no result)"
+                        : fmt::format("Slurm no longer knows job {} and nothing was recorded", record.job_id);
   }
   return status;
 }

@@ -15,32 +15,10 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxRank = 1 << 20;
 
-// The numbers N of FOLDER's entries named PREFIX<N>, sorted.
-std::vector<int> numbered(const std::string& folder, const std::string& prefix) {
-  std::vector<int> numbers;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(folder, error)) {
-    std::string name = entry.path().filename().string();
-    if (!name.starts_with(prefix)) continue;
-    auto number = util::parse_int(name.substr(prefix.size()));
-    if (number && *number >= 0 && *number < kMaxRank && entry.is_directory(error))
-      numbers.push_back(static_cast<int>(*number));
-  }
-  std::sort(numbers.begin(), numbers.end());
-  return numbers;
-}
-
 std::string numbers_text(const std::vector<int>& numbers) {
   std::vector<std::string> parts;
   for (int number : numbers) parts.push_back(std::to_string(number));
   return parts.empty() ? "none" : util::join(parts, ", ");
-}
-
-// The last run's logs: logs/requeue_N with the highest N, else logs/.
-std::string last_run(const std::string& folder) {
-  std::string logs = logs_folder(folder);
-  auto requeues = numbered(logs, "requeue_");
-  return requeues.empty() ? logs : fmt::format("{}/requeue_{}", logs, requeues.back());
 }
 
 std::vector<int> ranks_of_node(const std::string& attempt_folder, int node) {
@@ -78,8 +56,8 @@ std::vector<int> parse_rank_list(const std::string& text) {
 }
 
 AttemptLogs find_rank_logs(const std::string& folder, const LogChoice& choice) {
-  const std::string run = last_run(folder);
-  auto attempts = numbered(run, "attempt_");
+  const std::string run = last_run_folder(folder);
+  auto attempts = numbered_folders(run, "attempt_");
   if (attempts.empty())
     throw util::InputError(fmt::format("no worker logs in {} yet: the job has not started its workers (or "
                                        "ran with --launch task, whose output is in the Slurm log only)",
@@ -91,7 +69,7 @@ AttemptLogs find_rank_logs(const std::string& folder, const LogChoice& choice) {
     throw util::InputError(fmt::format("--attempt {}: no such attempt in {} (there: {})", logs.attempt, run,
                                        numbers_text(attempts)));
   logs.folder = fmt::format("{}/attempt_{}", run, logs.attempt);
-  std::vector<int> present = numbered(logs.folder, "rank");
+  std::vector<int> present = numbered_folders(logs.folder, "rank");
   std::vector<int> wanted = present;
   if (choice.node) wanted = ranks_of_node(logs.folder, *choice.node);
   if (choice.ranks) {

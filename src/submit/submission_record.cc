@@ -88,25 +88,6 @@ std::string job_name(const nlohmann::json& config, const nlohmann::json& setting
   return name;
 }
 
-// The logs folder of the last run: logs/, or logs/requeue_N/ with the
-// highest N (a requeued job's newer runs are there).
-std::string last_run_folder(const std::string& folder) {
-  std::string logs = logs_folder(folder);
-  std::string last = logs;
-  long long highest = -1;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(logs, error)) {
-    std::string name = entry.path().filename().string();
-    if (!name.starts_with("requeue_")) continue;
-    auto number = util::parse_int(name.substr(8));
-    if (number && *number > highest && fs::exists(entry.path() / "result.json")) {
-      highest = *number;
-      last = entry.path().string();
-    }
-  }
-  return last;
-}
-
 }  // namespace
 
 std::optional<nlohmann::json> read_json_file(const std::string& path) {
@@ -182,6 +163,27 @@ std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& o
 }
 
 std::string logs_folder(const std::string& folder) { return folder + "/logs"; }
+
+std::vector<int> numbered_folders(const std::string& folder, const std::string& prefix) {
+  constexpr std::int64_t kLimit = 1 << 20;
+  std::vector<int> numbers;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix)) continue;
+    auto number = util::parse_int(name.substr(prefix.size()));
+    if (number && *number >= 0 && *number < kLimit && entry.is_directory(error))
+      numbers.push_back(static_cast<int>(*number));
+  }
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+std::string last_run_folder(const std::string& folder) {
+  std::string logs = logs_folder(folder);
+  auto requeues = numbered_folders(logs, "requeue_");
+  return requeues.empty() ? logs : fmt::format("{}/requeue_{}", logs, requeues.back());
+}
 
 std::optional<nlohmann::json> run_result(const std::string& folder) {
   try {

@@ -56,6 +56,14 @@ std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& o
 // The folder in which a run's logs are: FOLDER/logs (a task's: its folder's).
 std::string logs_folder(const std::string& folder);
 
+// The logs of the last run in FOLDER: logs/requeue_N with the highest N
+// when Slurm started the job again (its runs' logs stay apart), else logs/.
+std::string last_run_folder(const std::string& folder);
+
+// The numbers N of FOLDER's subfolders named PREFIX<N> ("attempt_3",
+// "requeue_1", "rank12"), below 2^20, sorted.
+std::vector<int> numbered_folders(const std::string& folder, const std::string& prefix);
+
 // The recorded end of the job in FOLDER (a submission's or a task's):
 // state.json first, else dlaunch run's result.json of the last run
 // (logs/result.json, or logs/requeue_N/result.json after a requeue).

@@ -75,6 +75,18 @@ TEST(JobStatus, DlaunchRunsResultWhenNothingElseWasRecorded) {
   EXPECT_EQ(status.failure_summary, "the block");
 }
 
+TEST(JobStatus, AfterARequeueTheCurrentRunCountsNotTheOneBefore) {
+  test_support::TempDir dir;
+  auto record = submission(dir.path() + "/s", "12");
+  write(record.folder + "/logs/attempt_2/rank0/stdout.log", "");
+  write(record.folder + "/logs/result.json", R"({"state": "FAILED", "exit_code": 4, "restarts": 2, "failure": "old"})");
+  write(record.folder + "/logs/requeue_1/attempt_0/rank0/stdout.log", "");
+  JobStatus status = job_status(record, slurm::parse_job_records("JobId=12 JobState=RUNNING Restarts=1\n"), {});
+  EXPECT_EQ(status.restarts, 0);
+  EXPECT_EQ(status.failure, "");
+  EXPECT_EQ(status.requeues, 1);
+}
+
 TEST(JobStatus, UnknownWhenForgottenAndNothingRecorded) {
   test_support::TempDir dir;
   auto record = submission(dir.path() + "/s", "12");
