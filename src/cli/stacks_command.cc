@@ -10,13 +10,13 @@
 #include "process/signal_channel.h"
 #include "rendezvous/service_endpoint.h"
 #include "rendezvous/stack_observer.h"
+#include "submit/job_lookup.h"
 #include "util/command_line.h"
 #include "util/command_line_spec.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
 
 namespace dlaunch::cli {
 namespace {
@@ -47,16 +47,9 @@ bool all_digits(const std::string& text) {
 // A Slurm job's submission folder: where its log goes (dlaunch submit
 // puts it in the folder), as scontrol reports it.
 std::string folder_of_slurm_job(const std::string& job_id) {
-  util::CapturedRun show = util::run_captured({"scontrol", "show", "job", "-o", job_id});
-  if (show.exit_code != 0)
-    throw util::InputError(fmt::format("Slurm does not know job {}: {}Give a running job's id, or its "
-                                       "submission folder",
-                                       job_id, show.err));
-  for (const auto& field : util::split(show.out, ' ')) {
-    if (field.rfind("StdOut=", 0) == 0) return fs::path(field.substr(7)).parent_path().string();
-  }
-  throw util::InputError(fmt::format("scontrol shows no StdOut for job {}, so its folder is unknown; "
-                                     "give the submission folder instead",
+  if (auto folder = submit::slurm_job_folder(job_id)) return *folder;
+  throw util::InputError(fmt::format("Slurm does not know job {} (or shows no log folder for it). Give a "
+                                     "running job's id, or its submission folder",
                                      job_id));
 }
 

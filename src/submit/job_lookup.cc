@@ -44,15 +44,6 @@ std::optional<FoundJob> from_folder(const std::string& folder) {
   return FoundJob{read_submission(path.string()), std::nullopt};
 }
 
-// Slurm's word on where the job writes its log: its submission folder (or a task's).
-std::optional<std::string> folder_from_slurm(const std::string& job_id) {
-  for (const auto& info : query_slurm(job_id)) {
-    std::string out = info.field("StdOut");
-    if (!out.empty()) return fs::path(out).parent_path().string();
-  }
-  return std::nullopt;
-}
-
 FoundJob by_job_id(const std::string& job, const std::vector<std::string>& dirs) {
   auto parts = util::split(job, '_');
   std::optional<int> task;
@@ -60,7 +51,7 @@ FoundJob by_job_id(const std::string& job, const std::vector<std::string>& dirs)
   for (const auto& record : list_submissions(dirs)) {
     if (record.job_id == parts[0]) return FoundJob{record, task};
   }
-  if (auto folder = folder_from_slurm(job)) {
+  if (auto folder = slurm_job_folder(job)) {
     if (auto found = from_folder(*folder)) {
       if (task) found->task = task;
       return *found;
@@ -73,6 +64,14 @@ FoundJob by_job_id(const std::string& job, const std::vector<std::string>& dirs)
 }
 
 }  // namespace
+
+std::optional<std::string> slurm_job_folder(const std::string& job_id) {
+  for (const auto& info : query_slurm(job_id)) {
+    std::string out = info.field("StdOut");
+    if (!out.empty()) return fs::path(out).parent_path().string();
+  }
+  return std::nullopt;
+}
 
 std::vector<std::string> submission_dirs(const std::optional<std::string>& output_dir,
                                          const util::Environment& environment) {

@@ -18,6 +18,11 @@ namespace dlaunch::submit {
 std::vector<std::string> submission_dirs(const std::optional<std::string>& output_dir,
                                          const util::Environment& environment);
 
+// The folder where Slurm writes JOB_ID's log (its StdOut's folder): for a
+// dlaunch submit job, its submission (or task) folder. nullopt when Slurm
+// no longer knows the job; SystemError when scontrol cannot answer.
+std::optional<std::string> slurm_job_folder(const std::string& job_id);
+
 struct FoundJob {
   SubmissionRecord record;
   std::optional<int> task;  // "12_3", or a task folder: that task alone
