@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include "slurm/job_info.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/strings.h"
@@ -13,17 +14,13 @@
 namespace dlaunch::submit {
 namespace {
 
+// The first word of field NAME in scontrol's record LINE ("CANCELLED" of
+// "JobState=CANCELLED by 0"), read by the records parser all of dlaunch uses.
 std::optional<std::string> field(const std::string& line, const std::string& name) {
-  std::size_t at = line.find(" " + name + "=");
-  if (at == std::string::npos) {
-    if (!line.starts_with(name + "=")) return std::nullopt;
-    at = 0;
-  } else {
-    at += 1;
-  }
-  std::size_t start = at + name.size() + 1;
-  std::size_t end = line.find(' ', start);
-  return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  auto records = slurm::parse_job_records(line);
+  if (records.empty() || !records.front().has(name)) return std::nullopt;
+  std::string value = records.front().field(name);
+  return value.substr(0, value.find(' '));
 }
 
 // Copies what LOG_PATH gained since OFFSET to stdout.
