@@ -377,3 +377,141 @@ testbed_delete_network() {
     ip link del "$bridge" 2>/dev/null || testbed_warn "cannot delete bridge $bridge"
   fi
 }
+
+# ------------------------------------------------- decoys and slow links
+# What the network tests (tests/integration/cluster/cluster_network.sh,
+# tests/integration/ssh/ssh_gate.sh) do to a bed's hosts: interfaces that
+# a program which does not choose its interface takes for the real one, and
+# a slow link. Each is undone by its pair; none touches the root namespace
+# but for the host-side end of a shaped link.
+
+# Where the hosts files of hosts with decoys live (shared file system; each
+# host's daemon binds its own over /etc/hosts in its mount namespace).
+TESTBED_DECOY_DIR=${TESTBED_DECOY_DIR:-/run/dlaunch-testbed-decoys}
+
+# testbed_decoy_addr K: the decoy address of host K, 10.254.K.1 (on
+# decoy0/24, so no host reaches another's, and nothing routes there).
+testbed_decoy_addr() { printf '10.254.%d.1' "$1"; }
+
+# testbed_host_daemon NS: the pid of the host's daemon (slurmd, sshd) that
+# testbed_start_in_host started in NS, whose mount and UTS namespaces every
+# job or session it starts shares: of the processes in NS whose parent is
+# outside NS and whose mount namespace is not the machine's, the one that
+# started first (a later `ip netns exec` has a mount namespace of its own).
+testbed_host_daemon() {
+  local pid ppid stat start best="" best_start=""
+  local -A in_ns=()
+  local -a pids=() fields=()
+  mapfile -t pids < <(ip netns pids "$1" 2>/dev/null)
+  for pid in "${pids[@]}"; do in_ns[$pid]=1; done
+  for pid in "${pids[@]}"; do
+    testbed_running "$pid" || continue
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+    # After the command's name in parentheses: state, ppid, ... starttime (20th).
+    read -ra fields <<<"${stat##*) }"
+    ppid=${fields[1]:-} start=${fields[19]:-}
+    if [ -n "$ppid" ] && [ -n "${in_ns[$ppid]:-}" ]; then continue; fi
+    [ "$(readlink "/proc/$pid/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] || continue
+    if [ -z "$best" ] || [ "$start" -lt "$best_start" ]; then best=$pid best_start=$start; fi
+  done
+  [ -n "$best" ] && printf '%s' "$best"
+}
+
+# testbed_add_decoys NS K: in host K's network namespace NS, interfaces
+# that come before eth0 and lead nowhere, as on a real machine with a
+# container runtime and a second network:
+#   decoy0 (10.254.K.1/24), a veth whose peer decoy0p is in NS too (both
+#          up, so it has carrier); no other host has a route to it;
+#   docker0 (172.17.0.1/16), a bridge with one port (veth vethdocker0, its
+#          peer vethdocker0p), so it is up with carrier like Docker's;
+# and, in the mount namespace of the host's daemon (and so of every job or
+# session it starts), a hosts file bound over /etc/hosts in which the host's
+# own name maps to 10.254.K.1 and the other hosts keep their addresses. A
+# program that does not choose its interface then takes the decoy: PyTorch's
+# gloo binds the address its host name resolves to, which no peer reaches.
+# Run it again and it starts over. Undone by testbed_remove_decoys.
+testbed_add_decoys() {
+  local ns=$1 k=$2 addr daemon host copy
+  addr=$(testbed_decoy_addr "$k")
+  testbed_remove_decoys "$ns" "$k"
+  ip -n "$ns" link add decoy0 type veth peer name decoy0p || { testbed_warn "decoy0 in $ns failed"; return 1; }
+  if ! { ip -n "$ns" addr add "$addr/24" dev decoy0 && ip -n "$ns" link set decoy0p up &&
+    ip -n "$ns" link set decoy0 up; }; then
+    testbed_warn "cannot set decoy0 up in $ns"
+    return 1
+  fi
+  if ! { ip -n "$ns" link add docker0 type bridge && ip -n "$ns" addr add 172.17.0.1/16 dev docker0 &&
+    ip -n "$ns" link add vethdocker0 type veth peer name vethdocker0p &&
+    ip -n "$ns" link set vethdocker0 master docker0 up && ip -n "$ns" link set vethdocker0p up &&
+    ip -n "$ns" link set docker0 up; }; then
+    testbed_warn "cannot make docker0 in $ns"
+    return 1
+  fi
+  daemon=$(testbed_host_daemon "$ns") || { testbed_warn "no daemon runs in $ns"; return 1; }
+  host=$(nsenter --uts --target "$daemon" hostname) || return 1
+  mkdir -p "$TESTBED_DECOY_DIR" || return 1
+  copy=$TESTBED_DECOY_DIR/$ns.hosts
+  # The hosts file the daemon sees now, with its own name moved to the decoy.
+  nsenter --mount --target "$daemon" cat /etc/hosts |
+    awk -v host="$host" -v addr="$addr" '
+      /^[[:space:]]*#/ || NF < 2 { print; next }
+      { for (i = 2; i <= NF; i++) if ($i == host) { $1 = addr; break } print }' >"$copy" || return 1
+  grep -qE "^${addr//./\\.}[[:space:]](.*[[:space:]])?$host([[:space:]]|\$)" "$copy" || { testbed_warn "$host is not in its hosts file"; return 1; }
+  nsenter --mount --target "$daemon" mount --bind "$copy" /etc/hosts ||
+    { testbed_warn "cannot bind $copy over /etc/hosts for $host"; return 1; }
+  testbed_log "$host ($ns): decoy0 $addr/24, docker0 172.17.0.1/16; its name resolves to $addr there"
+}
+
+# testbed_remove_decoys NS K: undoes testbed_add_decoys NS K (any part of
+# it that is there): the hosts file bound over /etc/hosts in the daemon's
+# mount namespace (every one of ours, if bound twice), decoy0, docker0 and
+# their veths. Safe to run when none is there.
+testbed_remove_decoys() {
+  local ns=$1 daemon round link
+  if daemon=$(testbed_host_daemon "$ns"); then
+    for ((round = 0; round < 5; round++)); do
+      # The top mount on /etc/hosts, as the mount namespace's table lists it
+      # last; its root field names the file bound there.
+      awk '$5 == "/etc/hosts" {root = $4} END {print root}' "/proc/$daemon/mountinfo" 2>/dev/null |
+        grep -qF "$ns.hosts" || break
+      nsenter --mount --target "$daemon" umount /etc/hosts || break
+    done
+  fi
+  for link in decoy0 docker0 vethdocker0; do
+    ip -n "$ns" link show "$link" >/dev/null 2>&1 && ip -n "$ns" link del "$link"
+  done
+  rm -f "$TESTBED_DECOY_DIR/$ns.hosts"
+  return 0
+}
+
+# testbed_link_peer NS: the name, in the root namespace, of the other end
+# of NS's eth0 (its host-side veth on the bridge).
+testbed_link_peer() {
+  local peer
+  peer=$(ip -n "$1" -o link show eth0 2>/dev/null | sed -n 's/^[0-9]*: eth0@if\([0-9]*\):.*/\1/p')
+  [ -n "$peer" ] || return 1
+  ip -o link show 2>/dev/null | sed -n "s/^$peer: \\([^:@]*\\)[:@].*/\\1/p"
+}
+
+# testbed_shape_link NS RATE: host NS's link to the bridge carries at most
+# RATE (tc's spelling: 100mbit) each way: a token bucket (tbf) on eth0 in
+# NS (what it sends) and on the host-side veth (what it receives).
+testbed_shape_link() {
+  local ns=$1 rate=$2 peer
+  testbed_unshape_link "$ns"
+  tc -n "$ns" qdisc add dev eth0 root tbf rate "$rate" burst 32kbit latency 400ms ||
+    { testbed_warn "cannot shape eth0 in $ns"; return 1; }
+  peer=$(testbed_link_peer "$ns")
+  [ -n "$peer" ] || { testbed_warn "no host-side veth of $ns"; return 1; }
+  tc qdisc add dev "$peer" root tbf rate "$rate" burst 32kbit latency 400ms ||
+    { testbed_warn "cannot shape $peer"; return 1; }
+  testbed_log "$ns: its link carries at most $rate each way (eth0 and $peer)"
+}
+
+# testbed_unshape_link NS: undoes testbed_shape_link NS (safe when not shaped).
+testbed_unshape_link() {
+  local peer
+  tc -n "$1" qdisc del dev eth0 root 2>/dev/null
+  peer=$(testbed_link_peer "$1") && [ -n "$peer" ] && tc qdisc del dev "$peer" root 2>/dev/null
+  return 0
+}
