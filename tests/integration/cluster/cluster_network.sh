@@ -10,7 +10,7 @@
 #      added and fails (or hangs, cut at 30 s) once they are
 #   a  dlaunch submit --nodes 3 with no network setting: the gloo all-reduce
 #      completes; every worker got GLOO_SOCKET_IFNAME=eth0,
-#      NCCL_SOCKET_IFNAME==eth0 and one numeric MASTER_ADDR, the eth0 address
+#      NCCL_SOCKET_IFNAME==eth0 (the value =eth0) and one numeric MASTER_ADDR, the eth0 address
 #      of rank 0's node; node 0's log has a network: line per host choosing
 #      eth0, reaching 2/2 peers, with decoy0 skipped; `dlaunch env` in a
 #      3-node step shows docker0 skipped as a container runtime's bridge
@@ -191,7 +191,7 @@ if submit choose --nodes 3 && wait_for_job_end; then
   lines=$(env_lines)
   expect_eq "3 workers said what they got" 3 "$(grep -c . <<<"$lines")"
   expect_eq "every worker's GLOO_SOCKET_IFNAME is eth0" eth0 "$(awk '{print $3}' <<<"$lines" | sort -u | paste -sd, -)"
-  expect_eq "every worker's NCCL_SOCKET_IFNAME is ==eth0 (NCCL's exact match)" "==eth0" \
+  expect_eq "every worker's NCCL_SOCKET_IFNAME is =eth0 (NCCL's exact match)" "=eth0" \
     "$(awk '{print $4}' <<<"$lines" | sort -u | paste -sd, -)"
   master=$(awk '{print $5}' <<<"$lines" | sort -u | paste -sd, -)
   rank0_host=$(awk '$1 == 0 {print $2}' <<<"$lines")
@@ -271,6 +271,8 @@ gate_case() {
       "$FOLDER/logs/gate/report.json" "$slow"
     benched=$(cat "$FOLDER/benched-hosts" 2>/dev/null)
     expect_eq "benched-hosts (for --exclude) holds $slow" "$slow" "$(tr -d '[:space:]' <<<"$benched")"
+    [ -f "$FOLDER/benched-hosts" ] || say "        (no $FOLDER/benched-hosts; logs/gate/benched-hosts holds" \
+      "'$(cat "$FOLDER/logs/gate/benched-hosts" 2>/dev/null)')"
     [ "$FAILED" -eq "$failed_before" ] || show_log | sed 's/^/        | /'
   fi
   testbed_unshape_link "$(node_ns "${slow#node}")"

@@ -3,7 +3,7 @@ what interface and master address its launcher gave it, then joins a gloo
 process group the plain way (env://, no interface of its own choosing) and
 checks an all-reduce. Two lines per rank, the first before it joins:
 
-    net rank R/W on HOST: GLOO_SOCKET_IFNAME=eth0 NCCL_SOCKET_IFNAME===eth0 MASTER_ADDR=10.213.7.11
+    net rank R/W on HOST: GLOO_SOCKET_IFNAME=eth0 NCCL_SOCKET_IFNAME==eth0 MASTER_ADDR=10.213.7.11
     net rank R/W on HOST: all_reduce OK
 
 (a variable the launcher did not set shows as "-"). Exit status 1 when the

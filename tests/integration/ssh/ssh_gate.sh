@@ -86,7 +86,7 @@ expect_eq "3 workers all-reduced" 3 "$(ok_count)"
 expect_eq "... on host1, host2 and host3" "host1 host2 host3" "$(ok_hosts)"
 lines=$(env_lines)
 expect_eq "every worker's GLOO_SOCKET_IFNAME is eth0" eth0 "$(awk '{print $3}' <<<"$lines" | sort -u | paste -sd, -)"
-expect_eq "every worker's NCCL_SOCKET_IFNAME is ==eth0" "==eth0" "$(awk '{print $4}' <<<"$lines" | sort -u | paste -sd, -)"
+expect_eq "every worker's NCCL_SOCKET_IFNAME is =eth0 (NCCL's exact match)" "=eth0" "$(awk '{print $4}' <<<"$lines" | sort -u | paste -sd, -)"
 master=$(awk '{print $5}' <<<"$lines" | sort -u | paste -sd, -)
 rank0_host=$(awk '$1 == 0 {print $2}' <<<"$lines")
 expect_eq "MASTER_ADDR is the eth0 address of rank 0's host (${rank0_host:-?})" \
