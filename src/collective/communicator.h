@@ -32,11 +32,20 @@ struct WorkerIdentity {
   std::string host;
   std::string master_addr;
   int master_port = 0;
+  // GLOO_SOCKET_IFNAME as the launcher set it (the interface it chose for
+  // this host, or several, comma-separated); empty: bind on the host name.
+  std::string socket_ifname;
 };
 
 // Forms a gloo group over TCP (ring algorithms): rank 0 hosts the store on
-// MASTER_PORT, every rank binds gloo's device on its own host name. Throws
-// SystemError naming what is missing when a rank does not arrive in TIMEOUT.
+// MASTER_PORT, every rank binds gloo's device on its own host name, or on
+// the first interface of socket_ifname when that is set. Throws SystemError
+// naming what is missing when a rank does not arrive in TIMEOUT, and naming
+// the interface when gloo cannot use it.
+// The interface gloo binds on: the first of GLOO_SOCKET_IFNAME's
+// comma-separated names, trimmed; empty when none is named.
+std::string first_interface(const std::string& socket_ifname);
+
 std::unique_ptr<Communicator> connect_gloo(const WorkerIdentity& identity,
                                            std::chrono::milliseconds timeout);
 

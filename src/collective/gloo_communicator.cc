@@ -19,7 +19,7 @@ namespace {
 // gloo reports failures with its own exception types (gloo::IoException,
 // gloo::EnforceNotMet); the rest of dlaunch speaks SystemError.
 template <typename Operation>
-void guarded(const char* what, Operation operation) {
+void guarded(const std::string& what, Operation operation) {
   try {
     operation();
   } catch (const util::SystemError&) {
@@ -74,9 +74,7 @@ class GlooCommunicator : public Communicator {
     if (identity.rank == 0) server_ = std::make_unique<TcpStoreServer>(identity.master_port);
     store_ = std::make_unique<TcpStore>(identity.master_addr, identity.master_port, timeout);
     await_every_rank(*store_, identity, timeout);
-    gloo::transport::tcp::attr attr;
-    attr.hostname = identity.host;
-    guarded("creating gloo's TCP device", [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });
+    create_device(identity);
     auto context = std::make_shared<gloo::rendezvous::Context>(identity.rank, identity.world_size);
     context->setTimeout(timeout);
     gloo::rendezvous::PrefixStore prefixed("dlaunch-check", *store_);
@@ -159,6 +157,22 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  // On the launcher's interface when it named one (GLOO_SOCKET_IFNAME, as
+  // torch reads it), so the check measures the network the job will use.
+  void create_device(const WorkerIdentity& identity) {
+    gloo::transport::tcp::attr attr;
+    std::string iface = first_interface(identity.socket_ifname);
+    if (iface.empty()) {
+      attr.hostname = identity.host;
+      guarded("creating gloo's TCP device", [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });
+      return;
+    }
+    attr.iface = iface;
+    guarded(fmt::format("creating gloo's TCP device on interface {} (GLOO_SOCKET_IFNAME={})", iface,
+                        identity.socket_ifname),
+            [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });
+  }
+
   std::chrono::milliseconds timeout_;
   std::unique_ptr<TcpStoreServer> server_;
   std::unique_ptr<TcpStore> store_;
@@ -167,6 +181,13 @@ class GlooCommunicator : public Communicator {
 };
 
 }  // namespace
+
+std::string first_interface(const std::string& socket_ifname) {
+  std::string first = socket_ifname.substr(0, socket_ifname.find(','));
+  auto begin = first.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return first.substr(begin, first.find_last_not_of(" \t") + 1 - begin);
+}
 
 std::unique_ptr<Communicator> connect_gloo(const WorkerIdentity& identity,
                                            std::chrono::milliseconds timeout) {

@@ -28,6 +28,7 @@ WorkerIdentity read_worker_identity(const util::Environment& original) {
   identity.master_port = number("MASTER_PORT", 1, 65535);
   identity.master_addr = environment.get("MASTER_ADDR").value_or("127.0.0.1");
   identity.host = util::local_host_name();
+  identity.socket_ifname = environment.get("GLOO_SOCKET_IFNAME").value_or("");
   return identity;
 }
 

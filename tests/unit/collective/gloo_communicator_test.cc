@@ -6,6 +6,7 @@
 
 #include "check/group_layout.h"
 #include "collective/communicator.h"
+#include "util/error.h"
 #include "util/ports.h"
 
 namespace dlaunch::collective {
@@ -42,6 +43,50 @@ TEST(GlooCommunicator, AllReduceBroadcastAndHostsAcrossRanks) {
     auto [sum, hosts] = rank.get();
     EXPECT_EQ(sum, 0 + 1 + 2 + 42);
     EXPECT_EQ(hosts, "host0=2, host1=1");
+  }
+}
+
+TEST(GlooCommunicator, TheFirstNamedInterfaceIsUsed) {
+  EXPECT_EQ(first_interface(""), "");
+  EXPECT_EQ(first_interface("eth0"), "eth0");
+  EXPECT_EQ(first_interface("ib0,eth0"), "ib0");
+  EXPECT_EQ(first_interface(" ib0 , eth0"), "ib0");
+  EXPECT_EQ(first_interface(",eth0"), "");
+}
+
+WorkerIdentity loopback_rank(int rank, int size, int port, const std::string& ifname) {
+  WorkerIdentity identity;
+  identity.rank = rank;
+  identity.world_size = size;
+  identity.host = "127.0.0.1";
+  identity.master_addr = "127.0.0.1";
+  identity.master_port = port;
+  identity.socket_ifname = ifname;
+  return identity;
+}
+
+// GLOO_SOCKET_IFNAME=lo,eth0: both ranks bind on lo, the first named.
+TEST(GlooCommunicator, BindsOnTheNamedInterface) {
+  int port = util::pick_free_port("127.0.0.1");
+  std::vector<std::future<std::int64_t>> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.push_back(std::async(std::launch::async, [=] {
+      auto communicator = connect_gloo(loopback_rank(rank, 2, port, "lo,eth0"), std::chrono::seconds(30));
+      std::int64_t value = rank + 1;
+      communicator->allreduce_sum(&value, 1);
+      return value;
+    }));
+  }
+  for (auto& rank : ranks) EXPECT_EQ(rank.get(), 3);
+}
+
+TEST(GlooCommunicator, AnUnknownInterfaceIsNamed) {
+  int port = util::pick_free_port("127.0.0.1");
+  try {
+    connect_gloo(loopback_rank(0, 1, port, "nosuchif0"), std::chrono::seconds(5));
+    FAIL() << "connected on an interface that does not exist";
+  } catch (const util::SystemError& error) {
+    EXPECT_NE(std::string(error.what()).find("interface nosuchif0"), std::string::npos) << error.what();
   }
 }
 

@@ -76,6 +76,14 @@ TEST(WorkerIdentity, AMissingVariableSaysHowToStartTheCheck) {
             std::string::npos);
 }
 
+TEST(WorkerIdentity, TheLaunchersInterfaceComesFromGlooSocketIfname) {
+  EXPECT_EQ(read({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "1234"}}).socket_ifname, "");
+  EXPECT_EQ(read({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"MASTER_PORT", "1234"},
+                  {"GLOO_SOCKET_IFNAME", "ib0,eth0"}})
+                .socket_ifname,
+            "ib0,eth0");
+}
+
 TEST(WorkerIdentity, ValuesOutOfRangeAreNamed) {
   EXPECT_NE(error_of({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29500"}})
                 .find("RANK must be an integer from 0 to 1, got '2'"),
