@@ -30,8 +30,8 @@ namespace {
 // The command line as CLI11 fills it: byte counts as text, read afterwards.
 struct CheckParser {
   CLI::App app{"Prove the fabric: an all-reduce check of every rank (default), an all-reduce "
-               "bandwidth sweep (--bench) or a node-to-node bandwidth matrix (--pairs). Run it "
-               "as the worker program of a launcher.",
+               "bandwidth sweep (--bench), a node-to-node bandwidth matrix (--pairs) or the "
+               "launcher's pre-start gate (--gate). Run it as the worker program of a launcher.",
                "dlaunch check"};
   CheckOptions options;
   std::string min_bytes = std::to_string(options.min_bytes);
@@ -47,13 +47,18 @@ void configure(CheckParser& parser) {
   util::set_usage(app, "dlaunch run [run options] -- dlaunch check [options]");
   app.add_flag("--bench", options.bench, "All-reduce sweep over message sizes, as nccl-tests")->group("Mode");
   app.add_flag("--pairs", options.pairs, "Point-to-point bandwidth between every pair of nodes")->group("Mode");
+  app.add_flag("--gate", options.gate,
+               "The pre-start gate, one rank per node: a verified all-reduce, then every node pair's "
+               "bandwidth; prints one JSON line per rank (the launcher starts it)")
+      ->group("Mode");
   app.add_option("--min-bytes", parser.min_bytes, "Smallest --bench message (default 8)")
       ->group("Sizes")
       ->type_name("BYTES");
   app.add_option("--max-bytes", parser.max_bytes, "Largest --bench message (default 256 MiB)")
       ->group("Sizes")
       ->type_name("BYTES");
-  app.add_option("--pair-bytes", parser.pair_bytes, "--pairs message size (default 64 MiB)")
+  app.add_option("--pair-bytes", parser.pair_bytes,
+                 "--pairs message size (default 64 MiB), or --gate's (default 4 MiB)")
       ->group("Sizes")
       ->type_name("BYTES");
   app.add_option("--iters", options.iters, "Timed iterations per size (default 20)")
@@ -93,6 +98,9 @@ std::optional<CheckOptions> parse_check_options(const std::vector<std::string>& 
   options.min_bytes = byte_count(parser.min_bytes, 4, "--min-bytes");
   options.max_bytes = byte_count(parser.max_bytes, 4, "--max-bytes");
   options.pair_bytes = byte_count(parser.pair_bytes, 1, "--pair-bytes");
+  if (options.gate && parser.app.count("--pair-bytes") == 0) options.pair_bytes = kGatePairBytes;
+  if (options.gate && (options.bench || options.pairs))
+    throw util::UsageError("--gate cannot be combined with --bench or --pairs: it runs its own checks");
   if (options.max_bytes < options.min_bytes)
     throw util::UsageError(fmt::format("--min-bytes must be at most --max-bytes, got {} and {}",
                                  options.min_bytes, options.max_bytes));

@@ -11,15 +11,20 @@
 
 namespace dlaunch::check {
 
+// --pair-bytes when --gate runs without it: short, so that a gate over
+// many nodes takes seconds, yet long enough to tell a slow link.
+constexpr std::uint64_t kGatePairBytes = 4ull << 20;
+
 struct CheckOptions {
   bool bench = false;
   bool pairs = false;
+  bool gate = false;  // the pre-start gate: one rank per node, one JSON line each
   bool json = false;
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 256ull << 20;
   int iters = 20;
   int warmup = 5;
-  std::uint64_t pair_bytes = 64ull << 20;
+  std::uint64_t pair_bytes = 64ull << 20;  // 4 MiB with --gate unless given
   std::chrono::milliseconds timeout{120'000};
   std::optional<int> inject_wrong_rank;  // tests only: this rank contributes a wrong value
 };

@@ -3,6 +3,7 @@
 #include "check/bandwidth_sweep.h"
 #include "check/check_options.h"
 #include "check/correctness_check.h"
+#include "check/gate_check.h"
 #include "check/group_layout.h"
 #include "check/pair_bandwidth.h"
 #include "collective/worker_identity.h"
@@ -12,6 +13,9 @@ namespace dlaunch::check {
 int run_check(const std::vector<std::string>& args) {
   auto options = parse_check_options(args);
   if (!options) return 0;  // --help
+  // The gate reads its identity and forms its group itself: whatever fails,
+  // it still prints its one line for the launcher.
+  if (options->gate) return run_gate(*options);
   // Who this worker is, from the launcher's (or srun's) variables.
   auto identity = collective::read_worker_identity(util::Environment::from_process());
   // The group: rank 0 hosts the store on MASTER_PORT, gloo connects a full mesh.

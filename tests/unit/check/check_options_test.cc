@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "util/error.h"
 #include "../test_support/input_error.h"
 
@@ -24,6 +26,24 @@ TEST(CheckOptions, DefaultsAndBounds) {
   EXPECT_THROW(parse_check_options({"--min-bytes", "64", "--max-bytes", "8"}), util::UsageError);
   EXPECT_THROW(parse_check_options({"--iters", "0"}), util::UsageError);
   EXPECT_THROW(parse_check_options({"--bogus"}), util::UsageError);
+}
+
+// --gate: its own default message size unless --pair-bytes is given, and
+// none of the other modes with it.
+TEST(CheckOptions, GateHasItsOwnPairBytesAndNoOtherMode) {
+  auto gate = parse_check_options({"--gate", "--timeout", "30"});
+  ASSERT_TRUE(gate);
+  EXPECT_TRUE(gate->gate);
+  EXPECT_EQ(gate->pair_bytes, kGatePairBytes);
+  EXPECT_EQ(gate->timeout, std::chrono::seconds(30));
+  EXPECT_EQ(parse_check_options({"--gate", "--pair-bytes", "1048576"})->pair_bytes, 1048576u);
+  EXPECT_EQ(parse_check_options({"--pairs"})->pair_bytes, 64ull << 20);
+  EXPECT_THROW(parse_check_options({"--gate", "--pairs"}), util::UsageError);
+  EXPECT_THROW(parse_check_options({"--gate", "--bench"}), util::UsageError);
+  bool listed = false;
+  for (const auto& option : describe_check_options().options)
+    listed |= std::find(option.names.begin(), option.names.end(), "--gate") != option.names.end();
+  EXPECT_TRUE(listed);
 }
 
 // CLI11 reads "-1" into an unsigned integer as 2^64-1; the byte counts are
