@@ -7,8 +7,11 @@
 
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
+#include "net/interfaces.h"
 #include "process/signal_channel.h"
 #include "util/command_line.h"
+#include "util/error.h"
+#include "util/ports.h"
 #include "util/strings.h"
 
 namespace dlaunch::cli {
@@ -90,6 +93,64 @@ std::vector<Row> supervision_rows(const launch::LaunchConfig& config) {
   return rows;
 }
 
+// This host's interfaces and what becomes of each, for a job of several
+// nodes: the rendezvous chooses each host's interface from what the other
+// hosts reach (src/net/interface_choice.h), unless the user named one.
+std::vector<Row> interface_rows(const std::vector<net::Interface>& interfaces) {
+  std::vector<Row> rows;
+  for (const auto& interface : interfaces) {
+    const std::string key = "interface." + interface.name;
+    const std::string label = "interface " + interface.name;
+    if (!interface.excluded.empty()) {
+      rows.push_back({key, label, "skipped", interface.excluded});
+      continue;
+    }
+    std::vector<std::string> facts = interface.addresses;
+    facts.push_back(net::describe_speed(interface.speed_mbps));
+    if (interface.mtu > 0) facts.push_back(fmt::format("MTU {}", interface.mtu));
+    rows.push_back({key, label, util::join(facts, ", "), "a candidate; the rendezvous chooses by reachability"});
+  }
+  return rows;
+}
+
+// The interface the workers get: the user's NCCL_SOCKET_IFNAME and
+// GLOO_SOCKET_IFNAME as set (checked against this host), the rendezvous's
+// choice for those unset.
+std::vector<Row> socket_ifname_rows(const util::Environment& environment, const std::vector<net::Interface>& interfaces,
+                                    const std::string& host) {
+  std::vector<Row> rows;
+  std::vector<std::string> unset;
+  static const std::pair<const char*, const char*> kVariables[] = {{"NCCL_SOCKET_IFNAME", "nccl_socket_ifname"},
+                                                                   {"GLOO_SOCKET_IFNAME", "gloo_socket_ifname"}};
+  for (const auto& [variable, key] : kVariables) {
+    auto value = environment.get(variable);
+    if (!value) {
+      unset.push_back(variable);
+      continue;
+    }
+    auto problem = net::socket_ifname_problem(variable, *value, host, interfaces);
+    rows.push_back({key, variable, *value, problem ? "set by you; " + *problem : "set by you"});
+  }
+  if (!unset.empty())
+    rows.push_back({"worker_interface", "workers' interface", "chosen at the rendezvous",
+                    fmt::format("the one every other node reaches, fastest first; the workers get it as {}",
+                                util::join(unset, " and "))});
+  return rows;
+}
+
+std::vector<Row> network_rows(const launch::LaunchConfig& config, const util::Environment& environment) {
+  if (config.topology.launchers() == 1) return {};
+  std::vector<net::Interface> interfaces;
+  try {
+    interfaces = net::list_interfaces();
+  } catch (const util::SystemError& error) {
+    return {{"interfaces", "interfaces", nullptr, error.what()}};
+  }
+  std::vector<Row> rows = interface_rows(interfaces);
+  for (auto& row : socket_ifname_rows(environment, interfaces, util::local_host_name())) rows.push_back(std::move(row));
+  return rows;
+}
+
 std::string text_value(const nlohmann::json& value) {
   if (value.is_null()) return "-";
   if (value.is_string()) return value.get<std::string>();
@@ -97,13 +158,17 @@ std::string text_value(const nlohmann::json& value) {
   return value.dump();
 }
 
-void print_text(const std::vector<Row>& rows, const launch::LaunchConfig& config) {
+void print_text(const std::vector<Row>& rows, const std::vector<Row>& network, const launch::LaunchConfig& config) {
   fmt::print("dlaunch run would use:\n");
   std::size_t width = 0;
   for (const auto& row : rows) width = std::max(width, text_value(row.value).size());
+  for (const auto& row : network) width = std::max(width, text_value(row.value).size());
   for (const auto& row : rows)
     fmt::print("  {:<22} {:<{}}  ({})\n", row.label, text_value(row.value), width, row.source);
   if (!config.command.empty()) fmt::print("  {:<22} {}\n", "worker command", util::join(config.command, " "));
+  if (!network.empty()) fmt::print("network (this host):\n");
+  for (const auto& row : network)
+    fmt::print("  {:<22} {:<{}}  ({})\n", row.label, text_value(row.value), width, row.source);
   for (const auto& notice : config.topology.notices) fmt::print("note: {}\n", notice);
 }
 
@@ -145,8 +210,13 @@ int env_command(const CommandArgs& args) {
   auto rows = topology_rows(config.topology);
   for (auto& row : reliability_rows(config)) rows.push_back(std::move(row));
   for (auto& row : supervision_rows(config)) rows.push_back(std::move(row));
-  if (json) print_json(rows, config);
-  else print_text(rows, config);
+  auto network = network_rows(config, environment);
+  if (json) {
+    rows.insert(rows.end(), network.begin(), network.end());
+    print_json(rows, config);
+  } else {
+    print_text(rows, network, config);
+  }
   return 0;
 }
 

@@ -19,14 +19,15 @@ namespace {
 
 using test_support::contains;
 
-// While it lives, no SLURM_*, PET_* or DLAUNCH_* variable of the test's own
-// environment is set, only VARIABLES; everything is put back after.
+// While it lives, no SLURM_*, PET_*, DLAUNCH_*, NCCL_* or GLOO_* variable of
+// the test's own environment is set, only VARIABLES; everything is put back after.
 class ProcessEnvironment {
  public:
   explicit ProcessEnvironment(const std::map<std::string, std::string>& variables) {
     util::Environment current = util::Environment::from_process();
     for (const auto& [name, value] : current.variables()) {
-      if (name.starts_with("SLURM_") || name.starts_with("PET_") || name.starts_with("DLAUNCH_")) {
+      if (name.starts_with("SLURM_") || name.starts_with("PET_") || name.starts_with("DLAUNCH_") ||
+          name.starts_with("NCCL_") || name.starts_with("GLOO_")) {
         saved_.emplace(name, value);
         ::unsetenv(name.c_str());
       }
@@ -115,6 +116,45 @@ TEST(EnvCommand, InsideASlurmStepTheVariablesAreTheSources) {
   EXPECT_EQ(document["nproc_per_node"]["value"], 4);
   EXPECT_EQ(document["master_addr"]["value"], "gpu3");
   EXPECT_EQ(document["run_id"]["value"], "77.0");
+}
+
+// Every machine has a loopback; which other interfaces it has is its own.
+TEST(EnvCommand, ANodeOfSeveralShowsThisHostsInterfacesAndWhoChoosesTheWorkers) {
+  ProcessEnvironment environment({});
+  auto document = env_json({"--nnodes", "2", "--node-rank", "1", "--master-addr", "head"});
+  EXPECT_EQ(document["interface.lo"]["value"], "skipped");
+  EXPECT_EQ(document["interface.lo"]["source"], "loopback");
+  EXPECT_EQ(document["worker_interface"]["value"], "chosen at the rendezvous");
+  EXPECT_TRUE(contains(document["worker_interface"]["source"].get<std::string>(),
+                       "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME"));
+  std::string text = env_output({"--nnodes", "2", "--node-rank", "1", "--master-addr", "head"});
+  EXPECT_TRUE(contains(text, "\nnetwork (this host):\n")) << text;
+  EXPECT_TRUE(contains(text, "(loopback)")) << text;
+}
+
+TEST(EnvCommand, ASocketIfnameTheUserSetIsShownAndChecked) {
+  const std::map<std::string, std::string> nope{{"NCCL_SOCKET_IFNAME", "nope"}};
+  ProcessEnvironment environment(nope);
+  auto document = env_json({"--nnodes", "2", "--node-rank", "1", "--master-addr", "head"});
+  EXPECT_EQ(document["nccl_socket_ifname"]["value"], "nope");
+  EXPECT_TRUE(contains(document["nccl_socket_ifname"]["source"].get<std::string>(),
+                       "set by you; NCCL_SOCKET_IFNAME=nope matches no interface of "));
+  EXPECT_FALSE(document.contains("gloo_socket_ifname"));
+  EXPECT_TRUE(contains(document["worker_interface"]["source"].get<std::string>(), "as GLOO_SOCKET_IFNAME"));
+  const std::map<std::string, std::string> loopback{{"NCCL_SOCKET_IFNAME", "lo"}, {"GLOO_SOCKET_IFNAME", "lo"}};
+  ProcessEnvironment both(loopback);
+  document = env_json({"--nnodes", "2", "--node-rank", "1", "--master-addr", "head"});
+  EXPECT_EQ(document["gloo_socket_ifname"]["source"], "set by you");
+  EXPECT_EQ(document["nccl_socket_ifname"]["source"], "set by you");
+  EXPECT_FALSE(document.contains("worker_interface"));
+}
+
+TEST(EnvCommand, ASingleNodeShowsNoNetwork) {
+  ProcessEnvironment environment({});
+  auto document = env_json({"--nproc-per-node", "2"});
+  EXPECT_FALSE(document.contains("interface.lo"));
+  EXPECT_FALSE(document.contains("worker_interface"));
+  EXPECT_FALSE(contains(env_output({}), "network (this host)"));
 }
 
 TEST(EnvCommand, HelpSaysWhatItShows) {
