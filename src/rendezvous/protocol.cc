@@ -142,6 +142,48 @@ std::vector<std::string> read_strings(Reader& reader) {
   return lines;
 }
 
+// Interfaces as a launcher reports them: bounded in count, addresses and
+// name length, so a Join stays small whatever the host (or a liar) has.
+constexpr std::size_t kLongestInterfaceName = 64;
+
+void write_interfaces(Writer& writer, const std::vector<net::Interface>& interfaces) {
+  std::size_t count = std::min(interfaces.size(), kMostInterfaces);
+  writer.u32(static_cast<std::uint32_t>(count));
+  for (std::size_t i = 0; i < count; ++i) {
+    const net::Interface& interface = interfaces[i];
+    writer.str(interface.name.substr(0, kLongestInterfaceName)).i32(interface.index);
+    std::vector<std::string> addresses(
+        interface.addresses.begin(),
+        interface.addresses.begin() +
+            static_cast<std::ptrdiff_t>(std::min(interface.addresses.size(), kMostAddressesPerInterface)));
+    write_strings(writer, addresses);
+    writer.u8(interface.up ? 1 : 0).i32(interface.speed_mbps).i32(interface.mtu).u8(interface.loopback ? 1 : 0);
+    writer.str(interface.kind.substr(0, kLongestInterfaceName)).str(interface.excluded.substr(0, 256));
+  }
+}
+
+std::vector<net::Interface> read_interfaces(Reader& reader) {
+  std::uint32_t count = reader.list_size();
+  if (count > kMostInterfaces) throw ProtocolError(fmt::format("{} interfaces reported, at most {}", count, kMostInterfaces));
+  std::vector<net::Interface> interfaces(count);
+  for (auto& interface : interfaces) {
+    interface.name = reader.str();
+    interface.index = reader.i32();
+    interface.addresses = read_strings(reader);
+    interface.up = reader.u8() != 0;
+    interface.speed_mbps = reader.i32();
+    interface.mtu = reader.i32();
+    interface.loopback = reader.u8() != 0;
+    interface.kind = reader.str();
+    interface.excluded = reader.str();
+    if (interface.name.empty() || interface.name.size() > kLongestInterfaceName ||
+        interface.addresses.size() > kMostAddressesPerInterface || interface.kind.size() > kLongestInterfaceName ||
+        interface.excluded.size() > 256)
+      throw ProtocolError(fmt::format("malformed interface '{}'", interface.name.substr(0, kLongestInterfaceName)));
+  }
+  return interfaces;
+}
+
 }  // namespace
 
 std::string encode_frame(MessageType type, std::string_view payload) {
@@ -198,6 +240,8 @@ std::string signed_part(const JoinMessage& message) {
   writer.str(message.run_id).u32(message.round).u32(message.node_rank).u32(message.nnodes);
   writer.u32(message.spare_nodes).u32(message.min_nodes).u32(message.nproc).str(message.host).str(message.dlaunch_version);
   writer.u8(message.allow_uneven ? 1 : 0).str(message.preflight_error).u8(message.observer ? 1 : 0);
+  write_interfaces(writer, message.interfaces);
+  writer.u32(message.probe_port).u32(message.free_port);
   return writer.take();
 }
 
@@ -226,7 +270,12 @@ JoinMessage decode_join(std::string_view payload) {
   message.allow_uneven = reader.u8() != 0;
   message.preflight_error = reader.str();
   message.observer = reader.u8() != 0;
+  message.interfaces = read_interfaces(reader);
+  message.probe_port = reader.u32();
+  message.free_port = reader.u32();
   reader.finish();
+  if (message.probe_port > 65535 || message.free_port > 65535)
+    throw ProtocolError(fmt::format("join names port {} or {}, beyond 65535", message.probe_port, message.free_port));
   return message;
 }
 
@@ -265,6 +314,8 @@ std::string encode(const World& world) {
   write_slots(writer, world.spare_slots);
   write_slots(writer, world.benched_slots);
   write_strings(writer, world.addresses);
+  write_strings(writer, world.ifnames);
+  write_strings(writer, world.ifaddresses);
   return writer.take();
 }
 
@@ -288,6 +339,8 @@ World decode_world(std::string_view payload) {
   world.spare_slots = read_slots(reader);
   world.benched_slots = read_slots(reader);
   world.addresses = read_strings(reader);
+  world.ifnames = read_strings(reader);
+  world.ifaddresses = read_strings(reader);
   reader.finish();
   return world;
 }
@@ -418,6 +471,146 @@ StacksMessage decode_stacks(std::string_view payload) {
   StacksMessage message;
   message.id = reader.u32();
   message.stacks = reader.str();
+  reader.finish();
+  return message;
+}
+
+}  // namespace dlaunch::rendezvous
+
+namespace dlaunch::rendezvous {
+
+std::string encode(const ProbeMessage& message) {
+  Writer writer;
+  writer.u32(message.round).u32(static_cast<std::uint32_t>(message.targets.size()));
+  for (const auto& target : message.targets) writer.u32(target.slot).str(target.address).u32(target.port);
+  return writer.take();
+}
+
+ProbeMessage decode_probe(std::string_view payload) {
+  Reader reader(payload);
+  ProbeMessage message;
+  message.round = reader.u32();
+  for (std::uint32_t i = reader.list_size(); i > 0; --i) {
+    ProbeTarget target;
+    target.slot = reader.u32();
+    target.address = reader.str();
+    target.port = reader.u32();
+    if (target.port == 0 || target.port > 65535 || target.address.empty() || target.address.size() > 64)
+      throw ProtocolError(fmt::format("bad probe target (slot {}, port {})", target.slot, target.port));
+    message.targets.push_back(std::move(target));
+  }
+  reader.finish();
+  return message;
+}
+
+std::string encode(const ProbeReportMessage& message) {
+  Writer writer;
+  writer.u32(message.round).u32(static_cast<std::uint32_t>(message.outcomes.size()));
+  for (const auto& outcome : message.outcomes) writer.u32(outcome.slot).str(outcome.address).u8(outcome.reached ? 1 : 0);
+  return writer.take();
+}
+
+ProbeReportMessage decode_probe_report(std::string_view payload) {
+  Reader reader(payload);
+  ProbeReportMessage message;
+  message.round = reader.u32();
+  for (std::uint32_t i = reader.list_size(); i > 0; --i) {
+    ProbeOutcome outcome;
+    outcome.slot = reader.u32();
+    outcome.address = reader.str();
+    outcome.reached = reader.u8() != 0;
+    message.outcomes.push_back(std::move(outcome));
+  }
+  reader.finish();
+  return message;
+}
+
+std::string signed_part(const ProbeHelloMessage& message) {
+  Writer writer;
+  writer.str(message.run_id).u32(message.from_slot).u32(message.to_slot);
+  return writer.take();
+}
+
+std::string probe_ack_signed_part(const std::string& run_id, std::uint32_t slot) {
+  Writer writer;
+  writer.str(run_id).u32(slot);
+  return writer.take();
+}
+
+std::string encode(const ProbeHelloMessage& message) {
+  Writer writer;
+  writer.str(message.nonce).str(message.proof);
+  return writer.take() + signed_part(message);
+}
+
+ProbeHelloMessage decode_probe_hello(std::string_view payload) {
+  Reader reader(payload);
+  ProbeHelloMessage message;
+  message.nonce = reader.str();
+  message.proof = reader.str();
+  message.run_id = reader.str();
+  message.from_slot = reader.u32();
+  message.to_slot = reader.u32();
+  reader.finish();
+  if (message.nonce.size() != kChallengeSize)
+    throw ProtocolError(fmt::format("probe nonce of {} bytes, expected {}", message.nonce.size(), kChallengeSize));
+  return message;
+}
+
+std::string encode(const ProbeAckMessage& message) {
+  Writer writer;
+  writer.u32(message.slot).str(message.proof);
+  return writer.take();
+}
+
+ProbeAckMessage decode_probe_ack(std::string_view payload) {
+  Reader reader(payload);
+  ProbeAckMessage message;
+  message.slot = reader.u32();
+  message.proof = reader.str();
+  reader.finish();
+  return message;
+}
+
+std::string encode(const GateMessage& message) {
+  Writer writer;
+  writer.u32(message.round).u32(message.gate_rank).u32(message.gate_size).str(message.master_addr);
+  writer.u32(message.master_port).u32(message.pair_bytes).u32(message.timeout_ms).str(message.ifname);
+  return writer.take();
+}
+
+GateMessage decode_gate(std::string_view payload) {
+  Reader reader(payload);
+  GateMessage message;
+  message.round = reader.u32();
+  message.gate_rank = reader.u32();
+  message.gate_size = reader.u32();
+  message.master_addr = reader.str();
+  message.master_port = reader.u32();
+  message.pair_bytes = reader.u32();
+  message.timeout_ms = reader.u32();
+  message.ifname = reader.str();
+  reader.finish();
+  if (message.gate_size == 0 || message.gate_size > kMaxListSize || message.gate_rank >= message.gate_size ||
+      message.master_port == 0 || message.master_port > 65535 || message.master_addr.empty() ||
+      message.master_addr.size() > 256 || message.ifname.size() > 64)
+    throw ProtocolError(fmt::format("bad gate request (rank {} of {}, port {})", message.gate_rank,
+                                    message.gate_size, message.master_port));
+  return message;
+}
+
+std::string encode(const GateReportMessage& message) {
+  Writer writer;
+  writer.i32(message.exit_code).str(message.line).str(message.error);
+  return writer.take();
+}
+
+GateReportMessage decode_gate_report(std::string_view payload) {
+  Reader reader(payload);
+  GateReportMessage message;
+  message.exit_code = reader.i32();
+  message.line = reader.str();
+  message.error = reader.str();
   reader.finish();
   return message;
 }

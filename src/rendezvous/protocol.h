@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "net/interfaces.h"
 #include "rendezvous/progress.h"
 #include "rendezvous/world.h"
 #include "util/error.h"
@@ -36,7 +37,9 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 // 3: mutual authentication (launcher nonce, Welcome, sealed frames).
 // 4: spare nodes (slots in the Join and the World, a timeline in the Verdict).
 // 5: hang forensics (Progress, Capture, Stacks, StacksEnd; observers' Joins).
-inline constexpr std::uint16_t kVersion = 5;
+// 6: network interfaces in the Join, reachability probes, the pre-start
+//    gate, each slot's interface in the World.
+inline constexpr std::uint16_t kVersion = 6;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // What a peer may send before it has proved itself: a Join is a few hundred
@@ -58,8 +61,19 @@ enum class MessageType : std::uint8_t {
   kCapture = 12,    // service -> launchers: capture every worker's stack now (a hang, an observer)
   kStacks = 13,     // launcher -> service: its workers' stacks; service -> observer: one node's
   kStacksEnd = 14,  // service -> observer: every node's stacks were sent (or the capture could not run)
+  kProbe = 15,        // service -> launcher: probe these addresses of the other launchers
+  kProbeReport = 16,  // launcher -> service: which of them answered and proved the token
+  kProbeHello = 17,   // prober -> a launcher's probe port, after its Challenge: I am slot S of the job
+  kProbeAck = 18,     // probed launcher -> prober: and I am slot T (its proof)
+  kGate = 19,         // service -> launcher: run the pre-start gate's check as gate rank R
+  kGateReport = 20,   // launcher -> service: how its gate check ended (its JSON line)
 };
-inline constexpr std::uint8_t kLastMessageType = 14;
+inline constexpr std::uint8_t kLastMessageType = 20;
+
+// Bounds on what a launcher reports of its interfaces: a Join must stay
+// within kMaxHandshakePayload whatever the host has.
+inline constexpr std::size_t kMostInterfaces = 64;
+inline constexpr std::size_t kMostAddressesPerInterface = 8;
 
 // How often each side sends a heartbeat for a given --heartbeat-timeout:
 // four beats per timeout, so one lost or late beat never counts as silence.
@@ -121,6 +135,13 @@ struct JoinMessage {
   bool observer = false;
   std::string nonce;  // the launcher's kChallengeSize random bytes, new for every connection
   std::string proof;  // join_proof(token, challenge, nonce, signed_part(join)); empty without a token
+  // This host's interfaces (at most kMostInterfaces), where its probe
+  // responder listens (0: none), and a port free on this host for the
+  // workers' MASTER_PORT should this node take node rank 0 while the
+  // service's own host does not train (the gate benched it).
+  std::vector<net::Interface> interfaces;
+  std::uint32_t probe_port = 0;
+  std::uint32_t free_port = 0;
 };
 
 // The bytes of JOIN that its proof covers: everything but the proof.
@@ -151,6 +172,59 @@ struct StacksMessage {
   std::string stacks;  // forensics::encode_worker_stacks of one node's workers
 };
 
+// One address of another launcher to probe.
+struct ProbeTarget {
+  std::uint32_t slot = 0;
+  std::string address;
+  std::uint32_t port = 0;
+};
+
+struct ProbeMessage {  // kProbe
+  std::uint32_t round = 0;
+  std::vector<ProbeTarget> targets;
+};
+
+struct ProbeOutcome {
+  std::uint32_t slot = 0;
+  std::string address;
+  bool reached = false;  // connected, and the launcher there proved itself slot SLOT of this job
+};
+
+struct ProbeReportMessage {  // kProbeReport
+  std::uint32_t round = 0;
+  std::vector<ProbeOutcome> outcomes;
+};
+
+struct ProbeHelloMessage {  // kProbeHello
+  std::string run_id;
+  std::uint32_t from_slot = 0;
+  std::uint32_t to_slot = 0;
+  std::string nonce;  // the prober's kChallengeSize random bytes
+  std::string proof;  // probe_proof(token, "hello", challenge, nonce, run id and slots); empty without a token
+};
+
+struct ProbeAckMessage {  // kProbeAck
+  std::uint32_t slot = 0;
+  std::string proof;  // probe_proof(token, "ack", challenge, nonce, run id and slot); empty without a token
+};
+
+struct GateMessage {  // kGate
+  std::uint32_t round = 0;
+  std::uint32_t gate_rank = 0;
+  std::uint32_t gate_size = 0;
+  std::string master_addr;  // gate rank 0's store
+  std::uint32_t master_port = 0;
+  std::uint32_t pair_bytes = 0;
+  std::uint32_t timeout_ms = 0;
+  std::string ifname;  // this host's chosen interface ("" unknown)
+};
+
+struct GateReportMessage {  // kGateReport
+  std::int32_t exit_code = 0;
+  std::string line;   // the check's JSON line ("" when it printed none)
+  std::string error;  // what the launcher saw (could not start it, timed out)
+};
+
 struct VerdictMessage {
   std::uint32_t round = 0;
   Verdict verdict;
@@ -167,6 +241,12 @@ std::string encode(const VerdictMessage& message);
 std::string encode(const ProgressMessage& message);
 std::string encode(const CaptureMessage& message);
 std::string encode(const StacksMessage& message);
+std::string encode(const ProbeMessage& message);
+std::string encode(const ProbeReportMessage& message);
+std::string encode(const ProbeHelloMessage& message);
+std::string encode(const ProbeAckMessage& message);
+std::string encode(const GateMessage& message);
+std::string encode(const GateReportMessage& message);
 
 // Each throws ProtocolError when PAYLOAD is truncated or malformed.
 ChallengeMessage decode_challenge(std::string_view payload);
@@ -181,5 +261,15 @@ VerdictMessage decode_verdict(std::string_view payload);
 ProgressMessage decode_progress(std::string_view payload);
 CaptureMessage decode_capture(std::string_view payload);
 StacksMessage decode_stacks(std::string_view payload);
+ProbeMessage decode_probe(std::string_view payload);
+ProbeReportMessage decode_probe_report(std::string_view payload);
+ProbeHelloMessage decode_probe_hello(std::string_view payload);
+ProbeAckMessage decode_probe_ack(std::string_view payload);
+GateMessage decode_gate(std::string_view payload);
+GateReportMessage decode_gate_report(std::string_view payload);
+
+// The signed fields of a probe's Hello and Ack.
+std::string signed_part(const ProbeHelloMessage& message);
+std::string probe_ack_signed_part(const std::string& run_id, std::uint32_t slot);
 
 }  // namespace dlaunch::rendezvous

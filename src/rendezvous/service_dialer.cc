@@ -37,6 +37,12 @@ const char* type_name(MessageType type) {
     case MessageType::kCapture: return "a Capture";
     case MessageType::kStacks: return "a Stacks";
     case MessageType::kStacksEnd: return "a StacksEnd";
+    case MessageType::kProbe: return "a Probe";
+    case MessageType::kProbeReport: return "a ProbeReport";
+    case MessageType::kProbeHello: return "a ProbeHello";
+    case MessageType::kProbeAck: return "a ProbeAck";
+    case MessageType::kGate: return "a Gate";
+    case MessageType::kGateReport: return "a GateReport";
   }
   return "a message";
 }

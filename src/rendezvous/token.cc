@@ -49,6 +49,16 @@ std::string join_proof(std::string_view token, std::string_view challenge, std::
   return hmac_sha256(token, data);
 }
 
+std::string probe_proof(std::string_view token, std::string_view label, std::string_view challenge,
+                        std::string_view nonce, std::string_view message) {
+  // Labels end in a newline and the nonces are fixed-size: unambiguous.
+  std::string data = fmt::format("dlaunch rendezvous v6 probe {}\n", label);
+  data.append(challenge);
+  data.append(nonce);
+  data.append(message);
+  return hmac_sha256(token, data);
+}
+
 bool proofs_match(std::string_view expected, std::string_view given) {
   return expected.size() == given.size() &&
          CRYPTO_memcmp(expected.data(), given.data(), expected.size()) == 0;

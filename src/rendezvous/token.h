@@ -32,6 +32,12 @@ std::string hmac_sha256(std::string_view key, std::string_view data);
 std::string join_proof(std::string_view token, std::string_view challenge, std::string_view nonce,
                        std::string_view message);
 
+// A probe's proof (rendezvous/probe_responder.h): LABEL ("hello" from the
+// prober, "ack" from the probed launcher) keeps the two directions and the
+// Join apart, so no answer can be replayed as another.
+std::string probe_proof(std::string_view token, std::string_view label, std::string_view challenge,
+                        std::string_view nonce, std::string_view message);
+
 // Compares two proofs in constant time.
 bool proofs_match(std::string_view expected, std::string_view given);
 

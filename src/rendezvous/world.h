@@ -22,6 +22,11 @@ struct World {
   // Each launcher's address as node 0 reached it, indexed by slot ("" when
   // unknown): where the rendezvous moves if node 0 is lost.
   std::vector<std::string> addresses;
+  // Each launcher's network interface as the rendezvous chose it by
+  // reachability, and that interface's address, indexed by slot ("" when
+  // not chosen): the workers' GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME.
+  std::vector<std::string> ifnames;
+  std::vector<std::string> ifaddresses;
   std::string worker_master_addr;     // MASTER_ADDR for the workers
   int worker_master_port = 0;         // MASTER_PORT, chosen by node 0
   std::string run_id;

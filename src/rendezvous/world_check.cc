@@ -1,6 +1,7 @@
 #include "rendezvous/world_check.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <vector>
 
@@ -63,6 +64,21 @@ std::optional<std::string> slots_problem(const World& world, const WorldExpectat
   for (const auto& address : world.addresses) {
     if (address.empty()) continue;
     if (auto problem = address_problem(address)) return fmt::format("a launcher address: {}", *problem);
+  }
+  if (world.ifnames.size() > static_cast<std::size_t>(launchers) ||
+      world.ifaddresses.size() > static_cast<std::size_t>(launchers))
+    return fmt::format("{} interface names and {} interface addresses for {} launchers", world.ifnames.size(),
+                       world.ifaddresses.size(), launchers);
+  for (const auto& ifname : world.ifnames) {
+    // Goes into the workers' environment: a name as the kernel allows one.
+    bool fits = ifname.size() < 16 && std::all_of(ifname.begin(), ifname.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '@' || c == ':';
+    });
+    if (!fits) return fmt::format("an interface name '{}' that is not one", ifname.substr(0, 32));
+  }
+  for (const auto& address : world.ifaddresses) {
+    if (address.empty()) continue;
+    if (auto problem = address_problem(address)) return fmt::format("an interface address: {}", *problem);
   }
   return std::nullopt;
 }

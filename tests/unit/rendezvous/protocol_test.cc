@@ -109,10 +109,12 @@ std::string world_with_benched_runs(const std::vector<std::pair<std::uint32_t, s
   world.worker_master_addr = "a";
   world.run_id = "r";
   std::string payload = encode(world);
-  payload.resize(payload.size() - 8);  // the benched slots' and addresses' empty lists: counts of 0
+  // The benched slots', addresses', interface names' and interface
+  // addresses' empty lists: counts of 0.
+  payload.resize(payload.size() - 16);
   payload += big_endian(static_cast<std::uint32_t>(runs.size()));
   for (const auto& [start, count] : runs) payload += big_endian(start) + big_endian(count);
-  return payload + big_endian(0);
+  return payload + big_endian(0) + big_endian(0) + big_endian(0);
 }
 
 TEST(Protocol, MalformedSlotRunsAreRefused) {
