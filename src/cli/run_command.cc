@@ -49,6 +49,8 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchCo
   settings.allow_uneven = config.allow_uneven;
   settings.expected_hosts = topology.expected_hosts;
   settings.forensics = forensics_settings(config, log_folder);
+  settings.gate.enabled = config.gate;
+  settings.gate.timeout = config.gate_timeout;
   return rendezvous::make_rendezvous_coordinator(settings, signals);
 }
 

@@ -365,6 +365,13 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
           fmt::format("{} must be at least 1 second, got 0", options.heartbeat_timeout->source));
   }
   if (options.preempt_signal) config.preempt_signal = parse_preempt_signal(*options.preempt_signal);
+  config.gate = options.gate;
+  if (options.gate_timeout) {
+    if (!options.gate) throw util::UsageError("--gate-timeout needs --gate");
+    config.gate_timeout = parse_seconds(*options.gate_timeout);
+    if (config.gate_timeout.count() == 0)
+      throw util::InputError(fmt::format("{} must be at least 1 second, got 0", options.gate_timeout->source));
+  }
   config.requeue = options.requeue;
   if (config.requeue && config.preempt_signal == 0)
     throw util::UsageError("--requeue needs --preempt-signal (e.g. --preempt-signal USR1): the requeue "

@@ -95,6 +95,10 @@ struct LaunchConfig {
   std::chrono::milliseconds hang_timeout{0};  // 0: never hung
   std::int64_t straggler_lag = 0;             // 0: stragglers not named
   std::chrono::milliseconds stack_timeout{5'000};
+
+  // The pre-start gate (docs/RELIABILITY.md, "The gate"): node 0's values rule.
+  bool gate = false;
+  std::chrono::milliseconds gate_timeout{60'000};
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the

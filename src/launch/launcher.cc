@@ -16,6 +16,7 @@
 #include "launch/supervisor.h"
 #include "process/watchdog.h"
 #include "launch/worker_plan.h"
+#include "net/interfaces.h"
 #include "process/worker_process.h"
 #include "util/error.h"
 #include "util/local_time.h"
@@ -41,6 +42,22 @@ std::optional<std::string> program_problem(const LaunchConfig& config, const uti
       program,
       program.find('/') == std::string::npos ? "no executable of that name in PATH"
                                              : "no executable file at that path");
+}
+
+// A user-set NCCL_SOCKET_IFNAME or GLOO_SOCKET_IFNAME that names no
+// usable interface of this host: the workers would hang at their first
+// collective, so the job stops before it starts, naming what the host has.
+std::optional<std::string> network_problem(const LaunchConfig& config, const util::Environment& environment) {
+  if (config.topology.launchers() == 1) return std::nullopt;
+  std::optional<std::vector<net::Interface>> interfaces;
+  for (const char* variable : {"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"}) {
+    auto value = environment.get(variable);
+    if (!value) continue;
+    if (!interfaces) interfaces = net::list_interfaces();
+    if (auto problem = net::socket_ifname_problem(variable, *value, util::local_host_name(), *interfaces))
+      return problem;
+  }
+  return std::nullopt;
 }
 
 // A node that cannot run its part says so to the others first, so the
@@ -199,6 +216,7 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
 int run_launcher(const LaunchConfig& config, const util::Environment& environment,
                  const CoordinatorFactory& make_coordinator) {
   auto preflight = program_problem(config, environment);
+  if (!preflight) preflight = network_problem(config, environment);
   if (preflight && config.topology.launchers() == 1) throw util::InputError(*preflight);
   // A closed console must not kill the launcher while it still owns workers.
   ::signal(SIGPIPE, SIG_IGN);

@@ -123,6 +123,8 @@ constexpr ValueOption kValueOptions[] = {
      "(needs steps on $DLAUNCH_PROGRESS_FD; default 0: off)"},
     {"stack-timeout", "", &RunOptions::stack_timeout, kHangs, "SECONDS",
      "Seconds each stack tool (eu-stack, gdb) may take per worker in a capture (default 5)"},
+    {"gate-timeout", "", &RunOptions::gate_timeout, kReliability, "SECONDS",
+     "With --gate: seconds the launchers may take to arrive, and then the gate's check (default 60)"},
     {"kill-escaped", "", &RunOptions::kill_escaped, kReliability, "subreaper|cgroup|off",
      "How processes that leave their worker's process group (setsid daemons) are caught: "
      "subreaper (default: the launcher adopts and kills them after each round), cgroup (a cgroup "
@@ -146,6 +148,10 @@ constexpr FlagOption kFlagOptions[] = {
      "Let nodes run different numbers of workers (otherwise the rendezvous refuses a mismatch)"},
     {"stop-on-stdin-close", "", &RunOptions::stop_on_stdin_close, kReliability,
      "Stop the job when standard input closes (dlaunch ssh keeps it open for the job's life)"},
+    {"gate", "", &RunOptions::gate, kReliability,
+     "Before the first attempt, check every node (spares too): a verified all-reduce, then the "
+     "bandwidth of node pairs; bench nodes that fail, do not arrive or run under half the median "
+     "link, and start on the healthy ones"},
     {"log-dir-required", "", &RunOptions::log_dir_required, kOutput,
      "Stop the job when a worker's log file cannot be written (default: say so, show the output "
      "on the console and go on)"},

@@ -70,6 +70,8 @@ struct RunOptions {
   std::optional<Setting> hang_timeout;     // seconds without progress on any rank: the job is hung
   std::optional<Setting> straggler_lag;    // steps behind the median that make a rank a straggler
   std::optional<Setting> stack_timeout;    // seconds each stack tool may take per worker
+  bool gate = false;                       // check every node before the first attempt; bench bad ones
+  std::optional<Setting> gate_timeout;     // seconds for launchers to arrive, then for the gate's check
 
   // PROGRAM [ARGS...], untouched.
   std::vector<std::string> command;

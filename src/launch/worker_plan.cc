@@ -61,6 +61,17 @@ void set_torchrun_variables(util::Environment& environment, const LaunchConfig& 
   environment.set("NPROC_PER_NODE", text(local_world_size));
 }
 
+// The interface node 0 chose for this host by reachability, unless the
+// user set the variables: NCCL takes "=NAME" as an exact name (a bare name
+// is a prefix, and eth1 would match eth10 too).
+void set_network_variables(util::Environment& environment, const LaunchConfig& config,
+                           const rendezvous::World& world) {
+  auto slot = static_cast<std::size_t>(config.topology.node_rank.value);
+  if (slot >= world.ifnames.size() || world.ifnames[slot].empty()) return;
+  environment.set_default("GLOO_SOCKET_IFNAME", world.ifnames[slot]);
+  environment.set_default("NCCL_SOCKET_IFNAME", "=" + world.ifnames[slot]);
+}
+
 void route_streams(WorkerSpec& worker, const LaunchConfig& config) {
   unsigned redirected = config.redirects.mask_for(worker.local_rank);
   unsigned teed = config.tee.mask_for(worker.local_rank);
@@ -118,6 +129,7 @@ WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& wor
     worker.environment = shared;
     set_torchrun_variables(worker.environment, config, world, local_rank, worker.global_rank,
                            restart_count);
+    set_network_variables(worker.environment, config, world);
     worker.log_folder =
         fmt::format("{}/attempt_{}/rank{}", log_root, world.round, worker.global_rank);
     worker.error_file = worker.log_folder + "/error.json";

@@ -4,6 +4,10 @@
 #include <fmt/format.h>
 #include <poll.h>
 
+#include "net/interfaces.h"
+#include "rendezvous/gate_process.h"
+#include "rendezvous/probe_dialer.h"
+#include "rendezvous/probe_responder.h"
 #include "rendezvous/verdict.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/rendezvous_server.h"
@@ -14,6 +18,7 @@
 #include "util/console.h"
 #include "util/error.h"
 #include "util/local_time.h"
+#include "util/ports.h"
 #include "util/socket.h"
 
 namespace dlaunch::rendezvous {
@@ -67,6 +72,7 @@ class RendezvousCoordinator : public Coordinator {
         signals_(signals),
         dialer_(std::make_unique<ServiceDialer>(dial_settings(settings_), signals)),
         heartbeat_timeout_(settings_.heartbeat_timeout) {
+    start_probe_responder();
     if (settings_.node_rank == 0) start_service();
   }
 
@@ -356,6 +362,8 @@ class RendezvousCoordinator : public Coordinator {
     server.service_slot = settings_.node_rank;
     server.run_id = settings_.run_id;
     server.worker_master_addr = settings_.master_addr;
+    server.survey_network = settings_.survey_network;
+    server.gate = settings_.gate;
     server.max_restarts = settings_.max_restarts;
     server.join_timeout = settings_.timeout;
     server.token = settings_.token;
@@ -405,17 +413,41 @@ class RendezvousCoordinator : public Coordinator {
     join.dlaunch_version = DLAUNCH_VERSION;
     join.allow_uneven = settings_.allow_uneven;
     join.preflight_error = problem;
+    join.interfaces = interfaces_;
+    join.probe_port = responder_ ? static_cast<std::uint32_t>(responder_->port()) : 0;
+    join.free_port = free_port();
     // A re-join on a proved link needs no proof: its seal is one.
     join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
     return join;
   }
 
+  // A port free on this host now, for MASTER_PORT should this node take
+  // node rank 0 while node 0's host does not train; 0 when none is found.
+  std::uint32_t free_port() const {
+    try {
+      return static_cast<std::uint32_t>(util::pick_free_port("0.0.0.0"));
+    } catch (const util::SystemError&) {
+      return 0;
+    }
+  }
+
   // Waits for ROUND's World and checks it against this node's settings
-  // before any worker starts.
+  // before any worker starts. Before it, node 0 may ask for probes and,
+  // before round 0, the gate's check.
   World await_world(int round, util::Clock::time_point deadline) {
     // The service enforces the join deadline and names the missing nodes;
     // the margin only guards against a service that went silent.
     Frame frame = wait_for_frame(deadline + kAnswerMargin, "the world");
+    for (;;) {
+      if (frame.type == MessageType::kProbe) answer_probe(decode_or_lost(rendezvous::decode_probe, frame));
+      else if (frame.type == MessageType::kGate) {
+        GateMessage gate = decode_or_lost(rendezvous::decode_gate, frame);
+        // The gate may take its whole timeout after the join deadline.
+        deadline = std::max(deadline, util::Clock::now() + milliseconds(gate.timeout_ms) + kAnswerMargin);
+        run_gate(gate);
+      } else break;
+      frame = wait_for_frame(deadline + kAnswerMargin, "the world");
+    }
     if (frame.type == MessageType::kAbort)
       throw util::SystemError(decode_or_lost(rendezvous::decode_text, frame).reason);
     if (frame.type != MessageType::kWorld)
@@ -455,6 +487,74 @@ class RendezvousCoordinator : public Coordinator {
       } catch (const LinkLost&) {
       }
     }
+  }
+
+  // ---- the network survey and the gate (before a round's World)
+
+  // Every launcher answers probes for the job's life; one that cannot
+  // listen still runs, and node 0 then chooses its interface unprobed.
+  void start_probe_responder() {
+    interfaces_ = net::list_interfaces();
+    try {
+      responder_ = std::make_unique<ProbeResponder>(probe_identity());
+    } catch (const util::SystemError& error) {
+      notice(fmt::format("dlaunch: cannot listen for the rendezvous' reachability probes: {}; node 0 "
+                         "will choose this host's interface without them",
+                         error.what()));
+    }
+  }
+
+  ProbeIdentity probe_identity() const { return {settings_.run_id, settings_.node_rank, settings_.token}; }
+
+  void answer_probe(const ProbeMessage& message) {
+    ProbeReportMessage report;
+    report.round = message.round;
+    report.outcomes = probe_targets(message.targets, probe_identity(), kProbeHandshakeTimeout);
+    send(MessageType::kProbeReport, rendezvous::encode(report));
+  }
+
+  // Runs this node's gate check while keeping the link to node 0, then
+  // sends how it ended. Node 0 aborting the job meanwhile kills it.
+  void run_gate(const GateMessage& message) {
+    std::unique_ptr<GateProcess> check;
+    try {
+      check = std::make_unique<GateProcess>(message);
+    } catch (const util::SystemError& error) {
+      GateReportMessage report;
+      report.exit_code = 127;
+      report.error = error.what();
+      send(MessageType::kGateReport, rendezvous::encode(report));
+      return;
+    }
+    auto deadline = util::Clock::now() + milliseconds(message.timeout_ms);
+    bool ended = false;
+    while (!ended && util::Clock::now() < deadline) {
+      auto wake = std::min(deadline, *next_deadline());
+      pollfd fds[3] = {{link_->fd(), static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0)), 0},
+                       {signals_.fd(), POLLIN, 0},
+                       {check->fd(), POLLIN, 0}};
+      ::poll(fds, 3, util::millis_until(wake));
+      if (fds[1].revents != 0) check_signals();
+      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) queue_frames_or_throw();
+      if (fds[2].revents != 0) ended = check->read_some();
+      keep_link();
+    }
+    send(MessageType::kGateReport, rendezvous::encode(check->finish(!ended)));
+  }
+
+  // Reads what node 0 sent into pending_; an Abort ends the wait at once.
+  void queue_frames_or_throw() {
+    bool open = link_->receive();
+    try {
+      while (auto frame = link_->next()) {
+        if (frame->type == MessageType::kAbort)
+          throw util::SystemError(decode_or_lost(rendezvous::decode_text, *frame).reason);
+        pending_.push_back(std::move(*frame));
+      }
+    } catch (const rendezvous::ProtocolError& error) {
+      throw LinkLost(malformed_message(error));
+    }
+    if (!open) throw LinkLost(lost_message());
   }
 
   void check_signals() {
@@ -604,6 +704,8 @@ class RendezvousCoordinator : public Coordinator {
   };
   std::optional<Takeover> takeover_;
   std::unique_ptr<rendezvous::RendezvousServer> service_;
+  std::vector<net::Interface> interfaces_;  // this host's, as every Join reports them
+  std::unique_ptr<ProbeResponder> responder_;
   std::optional<rendezvous::ServiceLink> link_;
   std::vector<Frame> pending_;
   const ProgressSource* progress_ = nullptr;  // while this node's workers run

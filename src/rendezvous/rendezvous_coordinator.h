@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rendezvous/coordinator.h"
+#include "rendezvous/rendezvous_server.h"
 #include "rendezvous/waiting_status.h"
 #include "process/signal_channel.h"
 
@@ -17,6 +18,9 @@ namespace dlaunch::rendezvous {
 
 struct RendezvousSettings {
   std::string master_addr;
+  // Probe and choose each host's interface by reachability (node 0's).
+  bool survey_network = true;
+  GateSettings gate;  // node 0's --gate holds for the job
   int port = 0;
   int node_rank = 0;  // this launcher's slot: 0 to nnodes + spare_nodes - 1 (its node rank comes with each World)
   int nnodes = 2;     // the training size

@@ -13,21 +13,29 @@
 #include <unordered_map>
 #include <vector>
 
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
 #include "forensics/saved_report.h"
 #include "process/event_loop.h"
+#include "rendezvous/gate_verdict.h"
+#include "rendezvous/network_survey.h"
 #include "rendezvous/peer_connection.h"
+#include "rendezvous/probe_responder.h"
 #include "rendezvous/protocol.h"
 #include "rendezvous/roster.h"
 #include "rendezvous/session.h"
 #include "rendezvous/stack_collection.h"
 #include "rendezvous/token.h"
 #include "rendezvous/verdict.h"
+#include "util/atomic_file.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/open_file_limit.h"
 #include "util/ports.h"
 #include "util/socket.h"
+#include "util/strings.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -57,8 +65,21 @@ constexpr std::size_t kMostUnproven = 16384;
 constexpr std::size_t kReservedDescriptors = 256;
 // Connections handled per wake-up at the most, before the tick's deadlines.
 constexpr int kEventsPerBatch = 256;
+// How long the service waits for probe reports beyond the probes' own
+// deadline, and for gate reports beyond --gate-timeout.
+constexpr std::chrono::milliseconds kProbeReportMargin{1'500};
+constexpr std::chrono::milliseconds kGateReportMargin{10'000};
 // Events the timeline keeps: the first, then the latest.
 constexpr std::size_t kLongestTimeline = 64;
+
+// The non-empty lines of TEXT.
+std::vector<std::string> summary_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (auto& line : util::split(text, '\n')) {
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
 
 // How many unproven connections to hold with OPEN_FILES descriptors allowed.
 std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
@@ -92,6 +113,11 @@ class RendezvousServer::Loop {
         maybe_start_round();
       });
     }
+    if (settings_.gate.enabled && !taking_over())
+      events_.at(now + settings_.gate.timeout, [this] {
+        gate_arrival_passed_ = true;
+        maybe_start_round();
+      });
     arm_join_deadline();
     tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
     arm_tick(now + tick_);
@@ -288,6 +314,8 @@ class RendezvousServer::Loop {
       case MessageType::kOutcome: on_outcome(peer, decode_outcome(payload)); break;
       case MessageType::kProgress: on_progress(peer, decode_progress(payload)); break;
       case MessageType::kStacks: on_stacks(peer, decode_stacks(payload)); break;
+      case MessageType::kProbeReport: on_probe_report(peer, decode_probe_report(payload)); break;
+      case MessageType::kGateReport: on_gate_report(peer, decode_gate_report(payload)); break;
       default: throw ProtocolError("a launcher sent a message only the service sends");
     }
   }
@@ -381,7 +409,9 @@ class RendezvousServer::Loop {
     launchers_[rank] = &peer;
     nodes_[rank] = NodeInfo{static_cast<int>(join.nproc), join.allow_uneven, join.host,
                             rank == settings_.service_slot ? settings_.worker_master_addr
-                                                           : util::peer_ip(peer.connection.fd())};
+                                                           : util::peer_ip(peer.connection.fd()),
+                            static_cast<int>(join.free_port)};
+    survey_.add_host(rank, join.host, join.interfaces, join.probe_port);
     if (late) return stand_by_late(peer);
     joined_.insert(rank);
     maybe_start_round();
@@ -392,18 +422,25 @@ class RendezvousServer::Loop {
   // every launcher still connected has joined again, so nodes that stay
   // keep their node ranks, with at least --min-nodes of them.
   void maybe_start_round() {
-    if (phase_ != Phase::kJoining) return;
+    if (phase_ != Phase::kJoining || pre_round_ != PreRound::kNone) return;
     int eligible = 0;
     for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
     if (taking_over() && round_ == settings_.first_round) return gather_after_takeover(eligible);
+    if (round_ == 0 && gate_pending()) {
+      // The gate checks every launcher of the allocation, spares included:
+      // it waits for all of them, or for --gate-timeout.
+      bool all_here = static_cast<int>(joined_.size()) >= launcher_count();
+      if (joined_.count(settings_.service_slot) > 0 && (all_here || gate_arrival_passed_)) prepare_round();
+      return;
+    }
     if (round_ == 0) {
-      if (eligible >= settings_.nnodes && joined_.count(settings_.service_slot) > 0) start_round();
+      if (eligible >= settings_.nnodes && joined_.count(settings_.service_slot) > 0) prepare_round();
       return;
     }
     for (const auto& [slot, peer] : launchers_) {
       if (joined_.count(slot) == 0) return;
     }
-    if (eligible >= std::max(1, min_nodes())) start_round();
+    if (eligible >= std::max(1, min_nodes())) prepare_round();
   }
 
   bool taking_over() const { return settings_.first_round > 0; }
@@ -414,10 +451,10 @@ class RendezvousServer::Loop {
     int expected_joined = 0;
     for (int slot : settings_.expected) expected_joined += joined_.count(slot) > 0 ? 1 : 0;
     bool all_here = expected_joined == static_cast<int>(settings_.expected.size());
-    if (eligible >= settings_.nnodes || (all_here && eligible >= min_nodes())) return start_round();
+    if (eligible >= settings_.nnodes || (all_here && eligible >= min_nodes())) return prepare_round();
     if (!grace_passed_) return;
     bool majority = 2 * expected_joined > static_cast<int>(settings_.expected.size());
-    if (majority && eligible >= min_nodes()) return start_round();
+    if (majority && eligible >= min_nodes()) return prepare_round();
     abort_job(fmt::format("after node 0 was lost, {} of the {} launchers left reached this node's "
                           "rendezvous within {} s (the job needs {}{}): this node may be the one cut "
                           "off, so it stops here",
@@ -502,8 +539,15 @@ class RendezvousServer::Loop {
     World world;
     world.round = round_;
     world.run_id = settings_.run_id;
-    world.worker_master_addr = settings_.worker_master_addr;
-    world.worker_master_port = util::pick_free_port(settings_.worker_master_addr);
+    set_worker_master(world, roster);
+    world.ifnames.assign(static_cast<std::size_t>(launcher_count()), "");
+    world.ifaddresses.assign(static_cast<std::size_t>(launcher_count()), "");
+    for (int slot = 0; slot < launcher_count(); ++slot) {
+      if (const auto* choice = survey_.choice(slot)) {
+        world.ifnames[static_cast<std::size_t>(slot)] = choice->ifname;
+        world.ifaddresses[static_cast<std::size_t>(slot)] = choice->address;
+      }
+    }
     world.heartbeat_timeout_ms = static_cast<int>(settings_.heartbeat_timeout.count());
     for (int slot : roster.node_slots) world.nproc_per_node.push_back(nodes_[slot].nproc);
     world.node_slots = roster.node_slots;
@@ -524,6 +568,210 @@ class RendezvousServer::Loop {
     hang_watch_.emplace(settings_.forensics.hang, static_cast<int>(members_.size()), now);
     next_straggler_check_ = now + kStragglerCheckInterval;
     broadcast(MessageType::kWorld, encode(world), nullptr);
+  }
+
+  // MASTER_ADDR and MASTER_PORT for the workers: node rank 0's host, at
+  // the address of the interface chosen for it (which every host reached
+  // when probed), and a port free there: picked here when node rank 0 is this
+  // service's host, else the one its launcher found free when it joined.
+  void set_worker_master(World& world, const Roster& roster) {
+    int zero = roster.node_slots.empty() ? settings_.service_slot : roster.node_slots.front();
+    const auto* choice = survey_.choice(zero);
+    world.worker_master_addr = settings_.worker_master_addr;
+    if (zero != settings_.service_slot && !nodes_[zero].address.empty()) world.worker_master_addr = nodes_[zero].address;
+    if (choice) world.worker_master_addr = choice->address;
+    if (zero != settings_.service_slot && nodes_[zero].free_port > 0) {
+      world.worker_master_port = nodes_[zero].free_port;
+      return;
+    }
+    world.worker_master_port = util::pick_free_port(zero == settings_.service_slot ? world.worker_master_addr : "0.0.0.0");
+  }
+
+  // ---- before a round: the network survey and the gate
+
+  bool gate_pending() const { return settings_.gate.enabled && !gate_done_ && !taking_over(); }
+
+  // Once a round may start: first the hosts not yet surveyed are probed and
+  // given their interface, then (round 0, --gate) the gate runs; then the
+  // round starts. Each step ends by calling this again.
+  void prepare_round() {
+    if (pre_round_ != PreRound::kNone || phase_ != Phase::kJoining) return;
+    std::vector<int> joined(joined_.begin(), joined_.end());
+    if (settings_.survey_network && launcher_count() > 1) {
+      auto targets = survey_.unsurveyed(joined);
+      if (!targets.empty() && start_probes(joined, targets)) return;
+    }
+    if (round_ == 0 && gate_pending()) return start_gate(joined);
+    start_round();
+  }
+
+  // Asks every launcher to probe; false when nothing can be probed (the
+  // choices are then made at once).
+  bool start_probes(const std::vector<int>& joined, const std::vector<int>& targets) {
+    probe_targets_ = targets;
+    auto requests = survey_.ask(joined, targets, round_);
+    for (auto& [slot, request] : requests) {
+      auto launcher = launchers_.find(slot);
+      if (launcher == launchers_.end()) survey_.forget(slot);
+      else send(*launcher->second, MessageType::kProbe, encode(request));
+    }
+    if (survey_.complete()) {
+      settle_survey();
+      return false;
+    }
+    pre_round_ = PreRound::kProbing;
+    pre_round_timer_ = events_.at(util::Clock::now() + kProbeHandshakeTimeout + kProbeReportMargin, [this] {
+      if (pre_round_ == PreRound::kProbing) finish_probes();
+    });
+    return true;
+  }
+
+  void on_probe_report(Peer& peer, const ProbeReportMessage& report) {
+    if (pre_round_ != PreRound::kProbing || static_cast<int>(report.round) != round_) return;
+    survey_.take_report(peer.slot, report);
+    if (survey_.complete()) finish_probes();
+  }
+
+  void finish_probes() {
+    events_.cancel(pre_round_timer_);
+    pre_round_ = PreRound::kNone;
+    settle_survey();
+    maybe_start_round();
+  }
+
+  void settle_survey() {
+    for (const auto& line : survey_.settle(probe_targets_)) {
+      log(fmt::format("network: {}", line));
+      network_lines_.push_back(line);
+    }
+  }
+
+  // Every launcher that came runs the check as one gate rank, node 0's
+  // host first (it hosts the check's store).
+  void start_gate(const std::vector<int>& joined) {
+    gate_slots_.clear();
+    gate_reports_.clear();
+    if (joined_.count(settings_.service_slot) > 0) gate_slots_.push_back(settings_.service_slot);
+    for (int slot : joined) {
+      if (slot != settings_.service_slot && benched_.count(slot) == 0) gate_slots_.push_back(slot);
+    }
+    const auto* own = survey_.choice(settings_.service_slot);
+    std::string master = own ? own->address : settings_.worker_master_addr;
+    int port = 0;
+    try {
+      port = util::pick_free_port(master);
+    } catch (const util::SystemError& error) {
+      return abort_job(fmt::format("the gate cannot start: {}", error.what()), nullptr, -1);
+    }
+    pre_round_ = PreRound::kGating;
+    auto size = static_cast<std::uint32_t>(gate_slots_.size());
+    log(fmt::format("gate: checking {} node{} before the first attempt (a verified all-reduce, then "
+                    "node-pair bandwidth); --gate-timeout {} s",
+                    size, size == 1 ? "" : "s",
+                    std::chrono::duration_cast<std::chrono::seconds>(settings_.gate.timeout).count()));
+    for (std::uint32_t rank = 0; rank < size; ++rank) {
+      int slot = gate_slots_[rank];
+      const auto* choice = survey_.choice(slot);
+      GateMessage message{static_cast<std::uint32_t>(round_), rank, size, master, static_cast<std::uint32_t>(port),
+                          settings_.gate.pair_bytes,
+                          static_cast<std::uint32_t>(settings_.gate.timeout.count()),
+                          choice ? choice->ifname : ""};
+      send(*launchers_.at(slot), MessageType::kGate, encode(message));
+    }
+    pre_round_timer_ = events_.at(util::Clock::now() + settings_.gate.timeout + kGateReportMargin, [this] {
+      if (pre_round_ == PreRound::kGating) finish_gate();
+    });
+  }
+
+  void on_gate_report(Peer& peer, const GateReportMessage& report) {
+    if (pre_round_ != PreRound::kGating) return;
+    if (std::find(gate_slots_.begin(), gate_slots_.end(), peer.slot) == gate_slots_.end()) return;
+    gate_reports_[peer.slot] = report;
+    if (gate_reports_.size() == gate_slots_.size()) finish_gate();
+  }
+
+  // Benches what the gate found bad, saves its report, and starts round 0
+  // on the healthy nodes, or stops the job when too few are left.
+  void finish_gate() {
+    events_.cancel(pre_round_timer_);
+    pre_round_ = PreRound::kNone;
+    gate_done_ = true;
+    GateResult result = judge_gate(gate_slots_, gate_node_reports(),
+                                   static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(
+                                                        settings_.gate.timeout).count()));
+    std::string saved = save_gate_report(result);
+    std::string summary = gate_summary(result);
+    for (const auto& line : summary_lines(summary)) log(fmt::format("gate: {}", line));
+    if (!saved.empty()) log(fmt::format("gate: the full report is in {}", saved));
+    for (const auto& node : result.nodes) {
+      if (!node.benched || benched_.count(node.slot) > 0) continue;
+      benched_.insert(node.slot);
+      add_to_timeline(fmt::format("gate: {} (slot {}) benched: {}", node.host, node.slot, node.why));
+    }
+    // Failed everywhere with nobody to blame: not a node's fault (a
+    // firewall, a missing dlaunch-check), and training would fail alike.
+    if (!result.problem.empty())
+      return abort_job(fmt::format("the gate stopped the job: {}{}", result.problem,
+                                   saved.empty() ? "" : fmt::format(" (report: {})", saved)),
+                       nullptr, -1);
+    int eligible = 0;
+    for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
+    int needed = settings_.min_nodes > 0 ? min_nodes() : settings_.nnodes;
+    if (eligible < needed)
+      return abort_job(fmt::format("the gate left {} healthy node{} and the job needs {}{}: {}{}", eligible,
+                                   eligible == 1 ? "" : "s", needed,
+                                   settings_.min_nodes > 0 ? " (--min-nodes)" : "",
+                                   fmt::join(summary_lines(summary), "; "),
+                                   saved.empty() ? "" : fmt::format(" (report: {})", saved)),
+                       nullptr, -1);
+    prepare_round();
+  }
+
+  std::vector<GateNodeReport> gate_node_reports() const {
+    std::vector<GateNodeReport> reports;
+    for (int slot = 0; slot < launcher_count(); ++slot) {
+      GateNodeReport report;
+      report.slot = slot;
+      auto node = nodes_.find(slot);
+      if (node != nodes_.end()) report.host = node->second.host;
+      else if (static_cast<std::size_t>(slot) < settings_.expected_hosts.size())
+        report.host = settings_.expected_hosts[static_cast<std::size_t>(slot)];
+      report.arrived = std::find(gate_slots_.begin(), gate_slots_.end(), slot) != gate_slots_.end();
+      auto answered = gate_reports_.find(slot);
+      if (answered != gate_reports_.end()) {
+        report.reported = true;
+        report.line = answered->second.line;
+        report.exit_code = answered->second.exit_code;
+        report.launcher_error = answered->second.error;
+      } else if (report.arrived) {
+        report.launcher_error = launchers_.count(slot) > 0
+                                    ? "its launcher sent no gate report within --gate-timeout"
+                                    : "its launcher was lost during the gate";
+      }
+      reports.push_back(std::move(report));
+    }
+    return reports;
+  }
+
+  // gate/report.txt, gate/report.json and gate/benched-hosts in the log
+  // folder; returns the text report's path ("" when there is no folder or
+  // it cannot be written, which the log then says).
+  std::string save_gate_report(const GateResult& result) {
+    if (settings_.forensics.report_folder.empty()) return "";
+    auto folder = std::filesystem::path(settings_.forensics.report_folder) / "gate";
+    try {
+      std::filesystem::create_directories(folder);
+      auto json = gate_report_json(result);
+      json["network"] = network_lines_;
+      util::write_file_atomically((folder / "report.json").string(), json.dump(2) + "\n");
+      util::write_file_atomically((folder / "report.txt").string(), gate_report_text(result));
+      std::string benched = fmt::format("{}", fmt::join(result.benched_hosts, ","));
+      util::write_file_atomically((folder / "benched-hosts").string(), benched + "\n");
+      return (folder / "report.txt").string();
+    } catch (const std::exception& error) {
+      log(fmt::format("gate: cannot save the report in {}: {}", folder.string(), error.what()));
+      return "";
+    }
   }
 
   // Says who trains: in round 0 which launchers stand by; later, which
@@ -606,6 +854,12 @@ class RendezvousServer::Loop {
     auto rank = member_rank(slot);
     close(peer);
     if (slot < 0 || phase_ == Phase::kDone) return;
+    if (pre_round_ == PreRound::kProbing) {
+      survey_.forget(slot);
+      if (survey_.complete()) events_.at(util::Clock::now(), [this] {
+        if (pre_round_ == PreRound::kProbing) finish_probes();
+      });
+    }
     if (phase_ == Phase::kJoining || !rank) {
       // A launcher without workers in this round: one candidate fewer.
       if (settings_.spare_nodes > 0) {
@@ -961,7 +1215,8 @@ class RendezvousServer::Loop {
     int nproc = 0;
     bool allow_uneven = false;
     std::string host;
-    std::string address;  // as the other hosts reach it
+    std::string address;  // as node 0 reached it
+    int free_port = 0;    // a port its launcher found free, for MASTER_PORT
   };
 
   util::Fd listener_;
@@ -974,6 +1229,17 @@ class RendezvousServer::Loop {
   util::Fd spare_fd_;  // given up to accept (and close) a connection when out of descriptors
   int refusals_ = 0;
   Phase phase_ = Phase::kJoining;
+  // What runs between the end of a round's gathering and its World.
+  enum class PreRound { kNone, kProbing, kGating };
+  PreRound pre_round_ = PreRound::kNone;
+  process::EventLoop::Timer pre_round_timer_;
+  NetworkSurvey survey_;
+  std::vector<int> probe_targets_;
+  std::vector<std::string> network_lines_;  // every choice made, for the gate's report
+  bool gate_arrival_passed_ = false;
+  bool gate_done_ = false;
+  std::vector<int> gate_slots_;  // by gate rank
+  std::map<int, GateReportMessage> gate_reports_;
   int round_ = 0;
   process::EventLoop::Timer join_deadline_;
   process::EventLoop::Timer waiting_line_;

@@ -37,6 +37,16 @@ namespace dlaunch::rendezvous {
 // for a connection's Join, a launcher for node 0's Challenge and Welcome.
 inline constexpr std::chrono::milliseconds kDefaultHandshakeTimeout{5'000};
 
+// The pre-start gate (--gate): before round 0, every launcher (spares
+// included) runs dlaunch-check's gate mode, and the service benches the
+// nodes that fail it (rendezvous/gate_verdict.h).
+struct GateSettings {
+  bool enabled = false;
+  // How long launchers may take to arrive, and then the check to end.
+  std::chrono::milliseconds timeout{60'000};
+  std::uint32_t pair_bytes = 4u << 20;  // each direction of each node pair
+};
+
 struct ServerSettings {
   int nnodes = 1;       // the training size
   // Launchers beyond nnodes that stand by to take a lost node's place.
@@ -63,6 +73,9 @@ struct ServerSettings {
   std::vector<std::string> timeline;
   std::string run_id;
   std::string worker_master_addr;  // MASTER_ADDR the workers will get
+  // Probe and choose each host's interface before a round with new hosts.
+  bool survey_network = true;
+  GateSettings gate;
   int max_restarts = 0;
   std::chrono::milliseconds join_timeout{300'000};
   std::optional<std::string> token;  // nullopt: any launcher of the job may join

@@ -85,10 +85,11 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
     if (auto value = settings.string(name)) args.insert(args.end(), {std::string("--") + name, *value});
   }
   for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "min-nodes", "node-fail-limit",
-                           "hang-timeout", "straggler-lag", "stack-timeout"}) {
+                           "hang-timeout", "straggler-lag", "stack-timeout", "gate-timeout"}) {
     if (auto value = settings.integer(name))
       args.insert(args.end(), {std::string("--") + name, std::to_string(*value)});
   }
+  if (settings.flag("gate")) args.push_back("--gate");
   for (const auto& extra : settings.list("run-arg")) args.push_back(extra);
   return args;
 }
@@ -447,6 +448,13 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
         "spare-nodes (from {}) needs --launch node: with one task per GPU no dlaunch run is there to "
         "replace a lost node",
         settings.find("spare-nodes")->source));
+  if (request.launch == LaunchMode::kTask && settings.flag("gate"))
+    throw util::InputError(fmt::format(
+        "gate (from {}) needs --launch node: with one task per GPU no dlaunch run is there to check "
+        "the nodes first",
+        settings.find("gate")->source));
+  if (settings.integer("gate-timeout") && !settings.flag("gate"))
+    throw util::InputError(fmt::format("gate-timeout (from {}) needs gate", settings.find("gate-timeout")->source));
   if (request.launch == LaunchMode::kTask && settings.integer("hang-timeout"))
     throw util::InputError(fmt::format(
         "hang-timeout (from {}) needs --launch node: with one task per GPU no dlaunch run watches the "

@@ -17,6 +17,14 @@ const std::vector<Key>& submit_keys() {
       {"node-fail-limit", ValueKind::kInteger,
        "Bench a node whose workers fail first this many rounds in a row, for a spare (dlaunch run "
        "--node-fail-limit; default 2)", "Reliability", "N"},
+      {"gate", ValueKind::kBool,
+       "Before the first attempt, check every node, spares included (a verified all-reduce, then "
+       "node-pair bandwidth); bench the bad ones, start on the healthy ones, and write the benched "
+       "hosts to <submission folder>/benched-hosts for --exclude (dlaunch run --gate; --launch node "
+       "only)", "Reliability"},
+      {"gate-timeout", ValueKind::kInteger,
+       "With gate: seconds the launchers may take to arrive, then the gate's check (dlaunch run "
+       "--gate-timeout; default 60)", "Reliability", "SECONDS"},
       {"hang-timeout", ValueKind::kInteger,
        "Seconds without progress on any rank after which the job is hung: every worker's stack is "
        "captured into the submission folder, then the job stops (exit code 124; dlaunch run "
