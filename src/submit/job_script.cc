@@ -127,8 +127,8 @@ std::string exit_code_file(const JobRequest& request) {
 // When the job outlives a node srun fails when a lost node's task did (killed, its node
 // gone) although the job went on without it: the job ends with the code
 // node rank 0's launcher wrote, srun's only when there is none.
-std::string exit_code_lines(const std::string& quoted_file) {
-  std::string text = "status=$?\n";
+std::string exit_code_lines(const std::string& quoted_file, const std::string& after_step = "") {
+  std::string text = "status=$?\n" + after_step;
   text += "# With spare nodes, srun's code may be a lost node's: the job's is dlaunch's verdict.\n";
   text += fmt::format("if [ -s {0} ]; then status=$(cat {0}); fi\n", quoted_file);
   text += "exit \"$status\"\n";
@@ -267,6 +267,16 @@ std::string script_step_line(const JobRequest& request) {
   }
   if (request.array && request.array->swept) line += " \"${task_args[@]}\"";
   return line;
+}
+
+// --gate: node 0 wrote the hosts the gate benched into the run's logs; a
+// copy beside job.sbatch is what the next submission's --exclude takes.
+std::string benched_hosts_lines(const JobRequest& request) {
+  if (!request.gate) return "";
+  std::string text = "# --gate: the hosts the gate benched, for the next submission's --exclude.\n";
+  text += fmt::format("if [ -f \"$log_dir/gate/benched-hosts\" ]; then cp \"$log_dir/gate/benched-hosts\" {}; fi\n",
+                      run_folder_word(request, "benched-hosts"));
+  return text;
 }
 
 // Sets $log_dir: logs/ on the first run, logs/requeue_N/ when Slurm runs the
@@ -460,6 +470,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
         "hang-timeout (from {}) needs --launch node: with one task per GPU no dlaunch run watches the "
         "workers' progress",
         settings.find("hang-timeout")->source));
+  request.gate = settings.flag("gate");
   request.min_nodes = small_int(settings, "min-nodes", 1, 100000).value_or(request.nodes);
   if (request.min_nodes > request.nodes)
     throw util::InputError(fmt::format("min-nodes {} (from {}) must be at most nodes ({}): it is the "
@@ -520,12 +531,13 @@ std::string job_script(const JobRequest& request) {
   script += setup_text(request);
   if (!request.outlives_a_node()) {
     script += script_step_line(request) + "\n";
+    if (request.gate) script += "status=$?\n" + benched_hosts_lines(request) + "exit \"$status\"\n";
     return script;
   }
   const std::string file = run_folder_word(request, kExitCodeFileName);
   script += fmt::format("rm -f {}\n", file);
   script += script_step_line(request) + "\n";
-  script += exit_code_lines(file);
+  script += exit_code_lines(file, benched_hosts_lines(request));
   return script;
 }
 

@@ -55,6 +55,7 @@ struct JobRequest {
   bool outlives_a_node() const {
     return launch == LaunchMode::kNode && (spare_nodes > 0 || min_nodes < nodes);
   }
+  bool gate = false;  // --gate: the job script copies the benched hosts up for --exclude
   int gpus_per_node = 1;
   std::optional<int> cpus_per_gpu;
   std::optional<std::string> partition, job_name, time, account, qos, constraint, mem;

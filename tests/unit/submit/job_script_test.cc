@@ -899,3 +899,39 @@ TEST(JobScriptArray, TaskLaunchSweepsToo) {
 
 }  // namespace
 }  // namespace dlaunch::submit
+
+namespace dlaunch::submit {
+namespace {
+
+// --gate: every node's dlaunch run gets it, and the script copies the
+// hosts node 0 benched next to job.sbatch, keeping the step's exit status.
+TEST(JobScriptGate, TheBenchedHostsAreCopiedForExcludeAndTheStatusKept) {
+  const std::string folder = ::testing::TempDir() + "dlaunch gate 'benched' test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  auto request = make_job_request(with({{"nodes", std::int64_t{2}}, {"gate", true}, {"gate-timeout", std::int64_t{30}}}),
+                                  {"train.py"}, "/opt/dlaunch", folder, "t");
+  write_secret_file(*request.token_file, rendezvous::generate_token());
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("--gate-timeout 30 --gate"), std::string::npos) << script;
+  // srun stands in for the step: node 0 wrote logs/gate/benched-hosts.
+  const std::string writes_benched = "mkdir -p \"$log_dir/gate\"; echo node3 >\"$log_dir/gate/benched-hosts\"; return 4";
+  EXPECT_EQ(script_status(request, writes_benched), 4);
+  std::ifstream copied(folder + "/benched-hosts");
+  std::string hosts;
+  std::getline(copied, hosts);
+  EXPECT_EQ(hosts, "node3");
+  std::filesystem::remove_all(folder);
+}
+
+TEST(JobScriptGate, GateTimeoutNeedsTheGateAndTheGateNeedsNodeLaunch) {
+  using test_support::input_error_of;
+  EXPECT_NE(input_error_of([] { request_for(with({{"gate-timeout", std::int64_t{30}}})); }).find("needs gate"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([] { request_for(with({{"gate", true}, {"launch", std::string("task")}})); })
+                .find("needs --launch node"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlaunch::submit
