@@ -161,7 +161,50 @@ int main(int argc, char** argv) {
   join_observer.proof = rendezvous::join_proof("0123456789abcdef0123456789abcdef", challenge.nonce,
                                                join_observer.nonce, rendezvous::signed_part(join_observer));
 
+  // Protocol 6: interfaces in the Join, probes and the gate.
+  rendezvous::JoinMessage join_interfaces = join;
+  net::Interface eth;
+  eth.name = "eth0";
+  eth.index = 2;
+  eth.addresses = {"10.0.0.2"};
+  eth.up = true;
+  eth.speed_mbps = 25000;
+  eth.mtu = 9000;
+  eth.kind = "veth";
+  net::Interface docker = eth;
+  docker.name = "docker0";
+  docker.addresses = {"172.17.0.1"};
+  docker.kind = "bridge";
+  docker.excluded = "a container runtime's bridge";
+  join_interfaces.interfaces = {eth, docker};
+  join_interfaces.probe_port = 41000;
+  join_interfaces.free_port = 42000;
+  rendezvous::ProbeMessage probe{0, {{1, "10.0.0.2", 41000}, {2, "10.254.2.1", 41001}}};
+  rendezvous::ProbeReportMessage probe_report{0, {{1, "10.0.0.2", true}, {2, "10.254.2.1", false}}};
+  rendezvous::ProbeHelloMessage hello{"job-1", 0, 1, std::string(rendezvous::kChallengeSize, '\x03'),
+                                      std::string(32, '\x04')};
+  rendezvous::ProbeAckMessage ack{1, std::string(32, '\x05')};
+  rendezvous::GateMessage gate{0, 1, 3, "10.0.0.1", 29400, 4u << 20, 60000, "eth0"};
+  rendezvous::GateReportMessage gate_report{
+      0, R"({"gate":1,"rank":1,"host":"node2","allreduce":true,"links":[{"peer":0,"gbps":9.8}],"error":"","gpus":null})",
+      ""};
+  rendezvous::World world_interfaces = sample_world();
+  world_interfaces.ifnames.assign(world_interfaces.nproc_per_node.size(), "eth0");
+  world_interfaces.ifaddresses.assign(world_interfaces.nproc_per_node.size(), "10.0.0.1");
+
   std::vector<std::pair<std::string, std::string>> frames = {
+      {"join_interfaces",
+       rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_interfaces))},
+      {"probe", rendezvous::encode_frame(rendezvous::MessageType::kProbe, rendezvous::encode(probe))},
+      {"probe_report",
+       rendezvous::encode_frame(rendezvous::MessageType::kProbeReport, rendezvous::encode(probe_report))},
+      {"probe_hello", rendezvous::encode_frame(rendezvous::MessageType::kProbeHello, rendezvous::encode(hello))},
+      {"probe_ack", rendezvous::encode_frame(rendezvous::MessageType::kProbeAck, rendezvous::encode(ack))},
+      {"gate", rendezvous::encode_frame(rendezvous::MessageType::kGate, rendezvous::encode(gate))},
+      {"gate_report",
+       rendezvous::encode_frame(rendezvous::MessageType::kGateReport, rendezvous::encode(gate_report))},
+      {"world_interfaces",
+       rendezvous::encode_frame(rendezvous::MessageType::kWorld, rendezvous::encode(world_interfaces))},
       {"challenge",
        rendezvous::encode_frame(rendezvous::MessageType::kChallenge, rendezvous::encode(challenge))},
       {"join", rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join))},

@@ -66,6 +66,12 @@ constexpr Decoder kDecoders[] = {
     {"decode_progress", reencode<rendezvous::decode_progress>},
     {"decode_capture", reencode<rendezvous::decode_capture>},
     {"decode_stacks", reencode<rendezvous::decode_stacks>},
+    {"decode_probe", reencode<rendezvous::decode_probe>},
+    {"decode_probe_report", reencode<rendezvous::decode_probe_report>},
+    {"decode_probe_hello", reencode<rendezvous::decode_probe_hello>},
+    {"decode_probe_ack", reencode<rendezvous::decode_probe_ack>},
+    {"decode_gate", reencode<rendezvous::decode_gate>},
+    {"decode_gate_report", reencode<rendezvous::decode_gate_report>},
 };
 
 void decode_with_all(std::string_view payload) {
