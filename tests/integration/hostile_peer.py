@@ -22,7 +22,7 @@ import struct
 import sys
 
 MAGIC = 0x444C5256  # "DLRV"
-VERSION = 5  # src/rendezvous/protocol.h kVersion
+VERSION = 6  # src/rendezvous/protocol.h kVersion
 CHALLENGE, WELCOME, WORLD = 8, 10, 2
 
 
@@ -42,7 +42,7 @@ def world_payload(workers):
     for count, nproc in runs:
         body += struct.pack(">II", count, nproc)
     body += struct.pack(">III", 1, 0, len(workers))  # node slots: one run, 0..N-1
-    body += struct.pack(">III", 0, 0, 0)  # no spare or benched slots, no addresses
+    body += struct.pack(">IIIII", 0, 0, 0, 0, 0)  # no spare or benched slots, addresses or interfaces
     return body
 
 
