@@ -13,8 +13,6 @@
 namespace dlaunch::rendezvous {
 namespace {
 
-constexpr std::uint32_t kMostProbePayload = 1024;
-
 struct Attempt {
   std::size_t index = 0;  // into the targets and outcomes
   util::Fd fd;
@@ -44,11 +42,6 @@ bool connected(int fd) {
   return ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
 }
 
-void send_frame_now(int fd, MessageType type, const std::string& payload) {
-  std::string frame = encode_frame(type, payload);
-  (void)::send(fd, frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
 // Takes one frame in ATTEMPT's state; true when the target proved itself.
 // Anything unexpected ends the attempt as unreached.
 bool take_frame(Attempt& attempt, const Frame& frame, const ProbeTarget& target, const ProbeIdentity& me) {
@@ -61,7 +54,7 @@ bool take_frame(Attempt& attempt, const Frame& frame, const ProbeTarget& target,
     hello.to_slot = target.slot;
     hello.nonce = attempt.nonce = random_bytes(kChallengeSize);
     if (me.token) hello.proof = probe_proof(*me.token, "hello", attempt.challenge, hello.nonce, signed_part(hello));
-    send_frame_now(attempt.fd.get(), MessageType::kProbeHello, encode(hello));
+    send_probe_frame(attempt.fd.get(), MessageType::kProbeHello, encode(hello));
     attempt.state = Attempt::State::kAwaitingAck;
     return false;
   }

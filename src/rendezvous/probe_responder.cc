@@ -20,8 +20,6 @@
 namespace dlaunch::rendezvous {
 namespace {
 
-// A Hello is about a hundred bytes: nothing larger is read from a stranger.
-constexpr std::uint32_t kMostProbePayload = 1024;
 constexpr std::size_t kReadBudget = 2048;
 // Connections accepted per wake-up, so a flood cannot starve the others.
 constexpr int kAcceptsPerWake = 64;
@@ -32,13 +30,6 @@ struct ProbeConnection {
   FrameReader reader;
   util::Clock::time_point deadline;
 };
-
-// Small frames on a fresh socket: the kernel takes them whole or the peer
-// is not worth waiting for.
-void send_frame_now(int fd, MessageType type, const std::string& payload) {
-  std::string frame = encode_frame(type, payload);
-  (void)::send(fd, frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-}
 
 // The Ack for a valid HELLO on a connection whose challenge was CHALLENGE;
 // nullopt when the Hello is for another job or slot, or its proof fails.
@@ -67,7 +58,7 @@ bool serve_connection(const ProbeIdentity& me, ProbeConnection& connection) {
     if (!frame) return false;
     if (frame->type != MessageType::kProbeHello) return true;
     if (auto ack = answer(me, connection.challenge, decode_probe_hello(frame->payload)))
-      send_frame_now(connection.fd.get(), MessageType::kProbeAck, encode(*ack));
+      send_probe_frame(connection.fd.get(), MessageType::kProbeAck, encode(*ack));
   } catch (const ProtocolError&) {
     // A stranger's bytes: closed without a word.
   }
@@ -75,6 +66,11 @@ bool serve_connection(const ProbeIdentity& me, ProbeConnection& connection) {
 }
 
 }  // namespace
+
+void send_probe_frame(int fd, MessageType type, const std::string& payload) {
+  std::string frame = encode_frame(type, payload);
+  (void)::send(fd, frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
 
 ProbeResponder::ProbeResponder(ProbeIdentity identity)
     : identity_(std::move(identity)), listener_(util::listen_tcp(0)), wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
@@ -115,7 +111,7 @@ void ProbeResponder::serve() {
       if (connections.size() >= kMostProbeConnections) connections.pop_front();
       ProbeConnection connection{util::Fd(fd), random_bytes(kChallengeSize), {}, now + kProbeHandshakeTimeout};
       connection.reader.set_max_payload(kMostProbePayload);
-      send_frame_now(fd, MessageType::kChallenge,
+      send_probe_frame(fd, MessageType::kChallenge,
                      encode(ChallengeMessage{connection.challenge, identity_.token.has_value(), 0}));
       connections.push_back(std::move(connection));
     }

@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "rendezvous/protocol.h"
 #include "util/fd.h"
 
 namespace dlaunch::rendezvous {
@@ -32,6 +33,13 @@ struct ProbeIdentity {
 };
 
 inline constexpr std::size_t kMostProbeConnections = 256;
+// A Hello or an Ack is about a hundred bytes: nothing larger is read from a
+// probe's peer, at either end.
+inline constexpr std::uint32_t kMostProbePayload = 1024;
+
+// Sends one small probe frame on a fresh socket without waiting: the kernel
+// takes it whole or the peer is not worth waiting for. Both ends use it.
+void send_probe_frame(int fd, MessageType type, const std::string& payload);
 inline constexpr std::chrono::milliseconds kProbeHandshakeTimeout{2'000};
 
 class ProbeResponder {
