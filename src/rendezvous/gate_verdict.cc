@@ -289,7 +289,14 @@ GateResult judge_gate(const std::vector<int>& gate_slots, const std::vector<Gate
   } else if (size > 0) {
     auto blamed = blame_when_all_failed(ranks);
     for (const auto& [rank, why] : blamed) bench(node_of_rank(rank), why);
-    if (blamed.empty()) result.problem = every_node_failed(ranks);
+    if (blamed.empty()) {
+      result.problem = every_node_failed(ranks);
+      for (int rank = 0; rank < size; ++rank) {
+        auto& node = node_of_rank(rank);
+        node.failed = true;
+        node.why = ranks[static_cast<std::size_t>(rank)].why;
+      }
+    }
   }
 
   // GPUs: a problem benches the node, whatever else it passed.
@@ -322,7 +329,12 @@ namespace {
 
 int passed_count(const GateResult& result) {
   return static_cast<int>(std::count_if(result.nodes.begin(), result.nodes.end(),
-                                        [](const GateNodeVerdict& node) { return !node.benched; }));
+                                        [](const GateNodeVerdict& node) { return !node.benched && !node.failed; }));
+}
+
+const char* verdict_word(const GateNodeVerdict& node) {
+  if (node.benched) return "benched";
+  return node.failed ? "failed" : "passed";
 }
 
 std::string gbps_text(double gbps) { return gbps > 0 ? fmt::format("{:.2f}", gbps) : "-"; }
@@ -352,7 +364,7 @@ std::string gate_report_text(const GateResult& result) {
   for (const auto& node : result.nodes) {
     text += fmt::format("{:<6}{:<6}{:<{}}{:<9}{:>10}  {}\n", node.slot,
                         node.gate_rank >= 0 ? std::to_string(node.gate_rank) : std::string("-"), node.host, width,
-                        node.benched ? "benched" : "passed", gbps_text(node.link_gbps), node.why);
+                        verdict_word(node), gbps_text(node.link_gbps), node.why);
   }
   if (result.hosts.size() >= 2) {
     text += "\n# link Gb/s (the lower of both ends' figures; - unknown)\n";
@@ -385,6 +397,7 @@ nlohmann::json gate_report_json(const GateResult& result) {
                      {"host", node.host},
                      {"gate_rank", node.gate_rank},
                      {"benched", node.benched},
+                     {"failed", node.failed},
                      {"why", node.why},
                      {"link_gbps", node.link_gbps}});
   }

@@ -26,7 +26,10 @@ struct GateNodeVerdict {
   std::string host;
   int gate_rank = -1;  // -1: not in the gate (did not join)
   bool benched = false;
-  std::string why;         // why it was benched; empty when it passed
+  // Failed as every other node did, with nobody to blame: not benched, and
+  // the job stops with GateResult::problem.
+  bool failed = false;
+  std::string why;         // why it was benched or failed; empty when it passed
   double link_gbps = 0;    // the node's typical link: the upper median of its links' Gb/s; 0 unknown
 };
 

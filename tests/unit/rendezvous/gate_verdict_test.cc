@@ -196,6 +196,15 @@ TEST(GateVerdict, WhenAllFailWithoutSuspectsNoneIsBenched) {
   EXPECT_NE(gate_summary(result).find("the gate's check failed on every node"), std::string::npos);
   EXPECT_NE(gate_report_text(result).find("# problem"), std::string::npos);
   EXPECT_EQ(gate_report_json(result)["problem"], result.problem);
+  // Nobody passed: no line may say otherwise.
+  EXPECT_TRUE(node(result, 0).failed);
+  EXPECT_TRUE(node(result, 1).failed);
+  EXPECT_NE(node(result, 1).why.find("creating gloo's TCP device"), std::string::npos) << node(result, 1).why;
+  EXPECT_NE(gate_summary(result).find("0 of 2 nodes passed"), std::string::npos) << gate_summary(result);
+  EXPECT_NE(gate_report_text(result).find("0 of 2 nodes passed"), std::string::npos);
+  EXPECT_EQ(gate_report_text(result).find(" passed "), std::string::npos) << gate_report_text(result);
+  EXPECT_EQ(gate_report_json(result)["passed"], 0);
+  EXPECT_EQ(gate_report_json(result)["nodes"][0]["failed"], true);
 
   // Two nodes blaming each other: no majority either.
   reports = {reported(0, gate_line(0, {}, "rank(s) 1 did not arrive", {1}), 1),
