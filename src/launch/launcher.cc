@@ -92,8 +92,12 @@ void print_notices(const std::vector<std::string>& notices) {
 std::string standby_role(const rendezvous::World& world, int slot) {
   bool benched = std::find(world.benched_slots.begin(), world.benched_slots.end(), slot) !=
                  world.benched_slots.end();
-  return benched ? "is benched (its workers failed --node-fail-limit rounds in a row)"
-                 : "stands by as a spare";
+  if (!benched) return "stands by as a spare";
+  // Only the gate benches before the first attempt; later, either may have
+  // (a node the gate benched stays benched), and node 0's timeline says which.
+  if (world.round == 0) return "is benched by the pre-start gate (node 0's gate report says why)";
+  return "is benched (by the pre-start gate, or for failing --node-fail-limit rounds in a row; node 0's "
+         "timeline says which)";
 }
 
 // The job's events (nodes lost, spares that took their place, benched
