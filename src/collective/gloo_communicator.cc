@@ -11,6 +11,7 @@
 
 #include "collective/communicator.h"
 #include "collective/tcp_store.h"
+#include "net/interfaces.h"
 #include "util/error.h"
 
 namespace dlaunch::collective {
@@ -167,10 +168,26 @@ class GlooCommunicator : public Communicator {
       guarded("creating gloo's TCP device", [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });
       return;
     }
+    require_interface_with_address(iface, identity.socket_ifname);
     attr.iface = iface;
     guarded(fmt::format("creating gloo's TCP device on interface {} (GLOO_SOCKET_IFNAME={})", iface,
                         identity.socket_ifname),
             [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });
+  }
+
+  // gloo looks the interface up itself, but throws past its own getifaddrs
+  // list when the name has no address (a leak each time, and a terse
+  // message): a missing or address-less interface is refused here first.
+  static void require_interface_with_address(const std::string& iface, const std::string& socket_ifname) {
+    auto interfaces = net::list_interfaces();
+    auto found = std::find_if(interfaces.begin(), interfaces.end(),
+                              [&](const net::Interface& candidate) { return candidate.name == iface; });
+    if (found != interfaces.end() && !found->addresses.empty()) return;
+    throw util::SystemError(fmt::format(
+        "creating gloo's TCP device on interface {} (GLOO_SOCKET_IFNAME={}) failed: {} on this host; it has: {}. "
+        "Name an interface that is up with an IPv4 address, or unset GLOO_SOCKET_IFNAME",
+        iface, socket_ifname, found == interfaces.end() ? "there is no such interface" : "it has no IPv4 address",
+        net::describe_interfaces(interfaces)));
   }
 
   std::chrono::milliseconds timeout_;
