@@ -11,6 +11,7 @@
 #include <regex>
 #include <unistd.h>
 
+#include "check/link_timing.h"
 #include "check/tournament.h"
 #include "collective/communicator.h"
 #include "collective/worker_identity.h"
@@ -33,9 +34,10 @@ class GateFailure : public std::runtime_error {
 };
 
 constexpr std::size_t kMaxErrorChars = 1000;
-// Each direction of a link is timed this often and the best is kept: one
-// transfer of a short message is at the mercy of a scheduler's hiccup.
-constexpr int kTimedTransfers = 2;
+// Each node meets this many others at most (the first rounds of the
+// tournament): a slow node is slow against any partner, and the gate's
+// time stays a few rounds at any size, even when a slow node is in every one.
+constexpr int kMostPairRounds = 8;
 constexpr std::chrono::seconds kGpuQueryLimit{10};
 
 // One line, bounded: node 0 shows it in a table.
@@ -80,49 +82,6 @@ void verify_allreduce(collective::Communicator& communicator, const CheckOptions
                       wrong);
 }
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// One link, both ways: a one-byte ping-pong so that both ends are ready,
-// then the lower rank's PAYLOAD acknowledged by a byte, then the higher
-// rank's, kTimedTransfers times. Each end returns the best speed of its own
-// sends.
-double measure_link(collective::Communicator& communicator, std::vector<char>& payload, int peer) {
-  char byte = 0;
-  const bool lower = communicator.rank() < peer;
-  auto timed_send = [&] {
-    auto start = Clock::now();
-    communicator.send(payload.data(), payload.size(), peer);
-    communicator.recv(&byte, 1, peer);
-    return seconds_since(start);
-  };
-  auto acknowledged_receive = [&] {
-    communicator.recv(payload.data(), payload.size(), peer);
-    communicator.send(&byte, 1, peer);
-  };
-  if (lower) {
-    communicator.send(&byte, 1, peer);
-    communicator.recv(&byte, 1, peer);
-  } else {
-    communicator.recv(&byte, 1, peer);
-    communicator.send(&byte, 1, peer);
-  }
-  double best = 0;
-  for (int transfer = 0; transfer < kTimedTransfers; ++transfer) {
-    if (lower) {
-      best = std::max(best, gate_gbps(payload.size(), timed_send()));
-      acknowledged_receive();
-    } else {
-      acknowledged_receive();
-      best = std::max(best, gate_gbps(payload.size(), timed_send()));
-    }
-  }
-  return best;
-}
-
 int partner_in(const std::vector<std::pair<int, int>>& round, int rank) {
   for (auto [a, b] : round) {
     if (a == rank) return b;
@@ -136,13 +95,13 @@ void gate_steps(const collective::WorkerIdentity& identity, const CheckOptions& 
   auto communicator = collective::connect_gloo(identity, options.timeout);
   verify_allreduce(*communicator, options, line);
   std::vector<char> payload(options.pair_bytes, 'g');
-  auto rounds = tournament_rounds(communicator->size());
+  auto rounds = tournament_rounds(communicator->size(), kMostPairRounds);
   for (std::size_t round = 0; round < rounds.size(); ++round) {
     communicator->barrier();  // every pair of the round starts together
     int peer = partner_in(rounds[round], communicator->rank());
     if (peer < 0) continue;
     try {
-      line.links.push_back({peer, measure_link(*communicator, payload, peer)});
+      line.links.push_back({peer, measure_link(*communicator, payload, peer).gbps});
     } catch (const std::exception& error) {
       throw GateFailure(fmt::format("the link to rank {} failed: {}", peer, error.what()), {peer});
     }
@@ -269,10 +228,6 @@ std::vector<int> suspects_in(const std::string& message, int world_size) {
   return suspects;
 }
 
-double gate_gbps(std::uint64_t bytes, double seconds) {
-  if (seconds <= 0) return 0;
-  return static_cast<double>(bytes) * 8.0 / seconds / 1e9;
-}
 
 GateLine run_gate_rank(const collective::WorkerIdentity& identity, const CheckOptions& options) {
   GateLine line;

@@ -68,18 +68,15 @@ std::vector<std::string> gate_gpu_query();
 // Only ranks below WORLD_SIZE; empty when none is named. Pure.
 std::vector<int> suspects_in(const std::string& message, int world_size);
 
-// Gigabits per second for BYTES moved in SECONDS (0 when SECONDS is not positive).
-double gate_gbps(std::uint64_t bytes, double seconds);
-
 // The gate for IDENTITY's rank: connect, all-reduce the ranks and verify
-// the sum, then one tournament round after another (a barrier, then each
-// pair exchanges pair_bytes both ways), with the GPUs checked meanwhile.
-// Returns the line it found; does not throw.
+// the sum, then the first rounds of a tournament (at most 8), one after
+// another: a barrier, then each pair times its link (check/link_timing),
+// with the GPUs checked meanwhile. Returns the line it found; does not throw.
 GateLine run_gate_rank(const collective::WorkerIdentity& identity, const CheckOptions& options);
 
 // The gate, for this process's rank (read from the environment): connect,
-// all-reduce the ranks and verify the sum, then one tournament round after
-// another (a barrier, then each pair exchanges pair_bytes both ways, twice), with
+// all-reduce the ranks and verify the sum, then the first tournament rounds,
+// one after another (a barrier, then each pair times its link), with
 // the GPUs checked meanwhile. Prints exactly one line on stdout (its JSON
 // line; diagnostics go to stderr) and returns 0 when it passed here, 1
 // otherwise: it does not throw.

@@ -9,14 +9,15 @@ int tournament_round_count(int n) {
   return n % 2 == 0 ? n - 1 : n;
 }
 
-std::vector<std::vector<std::pair<int, int>>> tournament_rounds(int n) {
+std::vector<std::vector<std::pair<int, int>>> tournament_rounds(int n, int most_rounds) {
   std::vector<std::vector<std::pair<int, int>>> rounds;
   if (n < 2) return rounds;
   // An odd N gets a phantom rank N; whoever meets it sits the round out.
   const int players = n % 2 == 0 ? n : n + 1;
   const int ring = players - 1;  // every rank but 0 turns around this circle
-  rounds.reserve(static_cast<std::size_t>(ring));
-  for (int round = 0; round < ring; ++round) {
+  const int count = std::clamp(most_rounds, 0, ring);
+  rounds.reserve(static_cast<std::size_t>(count));
+  for (int round = 0; round < count; ++round) {
     std::vector<std::pair<int, int>> pairs;
     pairs.reserve(static_cast<std::size_t>(players / 2));
     // Seat s (1..ring) holds rank 1 + (s - 1 + round) % ring; seat 0 holds

@@ -4,10 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <future>
 #include <nlohmann/json.hpp>
 
-#include "util/ports.h"
+#include "../collective/loopback_ranks.h"
 
 namespace dlaunch::check {
 namespace {
@@ -90,29 +89,10 @@ TEST(GateCheck, SuspectsNamedByTheGroupsErrors) {
   EXPECT_EQ(suspects_in("barrier failed: Connection closed by peer", 4), std::vector<int>{});
 }
 
-TEST(GateCheck, GigabitsPerSecond) {
-  EXPECT_DOUBLE_EQ(gate_gbps(1'000'000'000, 8.0), 1.0);
-  EXPECT_DOUBLE_EQ(gate_gbps(1000, 0.0), 0.0);
-}
-
-collective::WorkerIdentity loopback_rank(int rank, int size, int port) {
-  collective::WorkerIdentity identity;
-  identity.rank = rank;
-  identity.world_size = size;
-  identity.host = "127.0.0.1";
-  identity.master_addr = "127.0.0.1";
-  identity.master_port = port;
-  return identity;
-}
-
 std::vector<GateLine> run_ranks(int size, const CheckOptions& options, int ranks_started) {
-  int port = util::pick_free_port("127.0.0.1");
-  std::vector<std::future<GateLine>> ranks;
-  for (int rank = 0; rank < ranks_started; ++rank)
-    ranks.push_back(std::async(std::launch::async, [=] { return run_gate_rank(loopback_rank(rank, size, port), options); }));
-  std::vector<GateLine> lines;
-  for (auto& rank : ranks) lines.push_back(rank.get());
-  return lines;
+  return collective::run_loopback_ranks(size, ranks_started, [&options](const collective::WorkerIdentity& identity) {
+    return run_gate_rank(identity, options);
+  });
 }
 
 // Three ranks as threads: every rank measures its two links, one per round.

@@ -40,6 +40,32 @@ TEST(Tournament, RoundCounts) {
   EXPECT_EQ(tournament_round_count(1024), 1023);
 }
 
+// The gate's cap: the first rounds of the full schedule, so each rank
+// meets MOST others (one fewer when it sits one of them out).
+TEST(Tournament, TheFirstRoundsGiveEachRankThatManyPartners) {
+  for (int n : {2, 3, 8, 9, 64, 1024}) {
+    const int most = 8;
+    auto capped = tournament_rounds(n, most);
+    auto full = tournament_rounds(n);
+    ASSERT_EQ(static_cast<int>(capped.size()), std::min(most, tournament_round_count(n))) << "n=" << n;
+    std::vector<std::set<int>> partners(static_cast<std::size_t>(n));
+    for (std::size_t round = 0; round < capped.size(); ++round) {
+      EXPECT_EQ(capped[round], full[round]) << "n=" << n << " round " << round;
+      for (auto [a, b] : capped[round]) {
+        partners[static_cast<std::size_t>(a)].insert(b);
+        partners[static_cast<std::size_t>(b)].insert(a);
+      }
+    }
+    const int rounds = static_cast<int>(capped.size());
+    for (int rank = 0; rank < n; ++rank) {
+      int met = static_cast<int>(partners[static_cast<std::size_t>(rank)].size());
+      EXPECT_GE(met, n % 2 == 0 ? rounds : rounds - 1) << "n=" << n << " rank " << rank;
+      EXPECT_LE(met, rounds) << "n=" << n << " rank " << rank;
+    }
+  }
+  EXPECT_TRUE(tournament_rounds(8, 0).empty());
+}
+
 TEST(Tournament, NoPairsForOneRankOrNone) {
   EXPECT_TRUE(tournament_rounds(0).empty());
   EXPECT_TRUE(tournament_rounds(1).empty());
