@@ -529,14 +529,9 @@ class RendezvousCoordinator : public Coordinator {
     auto deadline = util::Clock::now() + milliseconds(message.timeout_ms);
     bool ended = false;
     while (!ended && util::Clock::now() < deadline) {
-      auto wake = std::min(deadline, *next_deadline());
-      pollfd fds[3] = {{link_->fd(), static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0)), 0},
-                       {signals_.fd(), POLLIN, 0},
-                       {check->fd(), POLLIN, 0}};
-      ::poll(fds, 3, util::millis_until(wake));
-      if (fds[1].revents != 0) check_signals();
-      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) queue_frames_or_throw();
-      if (fds[2].revents != 0) ended = check->read_some();
+      Woken woken = wait_for_link(std::min(deadline, *next_deadline()), check->fd());
+      if (woken.link) queue_frames_or_throw();
+      if (woken.other) ended = check->read_some();
       keep_link();
     }
     send(MessageType::kGateReport, rendezvous::encode(check->finish(!ended)));
@@ -555,6 +550,23 @@ class RendezvousCoordinator : public Coordinator {
       throw LinkLost(malformed_message(error));
     }
     if (!open) throw LinkLost(lost_message());
+  }
+
+  // What one wait of wait_for_link() found ready.
+  struct Woken {
+    bool link = false;   // node 0's link: readable, closed or failed
+    bool other = false;  // the other descriptor given
+  };
+
+  // One wait of a loop that keeps node 0's link: polls the link (for
+  // writing too while it has a backlog), the signals and OTHER (-1: none)
+  // until WAKE. A signal that stops the job throws Interrupted.
+  Woken wait_for_link(util::Clock::time_point wake, int other = -1) {
+    short events = static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0));
+    pollfd fds[3] = {{link_->fd(), events, 0}, {signals_.fd(), POLLIN, 0}, {other, POLLIN, 0}};
+    ::poll(fds, other >= 0 ? 3 : 2, util::millis_until(wake));
+    if (fds[1].revents != 0) check_signals();
+    return {(fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0, other >= 0 && fds[2].revents != 0};
   }
 
   void check_signals() {
@@ -657,11 +669,7 @@ class RendezvousCoordinator : public Coordinator {
       }
       auto wake = *next_deadline();
       if (deadline) wake = std::min(wake, *deadline);
-      short events = static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0));
-      pollfd fds[2] = {{link_->fd(), events, 0}, {signals_.fd(), POLLIN, 0}};
-      ::poll(fds, 2, util::millis_until(wake));
-      if (fds[1].revents != 0) check_signals();
-      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !link_->receive()) {
+      if (wait_for_link(wake).link && !link_->receive()) {
         try {
           if (auto frame = link_->next()) return *frame;  // said its last word, then closed
         } catch (const rendezvous::ProtocolError& error) {
