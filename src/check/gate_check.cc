@@ -92,10 +92,14 @@ int partner_in(const std::vector<std::pair<int, int>>& round, int rank) {
 
 // Everything after the group forms; throws GateFailure or SystemError.
 void gate_steps(const collective::WorkerIdentity& identity, const CheckOptions& options, GateLine& line) {
-  auto communicator = collective::connect_gloo(identity, options.timeout);
+  auto rounds = tournament_rounds(identity.world_size, kMostPairRounds);
+  // Only the pairs the gate uses: gloo's full mesh would read N^3 x 192
+  // bytes from rank 0's store (collective/pair_mesh).
+  std::vector<int> partners;
+  for (const auto& round : rounds) partners.push_back(partner_in(round, identity.rank));
+  auto communicator = collective::connect_gloo_pairs(identity, options.timeout, partners);
   verify_allreduce(*communicator, options, line);
   std::vector<char> payload(options.pair_bytes, 'g');
-  auto rounds = tournament_rounds(communicator->size(), kMostPairRounds);
   for (std::size_t round = 0; round < rounds.size(); ++round) {
     communicator->barrier();  // every pair of the round starts together
     int peer = partner_in(rounds[round], communicator->rank());

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace dlaunch::collective {
 
@@ -48,5 +49,14 @@ std::string first_interface(const std::string& socket_ifname);
 
 std::unique_ptr<Communicator> connect_gloo(const WorkerIdentity& identity,
                                            std::chrono::milliseconds timeout);
+
+// The same group, with only the pairs it uses connected (collective/
+// pair_mesh): the all-reduce's ring, the barrier's, and PARTNERS, the ranks
+// this one will send to and receive from (every partner must name this rank
+// in turn). O(N log N) store traffic instead of the full mesh's O(N^3);
+// allreduce_sum always runs on the ring; broadcast is refused, as is a send
+// or receive to a rank not connected.
+std::unique_ptr<Communicator> connect_gloo_pairs(const WorkerIdentity& identity, std::chrono::milliseconds timeout,
+                                                 const std::vector<int>& partners);
 
 }  // namespace dlaunch::collective

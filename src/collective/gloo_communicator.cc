@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <optional>
+#include <vector>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gloo/allreduce.h>
@@ -10,6 +12,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include "collective/communicator.h"
+#include "collective/pair_mesh.h"
 #include "collective/tcp_store.h"
 #include "net/interfaces.h"
 #include "util/error.h"
@@ -69,16 +72,25 @@ void await_every_rank(TcpStore& store, const WorkerIdentity& identity,
 
 class GlooCommunicator : public Communicator {
  public:
-  GlooCommunicator(const WorkerIdentity& identity, std::chrono::milliseconds timeout)
+  // PARTNERS: nullopt for gloo's full mesh, else the ranks this one sends
+  // to and receives from beside those of the all-reduce and the barrier.
+  GlooCommunicator(const WorkerIdentity& identity, std::chrono::milliseconds timeout,
+                   const std::optional<std::vector<int>>& partners)
       : timeout_(timeout) {
     // Rank 0 serves the store before anyone needs it; the others retry until it does.
     if (identity.rank == 0) server_ = std::make_unique<TcpStoreServer>(identity.master_port);
     store_ = std::make_unique<TcpStore>(identity.master_addr, identity.master_port, timeout);
     await_every_rank(*store_, identity, timeout);
     create_device(identity);
+    gloo::rendezvous::PrefixStore prefixed("dlaunch-check", *store_);
+    if (partners) {
+      peers_ = peers_with(identity, *partners);
+      guarded("connecting the ranks' pairs",
+              [&] { context_ = connect_pairs(identity.rank, identity.world_size, *peers_, prefixed, device_, timeout); });
+      return;
+    }
     auto context = std::make_shared<gloo::rendezvous::Context>(identity.rank, identity.world_size);
     context->setTimeout(timeout);
-    gloo::rendezvous::PrefixStore prefixed("dlaunch-check", *store_);
     guarded("connecting the ranks", [&] { context->connectFullMesh(prefixed, device_); });
     context_ = context;
   }
@@ -90,6 +102,7 @@ class GlooCommunicator : public Communicator {
   void allreduce_sum(float* data, std::size_t count) override { allreduce(data, count); }
 
   void broadcast(std::int64_t* data, std::size_t count, int root) override {
+    if (peers_) throw util::SystemError("broadcast needs every pair connected: this group connected only some");
     guarded("broadcast", [&] {
       gloo::BroadcastOptions options(context_);
       options.setOutput(data, count);
@@ -108,6 +121,7 @@ class GlooCommunicator : public Communicator {
   }
 
   void send(const void* data, std::size_t bytes, int peer) override {
+    require_connected(peer);
     guarded("send", [&] {
       auto buffer = context_->createUnboundBuffer(const_cast<void*>(data), bytes);
       buffer->send(peer, kPointToPointSlot);
@@ -116,6 +130,7 @@ class GlooCommunicator : public Communicator {
   }
 
   void recv(void* data, std::size_t bytes, int peer) override {
+    require_connected(peer);
     guarded("receive", [&] {
       auto buffer = context_->createUnboundBuffer(data, bytes);
       buffer->recv(peer, kPointToPointSlot);
@@ -132,8 +147,9 @@ class GlooCommunicator : public Communicator {
   // allocates a scratch buffer of the message's size per call, so large
   // messages stay on the ring, in 4 MiB segments, which measured 8-44%
   // faster than gloo's default from 16 MiB up.
-  static void choose_algorithm(gloo::AllreduceOptions& options, std::size_t bytes) {
-    if (bytes <= kSmallMessage) {
+  // A group of chosen pairs has the ring's pairs, not bcube's.
+  void choose_algorithm(gloo::AllreduceOptions& options, std::size_t bytes) const {
+    if (bytes <= kSmallMessage && !peers_) {
       options.setAlgorithm(gloo::AllreduceOptions::Algorithm::BCUBE);
       return;
     }
@@ -175,6 +191,28 @@ class GlooCommunicator : public Communicator {
             [&] { device_ = gloo::transport::tcp::CreateDevice(attr); });
   }
 
+  // The pairs a group of chosen pairs connects: the all-reduce's and the
+  // barrier's, and PARTNERS (within the group, not this rank).
+  static std::vector<int> peers_with(const WorkerIdentity& identity, const std::vector<int>& partners) {
+    std::vector<int> peers = collective_peers(identity.rank, identity.world_size);
+    for (int partner : partners)
+      if (partner >= 0 && partner < identity.world_size && partner != identity.rank) peers.push_back(partner);
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    return peers;
+  }
+
+  // gloo dereferences an unconnected pair without a check.
+  void require_connected(int peer) const {
+    if (peer < 0 || peer >= context_->size || peer == context_->rank)
+      throw util::SystemError(fmt::format("rank {} is not a peer of rank {} in a group of {}", peer, context_->rank,
+                                          context_->size));
+    if (peers_ && !std::binary_search(peers_->begin(), peers_->end(), peer))
+      throw util::SystemError(fmt::format("rank {} is not connected to rank {}: this group connected only the "
+                                          "pairs it was asked for",
+                                          peer, context_->rank));
+  }
+
   // gloo looks the interface up itself, but throws past its own getifaddrs
   // list when the name has no address (a leak each time, and a terse
   // message): a missing or address-less interface is refused here first.
@@ -195,6 +233,7 @@ class GlooCommunicator : public Communicator {
   std::unique_ptr<TcpStore> store_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;
+  std::optional<std::vector<int>> peers_;  // the connected pairs; nullopt: all (gloo's full mesh)
 };
 
 }  // namespace
@@ -208,7 +247,12 @@ std::string first_interface(const std::string& socket_ifname) {
 
 std::unique_ptr<Communicator> connect_gloo(const WorkerIdentity& identity,
                                            std::chrono::milliseconds timeout) {
-  return std::make_unique<GlooCommunicator>(identity, timeout);
+  return std::make_unique<GlooCommunicator>(identity, timeout, std::nullopt);
+}
+
+std::unique_ptr<Communicator> connect_gloo_pairs(const WorkerIdentity& identity, std::chrono::milliseconds timeout,
+                                                 const std::vector<int>& partners) {
+  return std::make_unique<GlooCommunicator>(identity, timeout, partners);
 }
 
 }  // namespace dlaunch::collective

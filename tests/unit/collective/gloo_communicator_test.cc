@@ -1,6 +1,8 @@
 // The gloo group dlaunch check forms, run as threads over loopback.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "check/group_layout.h"
 #include "collective/communicator.h"
 #include "util/error.h"
@@ -53,6 +55,52 @@ TEST(GlooCommunicator, BindsOnTheNamedInterface) {
       },
       "lo,eth0");
   for (auto sum : sums) EXPECT_EQ(sum, 3);
+}
+
+// 12 ranks, each connected to the all-reduce's and the barrier's peers and
+// to the rank 6 away: the collectives work, the partners exchange, and a
+// rank not connected (3 is none of 0's peers) is refused, not crashed on.
+TEST(GlooCommunicator, AGroupOfChosenPairsReducesAndExchanges) {
+  const int size = 12;
+  auto results = run_loopback_ranks(size, size, [](const WorkerIdentity& identity) {
+    const int partner = (identity.rank + 6) % 12;
+    auto communicator = connect_gloo_pairs(identity, std::chrono::seconds(30), {partner});
+    std::int64_t sum = identity.rank;
+    communicator->allreduce_sum(&sum, 1);
+    communicator->barrier();
+    std::int64_t mine = 100 + identity.rank, theirs = -1;
+    if (identity.rank < partner) {
+      communicator->send(&mine, sizeof mine, partner);
+      communicator->recv(&theirs, sizeof theirs, partner);
+    } else {
+      communicator->recv(&theirs, sizeof theirs, partner);
+      communicator->send(&mine, sizeof mine, partner);
+    }
+    std::string refused;
+    if (identity.rank == 0) {
+      try {
+        communicator->recv(&theirs, sizeof theirs, 3);
+      } catch (const util::SystemError& error) {
+        refused = error.what();
+      }
+      try {
+        communicator->broadcast(&mine, 1, 0);
+      } catch (const util::SystemError& error) {
+        refused += std::string(" | ") + error.what();
+      }
+    }
+    communicator->barrier();
+    return std::make_tuple(sum, theirs, refused);
+  });
+  for (int rank = 0; rank < size; ++rank) {
+    auto [sum, theirs, refused] = results[static_cast<std::size_t>(rank)];
+    EXPECT_EQ(sum, size * (size - 1) / 2) << "rank " << rank;
+    EXPECT_EQ(theirs, 100 + (rank + 6) % size) << "rank " << rank;
+    if (rank == 0) {
+      EXPECT_NE(refused.find("rank 3 is not connected to rank 0"), std::string::npos) << refused;
+      EXPECT_NE(refused.find("broadcast needs every pair"), std::string::npos) << refused;
+    }
+  }
 }
 
 TEST(GlooCommunicator, AnUnknownInterfaceIsNamed) {
