@@ -95,14 +95,14 @@ void gate_steps(const collective::WorkerIdentity& identity, const CheckOptions& 
   auto rounds = tournament_rounds(identity.world_size, kMostPairRounds);
   // Only the pairs the gate uses: gloo's full mesh would read N^3 x 192
   // bytes from rank 0's store (collective/pair_mesh).
-  std::vector<int> partners;
+  std::vector<int> partners;  // [round]; -1 when this rank sits it out
   for (const auto& round : rounds) partners.push_back(partner_in(round, identity.rank));
   auto communicator = collective::connect_gloo_pairs(identity, options.timeout, partners);
   verify_allreduce(*communicator, options, line);
   std::vector<char> payload(options.pair_bytes, 'g');
   for (std::size_t round = 0; round < rounds.size(); ++round) {
     communicator->barrier();  // every pair of the round starts together
-    int peer = partner_in(rounds[round], communicator->rank());
+    int peer = partners[round];
     if (peer < 0) continue;
     try {
       line.links.push_back({peer, measure_link(*communicator, payload, peer).gbps});
@@ -231,7 +231,6 @@ std::vector<int> suspects_in(const std::string& message, int world_size) {
   }
   return suspects;
 }
-
 
 GateLine run_gate_rank(const collective::WorkerIdentity& identity, const CheckOptions& options) {
   GateLine line;
