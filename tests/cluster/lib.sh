@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034  # settings used by up and down
-# Shared settings and helpers of tests/cluster/up and tests/cluster/down.
+# Shared settings and helpers of tests/cluster/up, down and node.
 #
 # Sourced, never run. The caller sets STATE_DIR (or leaves it empty for the
 # default) before calling cluster_init. See README.md beside this file. What
@@ -135,5 +135,82 @@ daemon_pid_files() {
   printf 'slurmctld %s\n' "$RUN_DIR/slurmctld.pid"
   for ((k = 0; k < NODES; k++)); do
     printf 'slurmd(%s) %s\n' "${NODE_NAMES[k]}" "$RUN_DIR/slurmd-${NODE_NAMES[k]}.pid"
+  done
+}
+
+# ---------------------------------------------------------- daemons, nodes
+
+# cluster_in_host NS HOSTNAME LOGFILE PIDFILE COMMAND...: starts COMMAND in
+# the network namespace NS, in its own UTS and mount namespaces (mount
+# propagation private), with host name HOSTNAME and the cluster's hosts
+# file over /etc/hosts, in a session of its own, output to LOGFILE; records
+# its pid, the daemon's own. How up starts slurmctld and every slurmd.
+cluster_in_host() {
+  local ns=$1 host=$2 out=$3 pidfile=$4
+  shift 4
+  testbed_start_in_host "$ns" "$host" "$HOSTS_FILE" private "$out" "$pidfile" "$@"
+}
+
+# cluster_slurmd_pid_file K: where the pid of node K's slurmd is recorded.
+cluster_slurmd_pid_file() { printf '%s/slurmd-%s.pid' "$RUN_DIR" "${NODE_NAMES[$1 - 1]}"; }
+
+# cluster_start_slurmd K: starts the slurmd of node K (1..NODES) in its
+# namespace as host nodeK: `slurmd -D -N nodeK -f STATE/etc/slurm.conf`,
+# output appended to STATE/log/slurmd-nodeK.out (Slurm's own log is
+# slurmd-nodeK.log), pid in STATE/run/slurmd-nodeK.pid. up starts every
+# node so, and `node on K` a powered-off node: the two are the same start.
+# Does not wait for it.
+cluster_start_slurmd() {
+  local i=$(($1 - 1)) name
+  name=${NODE_NAMES[i]}
+  log "starting slurmd $name (${NODE_ADDRS[i]}:$CLUSTER_SLURMD_PORT)"
+  cluster_in_host "${NODE_NS[i]}" "$name" "$LOG_DIR/slurmd-$name.out" "$(cluster_slurmd_pid_file "$1")" \
+    slurmd -D -N "$name" -f "$SLURM_CONF_FILE"
+}
+
+# cluster_node_state NAME: sinfo's short state of node NAME (idle, mix,
+# alloc, comp, down*, idle*, ...; a trailing * is "not responding"), then a
+# tab and its reason ("none" if none); nothing if the controller does not
+# answer within 10 s.
+cluster_node_state() {
+  SLURM_CONF=$SLURM_CONF_FILE timeout 10 sinfo -h -N -n "$1" -o $'%t\t%E' 2>/dev/null | head -n 1
+}
+
+# cluster_slurmd_start_time NAME: when node NAME's slurmd that last
+# registered with the controller started (seconds since the epoch), or
+# nothing.
+cluster_slurmd_start_time() {
+  SLURM_CONF=$SLURM_CONF_FILE SLURM_TIME_FORMAT=%s timeout 10 scontrol -o show node "$1" 2>/dev/null |
+    sed -n 's/.* SlurmdStartTime=\([0-9][0-9]*\).*/\1/p'
+}
+
+# cluster_wait_node_usable K SINCE LIMIT_S: waits at most LIMIT_S seconds
+# until node K's slurmd (its pid file's) runs, has registered with the
+# controller having started at SINCE (seconds since the epoch) or later,
+# and sinfo shows the node usable: idle, mix or alloc, responding. (With
+# ReturnToService=2 a node that was down for not responding comes back by
+# itself once its slurmd registers.) Dies if the slurmd exits or at the
+# limit.
+cluster_wait_node_usable() {
+  local k=$1 since=$2 limit_s=$3 name limit state="" start pidfile
+  name=${NODE_NAMES[k - 1]}
+  pidfile=$(cluster_slurmd_pid_file "$k")
+  limit=$(($(now_ms) + limit_s * 1000))
+  while :; do
+    state=$(cluster_node_state "$name")
+    if [[ ${state%%$'\t'*} =~ ^(idle|mix|alloc)$ ]]; then
+      start=$(cluster_slurmd_start_time "$name")
+      [ "${start:-0}" -ge "$since" ] && return 0
+    fi
+    # Alive is enough: until its subshell has exec'd slurmd, the pid's
+    # command line is not yet ours (pid_is_ours), though it is starting.
+    if ! testbed_running "$(read_pid "$pidfile")"; then
+      tail -n 20 "$LOG_DIR/slurmd-$name.log" "$LOG_DIR/slurmd-$name.out" >&2 2>/dev/null
+      die "slurmd of $name exited (logs: $LOG_DIR/slurmd-$name.log, .out)"
+    fi
+    if [ "$(now_ms)" -ge "$limit" ]; then
+      die "$name not usable after ${limit_s}s (sinfo: ${state:-no answer}; log: $LOG_DIR/slurmd-$name.log)"
+    fi
+    sleep 0.5
   done
 }

@@ -515,3 +515,208 @@ testbed_unshape_link() {
   peer=$(testbed_link_peer "$1") && [ -n "$peer" ] && tc qdisc del dev "$peer" root 2>/dev/null
   return 0
 }
+
+# ------------------------------------------------------- whole-host faults
+# What a test does to a whole host (a network namespace of a bed) to play a
+# machine failing: freeze it (every process stopped, as a hung kernel or a
+# driver stuck in D state leaves them), power it off (every process killed,
+# the daemon and its jobs), cut its link. Each has its undoing: thaw, the
+# bed's own daemon start, link up. tests/cluster/node is their command
+# line for the Slurm test cluster. They only read /proc and send signals
+# from the root namespace (`ip netns pids` does not enter the namespace),
+# so none of them is ever caught by its own freeze. They return 1 with a
+# warning when they fail, and never exit: the caller decides.
+#
+# A freeze catches every process in the namespace, whoever started it: a
+# command run in it with `ip netns exec` or nsenter meanwhile is stopped too.
+
+# testbed_proc_state PID: sets TESTBED_PROC_STATE to the state letter of PID
+# (R, S, D, T, t, Z, ... the third field of /proc/PID/stat); false if PID is
+# gone. Builtins only, no fork: a freeze must be quicker than a fork loop.
+testbed_proc_state() {
+  local stat=""
+  TESTBED_PROC_STATE=""
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+  # The command name, in parentheses, may hold spaces and ")": the state
+  # follows the last ") ".
+  stat=${stat##*) }
+  TESTBED_PROC_STATE=${stat%% *}
+  [ -n "$TESTBED_PROC_STATE" ]
+}
+
+# testbed_ns_census NS: counts the processes in the namespace NS:
+# TESTBED_NS_LIVE (alive, not zombies), TESTBED_NS_STOPPED (of those, how
+# many are stopped: state T, or t for one stopped by a tracer) and
+# TESTBED_NS_STOPPED_PIDS, TESTBED_NS_RUNNING_PIDS (the others, as
+# space-separated lists).
+testbed_ns_census() {
+  local pid
+  local -a pids=()
+  TESTBED_NS_LIVE=0 TESTBED_NS_STOPPED=0 TESTBED_NS_STOPPED_PIDS="" TESTBED_NS_RUNNING_PIDS=""
+  mapfile -t pids < <(ip netns pids "$1" 2>/dev/null)
+  for pid in "${pids[@]}"; do
+    testbed_proc_state "$pid" || continue
+    case $TESTBED_PROC_STATE in
+      Z | X) ;;
+      T | t)
+        TESTBED_NS_LIVE=$((TESTBED_NS_LIVE + 1)) TESTBED_NS_STOPPED=$((TESTBED_NS_STOPPED + 1))
+        TESTBED_NS_STOPPED_PIDS+="${TESTBED_NS_STOPPED_PIDS:+ }$pid"
+        ;;
+      *)
+        TESTBED_NS_LIVE=$((TESTBED_NS_LIVE + 1))
+        TESTBED_NS_RUNNING_PIDS+="${TESTBED_NS_RUNNING_PIDS:+ }$pid"
+        ;;
+    esac
+  done
+}
+
+# testbed_describe_pids PID...: "PID(NAME,STATE)" for each PID still there,
+# for messages.
+testbed_describe_pids() {
+  local pid comm out=""
+  for pid in "$@"; do
+    testbed_proc_state "$pid" || continue
+    comm=""
+    { read -r comm <"/proc/$pid/comm"; } 2>/dev/null
+    out+="${out:+ }$pid($comm,$TESTBED_PROC_STATE)"
+  done
+  printf '%s' "$out"
+}
+
+# testbed_freeze_ns NS [PASSES]: SIGSTOPs every process in the network
+# namespace NS. A process may fork while the loop runs (a job step being
+# started, a shell's child): each pass lists the namespace again and stops
+# what is not stopped yet, until two passes in a row find nothing to stop
+# (the second makes sure no child forked just before its parent stopped
+# was missed by the first pass's listing). At most PASSES passes (default
+# 50, 50 ms apart while some are not stopped yet); false if it does not
+# settle, e.g. a process stuck in D state, which stops only once its
+# system call returns. A namespace with no process is frozen at once.
+testbed_freeze_ns() {
+  local ns=$1 passes=${2:-50} pass clean=0 pid sent=0
+  [ -e "/run/netns/$ns" ] || { testbed_warn "no network namespace $ns"; return 1; }
+  for ((pass = 1; pass <= passes; pass++)); do
+    testbed_ns_census "$ns"
+    if [ -z "$TESTBED_NS_RUNNING_PIDS" ]; then
+      clean=$((clean + 1))
+      if [ "$clean" -ge 2 ]; then
+        testbed_log "$ns: frozen: $TESTBED_NS_STOPPED processes stopped ($sent SIGSTOPs, $pass passes)"
+        return 0
+      fi
+      continue
+    fi
+    clean=0
+    for pid in $TESTBED_NS_RUNNING_PIDS; do
+      kill -STOP "$pid" 2>/dev/null && sent=$((sent + 1))
+    done
+    sleep 0.05
+  done
+  testbed_ns_census "$ns"
+  # shellcheck disable=SC2086  # a list of pids
+  testbed_warn "$ns: not frozen after $passes passes: still not stopped: $(testbed_describe_pids $TESTBED_NS_RUNNING_PIDS)"
+  return 1
+}
+
+# testbed_thaw_ns NS [PASSES]: SIGCONTs every process in the namespace NS
+# (stopped or not: a CONT to a running process does nothing unless it
+# handles the signal), then again any still stopped, until a pass finds
+# none stopped by a signal (T; one stopped by a tracer, t, only its tracer
+# can resume). At most PASSES passes (default 50, 50 ms apart); false if
+# some stay stopped (a process that stops itself again).
+testbed_thaw_ns() {
+  local ns=$1 passes=${2:-50} pass pid stopped
+  [ -e "/run/netns/$ns" ] || { testbed_warn "no network namespace $ns"; return 1; }
+  for ((pass = 1; pass <= passes; pass++)); do
+    testbed_ns_census "$ns"
+    stopped=()
+    for pid in $TESTBED_NS_STOPPED_PIDS; do
+      testbed_proc_state "$pid" && [ "$TESTBED_PROC_STATE" = T ] && stopped+=("$pid")
+    done
+    if [ "$pass" -gt 1 ] && [ "${#stopped[@]}" -eq 0 ]; then
+      testbed_log "$ns: thawed: $TESTBED_NS_LIVE processes, none stopped"
+      return 0
+    fi
+    if [ "$pass" -eq 1 ]; then
+      # shellcheck disable=SC2086  # lists of pids
+      set -- $TESTBED_NS_RUNNING_PIDS $TESTBED_NS_STOPPED_PIDS
+    else
+      set -- "${stopped[@]}"
+    fi
+    for pid in "$@"; do kill -CONT "$pid" 2>/dev/null; done
+    [ "$pass" -gt 1 ] && sleep 0.05
+  done
+  testbed_warn "$ns: still stopped after $passes passes: $(testbed_describe_pids "${stopped[@]}")"
+  return 1
+}
+
+# testbed_kill_ns NS [PASSES]: SIGKILLs every process in the namespace NS,
+# as a power loss ends them (no TERM first, nothing may clean up), its
+# daemon included, and again what is left or was forked meanwhile, until
+# none is alive (a killed process whose parent has not reaped it yet is a
+# zombie: it counts as gone). At most PASSES passes (default 50, 50 ms
+# apart); false if some stay (stuck in D state).
+testbed_kill_ns() {
+  local ns=$1 passes=${2:-50} pass pid killed=0
+  [ -e "/run/netns/$ns" ] || { testbed_warn "no network namespace $ns"; return 1; }
+  for ((pass = 1; pass <= passes; pass++)); do
+    testbed_ns_census "$ns"
+    if [ "$TESTBED_NS_LIVE" -eq 0 ]; then
+      testbed_log "$ns: off: no process left ($killed SIGKILLs, $pass passes)"
+      return 0
+    fi
+    for pid in $TESTBED_NS_RUNNING_PIDS $TESTBED_NS_STOPPED_PIDS; do
+      kill -KILL "$pid" 2>/dev/null && killed=$((killed + 1))
+    done
+    sleep 0.05
+  done
+  testbed_ns_census "$ns"
+  # shellcheck disable=SC2086  # lists of pids
+  testbed_warn "$ns: processes left after $passes passes: $(testbed_describe_pids $TESTBED_NS_RUNNING_PIDS $TESTBED_NS_STOPPED_PIDS)"
+  return 1
+}
+
+# testbed_link_is_up NS: true if eth0 in the namespace NS is up
+# (administratively: its flags have UP).
+testbed_link_is_up() {
+  ip -n "$1" -o link show eth0 2>/dev/null | grep -q '[<,]UP[,>]'
+}
+
+# testbed_link_down NS: takes eth0, the host's end of its cable to the
+# bridge, down inside the namespace NS, as
+# tests/integration/cluster/cluster_faults.sh case 13 does: the host is
+# unreachable and reaches nobody (its host-side veth loses its carrier),
+# its processes run on. Its address stays; the kernel drops its route
+# while the link is down.
+testbed_link_down() {
+  ip -n "$1" link set eth0 down || { testbed_warn "cannot take eth0 down in $1"; return 1; }
+  testbed_log "$1: eth0 down (host-side veth $(testbed_link_peer "$1" || echo '?')): cut off"
+}
+
+# testbed_link_up NS ADDR: undoes testbed_link_down NS: eth0 up in NS, with
+# the address ADDR/24 and the route to its /24 as testbed_add_host made
+# them (both are put back if they went missing).
+testbed_link_up() {
+  local ns=$1 addr=$2 net
+  net=${addr%.*}.0/24
+  ip -n "$ns" link set eth0 up || { testbed_warn "cannot bring eth0 up in $ns"; return 1; }
+  if ! ip -n "$ns" -4 -o addr show dev eth0 2>/dev/null | grep -qF " inet $addr/24 "; then
+    ip -n "$ns" addr add "$addr/24" dev eth0 || { testbed_warn "cannot give $ns the address $addr"; return 1; }
+  fi
+  if [ -z "$(ip -n "$ns" -4 route show "$net" dev eth0 2>/dev/null)" ]; then
+    ip -n "$ns" route replace "$net" dev eth0 proto kernel scope link src "$addr" ||
+      { testbed_warn "cannot route $net through eth0 in $ns"; return 1; }
+  fi
+  testbed_log "$ns: eth0 up, $addr/24, route $net"
+}
+
+# testbed_answers FROM ADDR [TRIES]: true once ADDR answers a ping (one
+# echo request, 1 s to answer) sent from the local address FROM (the
+# bridge's), trying at most TRIES times (default 5). Needs ping
+# (iputils-ping).
+testbed_answers() {
+  local from=$1 addr=$2 tries=${3:-5} i
+  for ((i = 0; i < tries; i++)); do
+    ping -n -q -c 1 -W 1 -I "$from" "$addr" >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
