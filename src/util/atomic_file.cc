@@ -12,7 +12,13 @@
 
 namespace dlaunch::util {
 
-void write_file_atomically(const std::string& path, const std::string& content) {
+namespace {
+
+// Writes CONTENT to a file beside PATH and hands it to PLACE (rename or
+// link onto PATH), which returns 0 or sets errno. Returns false when PLACE
+// failed with EEXIST and that is allowed.
+bool write_beside(const std::string& path, const std::string& content, int (*place)(const char*, const char*),
+                  bool exists_is_no_error) {
   const std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
   auto fail = [&](const char* what) {
     int error = errno;
@@ -24,7 +30,26 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     if (!file) fail("create a file beside");
     if (!write_all(file.get(), content)) fail("write");
   }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) fail("rename onto");
+  if (place(temporary.c_str(), path.c_str()) == 0) {
+    if (place == &::link) ::unlink(temporary.c_str());
+    return true;
+  }
+  if (exists_is_no_error && errno == EEXIST) {
+    ::unlink(temporary.c_str());
+    return false;
+  }
+  fail(place == &::link ? "link onto" : "rename onto");
+  return false;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  write_beside(path, content, &::rename, false);
+}
+
+bool write_file_if_absent(const std::string& path, const std::string& content) {
+  return write_beside(path, content, &::link, true);
 }
 
 }  // namespace dlaunch::util

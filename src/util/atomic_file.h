@@ -10,4 +10,10 @@ namespace dlaunch::util {
 // Throws SystemError naming PATH when either step fails.
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// The same, unless PATH exists already: then it is left as it is and
+// false returned. Atomic against another writer too (a hard link of the
+// written file, which fails when PATH exists, also over NFS), so of two
+// writers racing, exactly one wins. Throws SystemError as above.
+bool write_file_if_absent(const std::string& path, const std::string& content);
+
 }  // namespace dlaunch::util

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <csignal>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +79,24 @@ CapturedRun run_captured(const std::vector<std::string>& argv) {
   }
   run.exit_code = WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
   return run;
+}
+
+pid_t spawn_inheriting(const std::vector<std::string>& argv) {
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  sigset_t every;
+  sigfillset(&every);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &every);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  auto args = c_argv(argv);
+  int status = ::posix_spawnp(&pid, argv[0].c_str(), nullptr, &attributes, args.data(), environ);
+  posix_spawnattr_destroy(&attributes);
+  if (status != 0) throw cannot_start(argv[0], status);
+  return pid;
 }
 
 void exec_replacing(const std::vector<std::string>& argv) {

@@ -1,6 +1,8 @@
 // Running a helper program (sbatch, squeue, scontrol) and capturing its output.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -16,6 +18,12 @@ struct CapturedRun {
 // Throws SystemError naming the program when it cannot be started (for
 // example "sbatch: not found in PATH").
 CapturedRun run_captured(const std::vector<std::string>& argv);
+
+// Starts ARGV (searched in PATH) with this process's stdin, stdout and
+// stderr, its signal mask emptied and every signal at its default action,
+// whatever the caller blocks or ignores. Returns its pid. Throws
+// SystemError naming the program when it cannot be started.
+pid_t spawn_inheriting(const std::vector<std::string>& argv);
 
 // Replaces this process with ARGV (searched in PATH). Returns only by
 // throwing SystemError naming the program.
