@@ -41,10 +41,12 @@
 #include <vector>
 
 #include "job_script_reader.h"
+#include "launch/run_options.h"
 #include "submit/job_script.h"
 #include "submit/submit_settings.h"
 #include "util/error.h"
 #include "util/shell_words.h"
+#include "util/strings.h"
 
 namespace {
 
@@ -240,7 +242,7 @@ std::vector<std::string> expected_srun(const submit::JobRequest& request) {
       words[i] = "$log_dir";
       log_dir_seen = true;
     }
-    if (words[i - 1] == "--exit-code-file" && !exit_code_file_seen && request.outlives_a_node()) {
+    if (words[i - 1] == "--exit-code-file" && !exit_code_file_seen) {
       if (request.array) words[i] = own_file(request, submit::kExitCodeFileName);
       exit_code_file_seen = true;
     }
@@ -270,18 +272,30 @@ std::vector<std::vector<std::string>> expected_commands(const submit::JobRequest
         {"export", "DLAUNCH_RDZV_TOKEN"}};
     commands.insert(commands.end(), node_lines.begin(), node_lines.end());
   }
-  if (!request.outlives_a_node()) {
+  if (request.launch == submit::LaunchMode::kTask) {
     commands.push_back(expected_srun(request));
     return commands;
   }
-  // The job's code is dlaunch's (job_script.cc, exit_code_lines).
-  const std::string file = own_file(request, submit::kExitCodeFileName);
-  commands.push_back({"rm", "-f", file});
-  commands.push_back(expected_srun(request));
-  commands.push_back({"status=$?"});
-  commands.push_back({"if", "[", "-s", file, "];", "then", "status=$(cat", file + ");", "fi"});
-  commands.push_back({"exit", "$status"});
+  // In node mode srun runs under the step guard, which ends it by the job's
+  // verdict in the exit-code file, after the launchers' shutdown timeout
+  // and 5 s (job_script.cc, step_guard.h).
+  std::int64_t shutdown = 30;
+  if (auto value = launch::run_option_value(request.run_args, "--shutdown-timeout"))
+    shutdown = util::parse_int(*value).value_or(shutdown);
+  std::vector<std::string> step{"/opt/dlaunch", "__run-step", own_file(request, submit::kExitCodeFileName),
+                                std::to_string(shutdown + submit::kStepGraceMarginSeconds), "--"};
+  auto srun = expected_srun(request);
+  step.insert(step.end(), srun.begin(), srun.end());
+  commands.push_back(step);
   return commands;
+}
+
+// Where srun begins in the words of a command: the first word, or the one
+// after the step guard's "--"; WORDS.size() when the command is no srun.
+std::size_t srun_start(const std::vector<std::string>& words) {
+  if (!words.empty() && words.front() == "srun") return 0;
+  if (words.size() > 5 && words[1] == "__run-step" && words[4] == "--" && words[5] == "srun") return 5;
+  return words.size();
 }
 
 // Words that carry a value must mean exactly their text to bash; a word
@@ -306,7 +320,7 @@ void check_bash_reading(const submit::JobRequest& request, const std::string& sc
     check(shell.commands[i].words == expected[i], "bash reads another command",
           "got:      " + show(shell.commands[i].words) + "\nexpected: " + show(expected[i]) +
               "\nscript:\n" + script);
-    if (shell.commands[i].words.front() == "srun") ++sruns;
+    if (srun_start(shell.commands[i].words) < shell.commands[i].words.size()) ++sruns;
   }
   check(sruns == 1, "not exactly one srun command", script);
   check_plain(shell.commands[0], 0, script);
@@ -321,15 +335,10 @@ void check_bash_reading(const submit::JobRequest& request, const std::string& sc
     check_plain(shell.commands[1], 0, script);
   }
   std::size_t srun_at = 0;
-  while (shell.commands[srun_at].words.front() != "srun") ++srun_at;
+  while (srun_start(shell.commands[srun_at].words) == shell.commands[srun_at].words.size()) ++srun_at;
   const ShellCommand& srun = shell.commands[srun_at];
-  // The path in the exit-code lines must mean exactly its text, like srun's words.
-  if (request.outlives_a_node()) {
-    check_plain(shell.commands[srun_at - 1], shell.commands[srun_at - 1].words.size(), script);
-    const ShellCommand& read_back = shell.commands[srun_at + 2];
-    check(request.array || !read_back.special[3], "the exit-code file's path is a word bash would expand",
-          read_back.words[3] + "\nscript:\n" + script);
-  }
+  // Every word must mean exactly its text, the step guard's verdict file
+  // too, except the script's own $log_dir (and an array task's $task_dir).
   std::size_t log_dir = srun.words.size();
   for (std::size_t i = 0; i < srun.words.size(); ++i) {
     if (srun.words[i] == "$log_dir" && srun.special[i] && request.launch == submit::LaunchMode::kNode) {

@@ -43,6 +43,7 @@ rendezvous::World sample_world() {
   world.worker_master_addr = "node01";
   world.worker_master_port = 29501;
   world.run_id = "1234.0";
+  world.incarnation = "5f0c2a9e11d04b7a";
   world.node_slots = {0, 1, 2};  // no spares: one run of slots
   return world;
 }
@@ -137,6 +138,14 @@ int main(int argc, char** argv) {
   verdict_not_restarted.verdict.not_restarted =
       "no spare left: 2 nodes remain, and the job needs at least 3 (--min-nodes)";
   verdict_not_restarted.verdict.timeline = sample_timeline();
+  // A side of a split that keeps too few launchers stops and leaves the job to the other.
+  rendezvous::VerdictMessage verdict_stepped_aside = verdict_not_restarted;
+  verdict_stepped_aside.verdict.stepped_aside = true;
+  // A launcher node 0 dropped while it was unreachable.
+  rendezvous::TextMessage fenced;
+  fenced.round = 2;
+  fenced.reason = "node 0 dropped this launcher in round 2 (node 1 (node02) sent nothing for 30 s); the job goes on "
+                  "without it";
 
   // Hang forensics: progress with steps, a capture, a node's stacks, an observer's Join.
   rendezvous::ProgressMessage progress;
@@ -241,6 +250,11 @@ int main(int argc, char** argv) {
       {"stacks_end", rendezvous::encode_frame(rendezvous::MessageType::kStacksEnd, rendezvous::encode(stop))},
       {"join_observer",
        rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_observer))},
+      // Protocol 7: a later generation's frames, a launcher fenced, its workers running, a side that steps aside.
+      {"fenced", rendezvous::encode_frame(rendezvous::MessageType::kFenced, rendezvous::encode(fenced), 2)},
+      {"started", rendezvous::encode_frame(rendezvous::MessageType::kStarted, "", 3)},
+      {"verdict_stepped_aside",
+       rendezvous::encode_frame(rendezvous::MessageType::kVerdict, rendezvous::encode(verdict_stepped_aside), 3)},
   };
   std::string conversation;
   for (const auto& [name, frame] : frames) conversation += frame;

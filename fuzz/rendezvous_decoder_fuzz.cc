@@ -171,14 +171,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         "chunked and whole reads yield different frame counts");
   for (std::size_t i = 0; i < chunked.frames.size(); ++i) {
     check(chunked.frames[i].type == whole.frames[i].type &&
-              chunked.frames[i].payload == whole.frames[i].payload,
+              chunked.frames[i].payload == whole.frames[i].payload &&
+              chunked.frames[i].generation == whole.frames[i].generation,
           "FrameReader", "chunked and whole reads yield different frames");
     // A frame read can be written again and reads back the same.
     rendezvous::FrameReader again;
-    again.append(rendezvous::encode_frame(chunked.frames[i].type, chunked.frames[i].payload));
+    again.append(rendezvous::encode_frame(chunked.frames[i].type, chunked.frames[i].payload,
+                                          chunked.frames[i].generation));
     std::optional<rendezvous::Frame> back = again.next();
     check(back && back->type == chunked.frames[i].type &&
-              back->payload == chunked.frames[i].payload && again.empty(),
+              back->payload == chunked.frames[i].payload &&
+              back->generation == chunked.frames[i].generation && again.empty(),
           "encode_frame", "a frame read does not read back the same after encode_frame");
   }
 

@@ -17,6 +17,7 @@
 #include "cli/logs_command.h"
 #include "cli/stacks_command.h"
 #include "cli/run_command.h"
+#include "cli/run_step_command.h"
 #include "cli/ssh_command.h"
 #include "cli/status_command.h"
 #include "cli/submit_command.h"
@@ -70,6 +71,8 @@ constexpr Command kCommands[] = {
     {"help", "show this help, or a command's", help, help_line},
     // Internal (not in the help): a stack capture's helper.
     {"__dump-python", "", dump_python_command},
+    // Internal: the step of a job script, ended by the job's verdict.
+    {"__run-step", "", run_step_command},
 };
 
 int help(const CommandArgs& args) { return help_command(args, kCommands); }

@@ -3,11 +3,28 @@
 #include "launch/launch_config.h"
 #include "launch/launcher.h"
 #include "launch/run_options.h"
+#include "launch/run_record.h"
 #include "rendezvous/local_coordinator.h"
 #include "rendezvous/rendezvous_coordinator.h"
+#include "util/bounded_call.h"
 
 namespace dlaunch::cli {
 namespace {
+
+// How long a launcher that lost node 0 reads the job's records at most: a
+// shared file system that hangs (its server cut off with this node) must
+// not hold up a take-over.
+constexpr std::chrono::seconds kRecordsReadLimit(2);
+
+// The job's records in LOG_FOLDER, read within kRecordsReadLimit
+// (launch/run_record.h, job_moved_on).
+rendezvous::JobRecordsCheck records_check(const std::string& log_folder) {
+  return [log_folder](const rendezvous::LauncherPlace& place) -> std::optional<std::string> {
+    auto moved = util::call_within<std::optional<std::string>>(
+        kRecordsReadLimit, [log_folder, place] { return launch::job_moved_on(log_folder, place); });
+    return moved ? *moved : std::nullopt;
+  };
+}
 
 // One node meets nobody; several meet at node 0's rendezvous.
 rendezvous::ForensicsSettings forensics_settings(const launch::LaunchConfig& config,
@@ -51,6 +68,7 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchCo
   settings.forensics = forensics_settings(config, log_folder);
   settings.gate.enabled = config.gate;
   settings.gate.timeout = config.gate_timeout;
+  settings.records_check = records_check(log_folder);
   return rendezvous::make_rendezvous_coordinator(settings, signals);
 }
 

@@ -14,8 +14,9 @@ namespace dlaunch::cli {
 namespace {
 
 constexpr const char* kDescription =
-    "Show a submitted job: state and reason, elapsed and time limit, nodes, restarts and requeues, and "
-    "the failure summary if it failed";
+    "Show a submitted job: state and reason, elapsed and time limit, nodes, restarts and requeues, the "
+    "job's timeline (nodes lost and how, spares that took their place), and the failure summary if it "
+    "failed";
 
 struct StatusRequest {
   std::string job;
@@ -56,6 +57,11 @@ void print_status(const submit::SubmissionRecord& record, const submit::JobStatu
   };
   row("reason:", status.reason);
   row("from:", status.source);
+  // Decided, while Slurm still runs or cleans up the job (a lost node's).
+  if (status.verdict && !submit::has_ended(status))
+    row("verdict:", fmt::format("{} (exit {}), decided by the launcher on {}; Slurm is still ending the job",
+                                status.verdict->state, status.verdict->exit_code,
+                                status.verdict->written_by.empty() ? "node 0" : status.verdict->written_by));
   std::string elapsed = status.elapsed;
   if (!status.time_limit.empty() && !elapsed.empty()) elapsed += " of " + status.time_limit;
   row("elapsed:", elapsed);
@@ -68,6 +74,11 @@ void print_status(const submit::SubmissionRecord& record, const submit::JobStatu
   if (!status.tasks.empty()) {
     fmt::print("tasks:\n");
     for (const auto& task : status.tasks) print_task(task);
+  }
+  // Nodes lost and how, who took their place, how long the job was down.
+  if (status.verdict && !status.verdict->timeline.empty()) {
+    fmt::print("timeline:\n");
+    for (const auto& event : status.verdict->timeline) fmt::print("  {}\n", event);
   }
   if (!status.failure_summary.empty()) fmt::print("failure:\n{}\n", status.failure_summary);
   else if (!status.failure.empty()) fmt::print("failure: {}\n", status.failure);

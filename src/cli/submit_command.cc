@@ -221,7 +221,8 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
   fmt::print(stderr, "dlaunch: following job {} (Ctrl-C stops following; scancel {} cancels it)\n",
              job_id, job_id);
   say_the_job_goes_on_when_stopped(job_id);
-  submit::JobEnd end = submit::follow_job(job_id, log);
+  submit::JobEnd end = submit::follow_job(job_id, log, request.submission_dir);
+  if (!end.note.empty()) fmt::print(stderr, "dlaunch: job {}: {}\n", job_id, end.note);
   fmt::print(stderr, "dlaunch: job {} ended {} with exit code {}\n", job_id, end.state, end.exit_code);
   // dlaunch status reads it once Slurm has forgotten the job (MinJobAge).
   std::string unsaved = submit::save_recorded_end(

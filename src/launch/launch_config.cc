@@ -340,6 +340,7 @@ void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
       throw util::InputError(fmt::format("{} must name a file, got an empty value", options.exit_code_file->source));
     config.exit_code_file = options.exit_code_file->value;
   }
+  if (options.end_job_after) config.end_job_after = parse_seconds(*options.end_job_after);
 }
 
 void resolve_forensics(LaunchConfig& config, const RunOptions& options) {

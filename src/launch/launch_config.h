@@ -90,6 +90,8 @@ struct LaunchConfig {
   int min_nodes = 1;        // default: the training size
   int node_fail_limit = 2;  // 0: never bench
   std::optional<std::string> exit_code_file;
+  // --end-job-after: nullopt: never cancels the Slurm job itself.
+  std::optional<std::chrono::milliseconds> end_job_after;
 
   // Hang forensics (docs/RELIABILITY.md, "Hangs and stacks"): node 0's values rule.
   std::chrono::milliseconds hang_timeout{0};  // 0: never hung

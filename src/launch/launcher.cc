@@ -4,6 +4,7 @@
 #include <csignal>
 #include <fmt/format.h>
 #include <memory>
+#include <poll.h>
 
 #include "process/console_report.h"
 #include "launch/escaped_processes.h"
@@ -24,6 +25,9 @@
 #include "util/atomic_file.h"
 #include "util/console.h"
 #include "util/ports.h"
+#include "util/socket.h"
+#include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace dlaunch::launch {
 namespace {
@@ -109,16 +113,59 @@ void print_timeline(const rendezvous::Verdict& verdict) {
   say(text);
 }
 
-// Node rank 0's launcher leaves the job's exit code where the Slurm job
-// script reads it (dlaunch submit --spare-nodes): srun's own code would be a
-// lost node's, not the job's.
-void write_exit_code(const LaunchConfig& config, int exit_code) {
+// The launcher that speaks for the job leaves the job's exit code where
+// the Slurm job script's step guard reads it (submit/step_guard.h): srun's
+// own code may be a lost node's, and srun may never end when that node
+// froze. A verdict made alone (node 0 lost) replaces none already there.
+void write_exit_code(const LaunchConfig& config, const rendezvous::Verdict& verdict) {
   if (!config.exit_code_file) return;
   try {
-    util::write_file_atomically(*config.exit_code_file, fmt::format("{}\n", exit_code));
+    std::string text = fmt::format("{}\n", verdict.exit_code);
+    if (verdict.decided_here) util::write_file_if_absent(*config.exit_code_file, text);
+    else util::write_file_atomically(*config.exit_code_file, text);
   } catch (const util::SystemError& error) {
     say(fmt::format("dlaunch: cannot write the exit code to {} (--exit-code-file): {}",
                     *config.exit_code_file, error.what()));
+  }
+}
+
+// In a Slurm batch job the batch script, on slot 0's host (the batch
+// host), ends the job once the verdict is in. When this launcher speaks for
+// the job from another host (it took the rendezvous over, or decided
+// alone), that host may be lost: frozen, cut off or powered off, its batch
+// script with it. Slurm then keeps the job RUNNING, holding every node,
+// until that host comes back (and then fails it) or the time limit. So it
+// gives the batch script --end-job-after to end the job; if this launcher
+// is still alive then (the job's end would have stopped it), it cancels the
+// job itself, the one way Slurm offers a job's owner to end it.
+void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environment& environment,
+                                process::SignalChannel& signals, const LogRoot& log_root, const std::string& host) {
+  auto job_id = environment.get("SLURM_JOB_ID");
+  if (!config.end_job_after || !job_id || config.topology.node_rank.value == 0) return;
+  auto deadline = util::Clock::now() + *config.end_job_after;
+  while (util::Clock::now() < deadline) {
+    pollfd fd{signals.fd(), POLLIN, 0};
+    ::poll(&fd, 1, util::millis_until(deadline));
+    while (auto signal = signals.next()) {
+      if (process::SignalChannel::stops_job(*signal)) return;  // the job ended: Slurm stops its steps
+    }
+  }
+  std::string why = fmt::format(
+      "job {} did not end within {} s of its verdict: its batch script runs on slot 0's host, which the "
+      "job lost, so it cannot end the job. The launcher on {} cancels the job (Slurm records CANCELLED; "
+      "the job's own verdict is in its log folder's result.json)",
+      *job_id, std::chrono::duration_cast<std::chrono::seconds>(*config.end_job_after).count(), host);
+  say("dlaunch: " + why);
+  if (!log_root.temporary()) {
+    if (auto error = note_slurm_end(log_root.path(), "cancelled by dlaunch: " + why); !error.empty())
+      say("dlaunch: " + error);
+  }
+  try {
+    auto cancel = util::run_captured({"scancel", *job_id});
+    if (cancel.exit_code != 0)
+      say(fmt::format("dlaunch: scancel {} failed: {}", *job_id, util::trim(cancel.err + cancel.out)));
+  } catch (const util::SystemError& error) {
+    say(fmt::format("dlaunch: cannot cancel job {}: {}", *job_id, error.what()));
   }
 }
 
@@ -157,6 +204,9 @@ rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environmen
   return coordinator.finish(outcome);
 }
 
+// A launcher the job left behind (rendezvous::Fenced) exits with this.
+constexpr int kFencedExitCode = 1;
+
 // Rounds of workers until the job succeeds, fails or runs out of restarts;
 // returns the job's exit code.
 int run_rounds(const LaunchConfig& config, const util::Environment& environment,
@@ -177,8 +227,16 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     const unsigned warnings_before = signals.received(config.preempt_signal);
     const std::optional<int> node_rank = world.node_rank_of(config.topology.node_rank.value);
     rendezvous::NodeOutcome outcome;
-    rendezvous::Verdict verdict = run_round(config, environment, coordinator, settings, signals, watchdog,
-                                            log_root, host, world, node_rank, outcome);
+    rendezvous::Verdict verdict;
+    try {
+      verdict = run_round(config, environment, coordinator, settings, signals, watchdog, log_root, host, world,
+                          node_rank, outcome);
+    } catch (const rendezvous::Fenced& fenced) {
+      // The job went on without this launcher: one line, and nothing of
+      // the job's is done here any more (no records, no take-over).
+      say(fmt::format("dlaunch: {}; exiting", fenced.what()));
+      return kFencedExitCode;
+    }
     // Slurm signals the workers too, and they may exit on the warning
     // before this launcher reads it: a warning read while waiting for the
     // verdict, or still pending, counts as well.
@@ -201,16 +259,20 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     }
     if (verdict.kind == rendezvous::Verdict::Kind::kFailed) report_failure(verdict, outcome, node_rank, speaks);
     if (speaks) print_timeline(verdict);
-    if (rank0) write_exit_code(config, verdict.exit_code);
+    // The job's records, from the launcher that speaks for it; not from a
+    // side of a split that stepped aside, where the job may go on.
+    const bool records = speaks && !verdict.stepped_aside;
+    if (records) write_exit_code(config, verdict);
     // For `dlaunch status` once the launchers are gone (launch/run_record.h).
-    if (speaks && !log_root.temporary()) {
+    if (records && !log_root.temporary()) {
       std::string summary =
           verdict.kind == rendezvous::Verdict::Kind::kFailed ? format_failure_summary(verdict, node_rank.value_or(-1)) : "";
-      if (auto error = write_run_result(log_root.path(), verdict, round, summary, started); !error.empty())
-        say("dlaunch: " + error);
+      RunResult result{verdict, round, summary, started, world.incarnation, host};
+      if (auto error = write_run_result(log_root.path(), result); !error.empty()) say("dlaunch: " + error);
     }
     if (log_root.temporary() && log_root.kept())
       say(fmt::format("dlaunch: worker logs are in {}", log_root.path()));
+    if (records) end_job_if_batch_host_lost(config, environment, signals, log_root, host);
     return verdict.exit_code;
   }
 }

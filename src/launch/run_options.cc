@@ -112,8 +112,12 @@ constexpr ValueOption kValueOptions[] = {
      "Bench a node whose workers fail first this many rounds in a row, when a spare can take its "
      "place (default 2; 0: never)"},
     {"exit-code-file", "", &RunOptions::exit_code_file, kOutput, "FILE",
-     "File node rank 0's launcher writes the job's exit code to when the job ends (dlaunch submit "
-     "uses it with spares)"},
+     "File the launcher that speaks for the job writes the job's exit code to as soon as its verdict "
+     "is in (dlaunch submit's job script ends the step by it)"},
+    {"end-job-after", "", &RunOptions::end_job_after, kReliability, "SECONDS",
+     "In a Slurm batch job: when the launcher that speaks for the job is not on the batch host "
+     "(slot 0's), it cancels the job this long after its verdict unless the batch script ended it "
+     "first (the batch host was lost); dlaunch submit sets it"},
     {"hang-timeout", "", &RunOptions::hang_timeout, kHangs, "SECONDS",
      "Seconds without progress on any rank (output, or a new step on $DLAUNCH_PROGRESS_FD) after "
      "which the job is hung: every worker's stack is captured and reported, then the job stops "

@@ -66,7 +66,8 @@ struct RunOptions {
   std::optional<Setting> spare_nodes;      // launchers beyond --nnodes that stand by
   std::optional<Setting> min_nodes;        // go on with fewer nodes, down to this, once no spare is left
   std::optional<Setting> node_fail_limit;  // bench a node whose workers fail first this often in a row
-  std::optional<Setting> exit_code_file;   // node 0 writes the job's exit code here
+  std::optional<Setting> exit_code_file;   // the launcher that speaks for the job writes its exit code here
+  std::optional<Setting> end_job_after;    // a Slurm batch job whose batch host was lost is cancelled this long after its verdict
   std::optional<Setting> hang_timeout;     // seconds without progress on any rank: the job is hung
   std::optional<Setting> straggler_lag;    // steps behind the median that make a rank a straggler
   std::optional<Setting> stack_timeout;    // seconds each stack tool may take per worker

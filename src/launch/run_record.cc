@@ -1,6 +1,7 @@
 #include "launch/run_record.h"
 
 #include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -29,24 +30,110 @@ std::string write_node_record(const std::string& log_root, const rendezvous::Wor
   const int first = world.rank_offset(node_rank);
   for (int local = 0; local < world.nproc_per_node[static_cast<std::size_t>(node_rank)]; ++local)
     ranks.push_back(first + local);
-  nlohmann::json document = {{"node_rank", node_rank}, {"host", host}, {"ranks", ranks}, {"round", world.round}};
+  nlohmann::json document = {{"node_rank", node_rank}, {"host", host}, {"ranks", ranks},
+                             {"round", world.round}, {"job", world.incarnation}};
+  if (static_cast<std::size_t>(node_rank) < world.node_slots.size())
+    document["slot"] = world.node_slots[static_cast<std::size_t>(node_rank)];
   return write_json(fmt::format("{}/attempt_{}/node{}.json", log_root, world.round, node_rank), document);
 }
 
-std::string write_run_result(const std::string& log_root, const rendezvous::Verdict& verdict, int round,
-                             const std::string& summary, const std::string& started) {
+std::string write_run_result(const std::string& log_root, const RunResult& result) {
+  const rendezvous::Verdict& verdict = result.verdict;
   nlohmann::json document = {
       {"exit_code", verdict.exit_code},
       {"state", verdict.kind == rendezvous::Verdict::Kind::kSucceeded ? "COMPLETED" : "FAILED"},
-      {"restarts", round},
+      {"restarts", result.round},
       {"failure", verdict.failure ? rendezvous::describe_failure(*verdict.failure) : ""},
       {"not_restarted", verdict.not_restarted},
-      {"failure_summary", summary},
+      {"failure_summary", result.summary},
       {"timeline", verdict.timeline},
-      {"started", started},
+      {"started", result.started},
       {"ended", util::local_time_now()},
+      {"job", result.incarnation},
+      {"written_by", result.host},
   };
-  return write_json(fmt::format("{}/{}", log_root, kRunResultFile), document);
+  const std::string path = fmt::format("{}/{}", log_root, kRunResultFile);
+  if (!verdict.decided_here) return write_json(path, document);
+  try {
+    std::filesystem::create_directories(log_root);
+    util::write_file_if_absent(path, document.dump(2) + "\n");
+    return "";
+  } catch (const std::exception& error) {
+    return fmt::format("cannot write {}: {}", path, error.what());
+  }
+}
+
+namespace {
+
+// The JSON document at PATH, or null when it is missing or unreadable.
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return nullptr;
+  auto document = nlohmann::json::parse(file, nullptr, false);
+  return document.is_discarded() || !document.is_object() ? nlohmann::json(nullptr) : document;
+}
+
+std::string text_field(const nlohmann::json& document, const char* name) {
+  auto found = document.find(name);
+  return found != document.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+bool of_job(const nlohmann::json& document, const std::string& incarnation) {
+  return document.is_object() && text_field(document, "job") == incarnation;
+}
+
+// The first round after PLACE's whose records name this job, and them.
+std::optional<std::pair<int, std::filesystem::path>> later_round(const std::string& log_root,
+                                                                 const rendezvous::LauncherPlace& place) {
+  std::error_code ignored;
+  for (int round = place.round + 1; round <= place.round + 64; ++round) {
+    std::filesystem::path folder = fmt::format("{}/attempt_{}", log_root, round);
+    if (!std::filesystem::is_directory(folder, ignored)) return std::nullopt;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ignored)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("node") && name.ends_with(".json") && of_job(read_json(entry.path().string()), place.incarnation))
+        return std::make_pair(round, folder);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string note_slurm_end(const std::string& log_root, const std::string& text) {
+  const std::string path = fmt::format("{}/{}", log_root, kRunResultFile);
+  nlohmann::json document = read_json(path);
+  if (!document.is_object()) return fmt::format("cannot add to {}: it is missing or unreadable", path);
+  document["slurm_end"] = text;
+  return write_json(path, document);
+}
+
+std::optional<std::string> job_moved_on(const std::string& log_root, const rendezvous::LauncherPlace& place) {
+  if (log_root.empty() || place.incarnation.empty()) return std::nullopt;
+  nlohmann::json result = read_json(fmt::format("{}/{}", log_root, kRunResultFile));
+  if (of_job(result, place.incarnation)) {
+    std::string by = text_field(result, "written_by");
+    auto code = result.find("exit_code");
+    return fmt::format("the job was decided while this launcher ({}) was unreachable: {} with exit code {}{}",
+                       place.host, text_field(result, "state"),
+                       code != result.end() && code->is_number_integer() ? code->get<int>() : 1,
+                       by.empty() ? "" : fmt::format(", by the launcher on {}", by));
+  }
+  auto later = later_round(log_root, place);
+  if (!later) return std::nullopt;
+  const auto& [round, folder] = *later;
+  if (place.node_rank) {
+    nlohmann::json successor = read_json((folder / fmt::format("node{}.json", *place.node_rank)).string());
+    std::string host = of_job(successor, place.incarnation) ? text_field(successor, "host") : "";
+    auto slot = successor.is_object() ? successor.find("slot") : successor.end();
+    bool another = slot != successor.end() && slot->is_number_integer() && slot->get<int>() != place.slot;
+    if (!host.empty() && another)
+      return fmt::format("this node ({}, node rank {}) was replaced by {} (slot {}) in round {} while it was "
+                         "unreachable",
+                         place.host, *place.node_rank, host, slot->get<int>(), round);
+  }
+  return fmt::format("the job went on to round {} without this launcher ({}) while it was unreachable", round,
+                     place.host);
 }
 
 }  // namespace dlaunch::launch

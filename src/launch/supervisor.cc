@@ -107,6 +107,7 @@ class RoundSupervisor {
   rendezvous::NodeOutcome run() {
     watch_event_sources();
     start_all_workers();
+    coordinator_.workers_started();
     coordinator_.watch_progress(&progress_);
     run_until_drained();
     coordinator_.watch_progress(nullptr);
@@ -423,6 +424,12 @@ class RoundSupervisor {
     // One stop request is all the round needs; a closed socket would keep
     // firing. Deadlines still call in, so heartbeats go on while workers stop.
     loop_.unwatch(coordinator_.event_fd());
+    // The job went on without this launcher: its workers are stale (their
+    // writes would race the new round's), so they are killed at once.
+    if (coordinator_.fenced()) {
+      if (!stopping_) remote_stop_ = *reason;
+      return begin_stop(SIGKILL);
+    }
     if (stopping_) return;
     remote_stop_ = *reason;
     begin_stop(SIGTERM);

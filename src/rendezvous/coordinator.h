@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,18 @@ struct ForensicsSettings {
 // The exit code of a job ended by --hang-timeout (as timeout(1)'s).
 inline constexpr int kHangExitCode = 124;
 
+// This launcher is out of the job: node 0 dropped it while it was frozen
+// or cut off and the job went on without it, or the job was decided
+// without it, or (on node 0) the others moved the rendezvous on while it
+// was frozen. Its workers are stale: they are killed at once, and it
+// exits without acting for the job again (no take-over, no verdict of its
+// own, none of the job's records). Thrown by finish() and stand_by(); the
+// message is the one line the launcher says.
+class Fenced : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Coordinator {
  public:
   virtual ~Coordinator() = default;
@@ -62,6 +75,14 @@ class Coordinator {
   // Returns why this node must stop its workers (the job failed elsewhere,
   // node 0 was lost or went silent), or nullopt.
   virtual std::optional<std::string> poll_stop_request() = 0;
+
+  // After poll_stop_request() returned a reason: this launcher is fenced
+  // (see Fenced), so its workers are killed at once rather than stopped.
+  virtual bool fenced() const { return false; }
+
+  // Every worker of this node's round has started (exec'd): node 0 counts
+  // the job's down time to the moment all nodes' have.
+  virtual void workers_started() {}
 
   // When poll_stop_request() is due even without an event (a heartbeat to
   // send, node 0's silence to notice); nullopt: never.

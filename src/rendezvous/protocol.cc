@@ -186,10 +186,10 @@ std::vector<net::Interface> read_interfaces(Reader& reader) {
 
 }  // namespace
 
-std::string encode_frame(MessageType type, std::string_view payload) {
+std::string encode_frame(MessageType type, std::string_view payload, std::uint32_t generation) {
   Writer writer;
   writer.u32(kMagic).u16(kVersion).u8(static_cast<std::uint8_t>(type));
-  writer.u32(static_cast<std::uint32_t>(payload.size()));
+  writer.u32(generation).u32(static_cast<std::uint32_t>(payload.size()));
   std::string frame = writer.take();
   frame.append(payload);
   return frame;
@@ -208,11 +208,12 @@ std::optional<Frame> FrameReader::next() {
         version, kVersion));
   std::uint8_t type = header.u8();
   if (type < 1 || type > kLastMessageType) throw ProtocolError(fmt::format("unknown message type {}", type));
+  std::uint32_t generation = header.u32();
   std::uint32_t length = header.u32();
   if (length > max_payload_)
     throw ProtocolError(fmt::format("message of {} bytes is too long (at most {} here)", length, max_payload_));
   if (buffer_.size() < kHeaderSize + length) return std::nullopt;
-  Frame frame{static_cast<MessageType>(type), buffer_.substr(kHeaderSize, length)};
+  Frame frame{static_cast<MessageType>(type), buffer_.substr(kHeaderSize, length), generation};
   buffer_.erase(0, kHeaderSize + length);
   return frame;
 }
@@ -302,7 +303,7 @@ std::string encode(const World& world) {
   Writer writer;
   writer.u32(static_cast<std::uint32_t>(world.round)).str(world.worker_master_addr);
   writer.u32(static_cast<std::uint32_t>(world.worker_master_port)).str(world.run_id);
-  writer.u32(static_cast<std::uint32_t>(world.heartbeat_timeout_ms));
+  writer.u32(static_cast<std::uint32_t>(world.heartbeat_timeout_ms)).str(world.incarnation);
   std::vector<std::pair<std::uint32_t, int>> runs;
   for (int nproc : world.nproc_per_node) {
     if (!runs.empty() && runs.back().second == nproc) ++runs.back().first;
@@ -327,6 +328,7 @@ World decode_world(std::string_view payload) {
   world.worker_master_port = static_cast<int>(reader.u32());
   world.run_id = reader.str();
   world.heartbeat_timeout_ms = static_cast<int>(reader.u32());
+  world.incarnation = reader.str();
   for (std::uint32_t i = reader.list_size(); i > 0; --i) {
     std::uint32_t count = reader.u32();
     std::uint32_t nproc = reader.u32();
@@ -400,6 +402,7 @@ std::string encode(const VerdictMessage& message) {
   write_optional_failure(writer, message.verdict.failure);
   writer.str(message.verdict.not_restarted);
   write_strings(writer, message.verdict.timeline);
+  writer.u8(message.verdict.stepped_aside ? 1 : 0);
   return writer.take();
 }
 
@@ -414,6 +417,7 @@ VerdictMessage decode_verdict(std::string_view payload) {
   message.verdict.failure = read_optional_failure(reader);
   message.verdict.not_restarted = reader.str();
   message.verdict.timeline = read_strings(reader);
+  message.verdict.stepped_aside = reader.u8() != 0;
   reader.finish();
   return message;
 }

@@ -1,8 +1,8 @@
 // The rendezvous wire format between launchers and node 0's service.
 //
-// Every frame: magic "DLRV", protocol version, a one-byte type, a payload
-// length, then the payload of big-endian integers and length-prefixed
-// strings. The magic and version let the service refuse stray or foreign
+// Every frame: magic "DLRV", protocol version, a one-byte type, the
+// sender's generation (the round it is in), a payload length, then the
+// payload of big-endian integers and length-prefixed strings. The magic and version let the service refuse stray or foreign
 // connections instead of misreading them; the length cap keeps a garbage
 // header from making it allocate without bound.
 //
@@ -39,8 +39,12 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 // 5: hang forensics (Progress, Capture, Stacks, StacksEnd; observers' Joins).
 // 6: network interfaces in the Join, reachability probes, the pre-start
 //    gate, each slot's interface in the World.
-inline constexpr std::uint16_t kVersion = 6;
-inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4;
+// 7: fencing: every frame carries its sender's generation (the round), the
+//    service tells a launcher it dropped why (Fenced), the World names the
+//    job's incarnation, a Verdict says when its side steps aside; launchers
+//    report their workers running (Started), for the job's down time.
+inline constexpr std::uint16_t kVersion = 7;
+inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // What a peer may send before it has proved itself: a Join is a few hundred
 // bytes, so a stranger cannot make node 0 buffer a megabyte per connection.
@@ -67,8 +71,10 @@ enum class MessageType : std::uint8_t {
   kProbeAck = 18,     // probed launcher -> prober: and I am slot T (its proof)
   kGate = 19,         // service -> launcher: run the pre-start gate's check as gate rank R
   kGateReport = 20,   // launcher -> service: how its gate check ended (its JSON line)
+  kFenced = 21,       // service -> launcher: you are out of the job (dropped while unreachable), stop now
+  kStarted = 22,      // launcher -> service: my workers of this generation run
 };
-inline constexpr std::uint8_t kLastMessageType = 20;
+inline constexpr std::uint8_t kLastMessageType = 22;
 
 // Bounds on what a launcher reports of its interfaces: a Join must stay
 // within kMaxHandshakePayload whatever the host has.
@@ -87,10 +93,15 @@ using ProtocolError = ::dlaunch::util::ProtocolError;
 struct Frame {
   MessageType type;
   std::string payload;
+  // The sender's generation: the round it is in (a launcher: the round it
+  // joined last; the service: the round it gathers or runs). Rounds only
+  // grow, across a take-over too, so a frame from a launcher or a service
+  // the job has left behind carries an older one.
+  std::uint32_t generation = 0;
 };
 
 // Encodes a frame for the wire.
-std::string encode_frame(MessageType type, std::string_view payload);
+std::string encode_frame(MessageType type, std::string_view payload, std::uint32_t generation = 0);
 
 // Accumulates bytes from a stream socket and yields whole frames.
 class FrameReader {
@@ -151,7 +162,7 @@ struct WelcomeMessage {
   std::uint32_t heartbeat_timeout_ms = 0;  // node 0's --heartbeat-timeout, which every node adopts
 };
 
-struct TextMessage {  // kAbort and kStop
+struct TextMessage {  // kAbort, kStop and kFenced
   std::uint32_t round = 0;
   std::string reason;
 };

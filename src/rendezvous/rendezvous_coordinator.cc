@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include "net/interfaces.h"
+#include "process/stall_watch.h"
 #include "rendezvous/gate_process.h"
 #include "rendezvous/probe_dialer.h"
 #include "rendezvous/probe_responder.h"
@@ -71,7 +72,8 @@ class RendezvousCoordinator : public Coordinator {
       : settings_(std::move(settings)),
         signals_(signals),
         dialer_(std::make_unique<ServiceDialer>(dial_settings(settings_), signals)),
-        heartbeat_timeout_(settings_.heartbeat_timeout) {
+        heartbeat_timeout_(settings_.heartbeat_timeout),
+        stall_(process::stall_threshold(settings_.heartbeat_timeout)) {
     start_probe_responder();
     if (settings_.node_rank == 0) start_service();
   }
@@ -82,8 +84,12 @@ class RendezvousCoordinator : public Coordinator {
     if (takeover_) joined = take_over(round, deadline);
     for (;;) {
       if (joined) joined = false;
-      else if (link_) send(MessageType::kJoin, rendezvous::encode(join_message(round, "")));
-      else connect(round, "", deadline);
+      else if (link_) {
+        link_->set_generation(static_cast<std::uint32_t>(round));
+        send(MessageType::kJoin, rendezvous::encode(join_message(round, "")));
+      } else {
+        connect(round, "", deadline);
+      }
       try {
         return await_world(round, deadline);
       } catch (const LinkLost& lost) {
@@ -115,17 +121,18 @@ class RendezvousCoordinator : public Coordinator {
   std::optional<util::Clock::time_point> next_deadline() const override {
     if (!link_ || lost_) return std::nullopt;
     auto due = std::min(link_->last_sent() + heartbeat_interval(heartbeat_timeout_),
-                        link_->last_heard() + heartbeat_timeout_);
+                        heard_since() + heartbeat_timeout_);
     if (reports_progress()) due = std::min(due, last_progress_sent_ + progress_interval());
     if (link_->has_backlog()) due = std::min(due, util::Clock::now() + kBacklogRetry);
     return due;
   }
 
   std::optional<std::string> poll_stop_request() override {
+    wake();
     if (!link_ || lost_) return std::nullopt;
     try {
       bool connected = link_->receive();
-      while (auto frame = link_->next()) {
+      while (auto frame = next_frame()) {
         if (frame->type == MessageType::kStop || frame->type == MessageType::kAbort)
           return rendezvous::decode_text(frame->payload).reason;
         if (frame->type == MessageType::kCapture) {
@@ -139,9 +146,17 @@ class RendezvousCoordinator : public Coordinator {
     } catch (const rendezvous::ProtocolError& error) {
       return mark_lost(malformed_message(error));
     } catch (const LinkLost& lost) {
+      // Fenced: the supervisor kills the workers at once (fenced()).
+      if (auto fenced = left_behind(lost.what())) return mark_lost(*fenced);
       return mark_lost(lost.what());
     }
     return std::nullopt;
+  }
+
+  bool fenced() const override { return fenced_reason_.has_value(); }
+
+  void workers_started() override {
+    if (link_ && !lost_) send(MessageType::kStarted, "");
   }
 
   void watch_progress(const ProgressSource* source) override {
@@ -180,6 +195,7 @@ class RendezvousCoordinator : public Coordinator {
         // A Stop that crossed our Outcome on the wire needs no action now.
       }
     } catch (const util::SystemError& error) {
+      if (auto fenced = left_behind(error.what())) throw Fenced(*fenced);
       if (can_take_over()) return take_over_verdict(error.what());
       return decide_alone(outcome, error.what());
     } catch (const util::Interrupted& interrupted) {
@@ -201,6 +217,7 @@ class RendezvousCoordinator : public Coordinator {
         if (static_cast<int>(message.round) == round_) return remember(message.verdict);
       }
     } catch (const util::SystemError& error) {
+      if (auto fenced = left_behind(error.what())) throw Fenced(*fenced);
       if (can_take_over()) return take_over_verdict(error.what());
       return decide_alone(idle, error.what());
     } catch (const util::Interrupted& interrupted) {
@@ -209,6 +226,13 @@ class RendezvousCoordinator : public Coordinator {
   }
 
  private:
+  // Node 0 lost, noticed by this launcher, which is to take over.
+  struct Takeover {
+    std::string why;                     // how node 0 was lost
+    util::Clock::time_point since;       // when this launcher noticed
+    util::Clock::time_point last_heard;  // node 0's last frame to this launcher
+  };
+
   // Told to stop while waiting for the verdict: the job ends for this node.
   Verdict interrupted_verdict(const NodeOutcome& outcome, const util::Interrupted& interrupted) const {
     Verdict verdict = decide_verdict(RoundEnd{{outcome}, outcome.failure, true, round_, 0});
@@ -268,7 +292,8 @@ class RendezvousCoordinator : public Coordinator {
     verdict.failure = lost;
     verdict.timeline = last_timeline_;
     verdict.decided_here = true;
-    takeover_ = Takeover{why, util::Clock::now()};
+    auto now = util::Clock::now();
+    takeover_ = Takeover{why, now, link_ ? link_->last_heard() : now};
     return verdict;
   }
 
@@ -288,7 +313,7 @@ class RendezvousCoordinator : public Coordinator {
       const bool here = slot == settings_.node_rank;
       const std::string address = here ? "127.0.0.1" : address_of(slot);
       if (address.empty()) continue;
-      if (here) host_taken_over_service(round, order, window, takeover.why);
+      if (here) host_taken_over_service(round, order, window, takeover);
       dial_service_at(address);
       try {
         auto window_end = takeover.since + window * static_cast<long>(i + 1);
@@ -321,7 +346,8 @@ class RendezvousCoordinator : public Coordinator {
   // This launcher is first in ORDER: it hosts the rendezvous from ROUND on,
   // where the others will dial it.
   void host_taken_over_service(int round, const std::vector<int>& order, milliseconds window,
-                               const std::string& why) {
+                               const Takeover& takeover) {
+    const std::string& why = takeover.why;
     rendezvous::ServerSettings server = server_settings();
     server.service_slot = settings_.node_rank;
     server.worker_master_addr = address_of(settings_.node_rank);
@@ -334,6 +360,8 @@ class RendezvousCoordinator : public Coordinator {
                            last_world_->benched_slots.end());
     server.gather_grace = window;
     server.timeline = last_timeline_;
+    server.incarnation = last_world_->incarnation;
+    server.lost_node0_last_heard = takeover.last_heard;
     std::string moved = fmt::format("node 0 was lost ({}); the rendezvous moves to {} ({}:{})", why,
                                     settings_.host, server.worker_master_addr, settings_.port);
     server.timeline.push_back(fmt::format("{} {}", util::local_time_now(), moved));
@@ -393,8 +421,9 @@ class RendezvousCoordinator : public Coordinator {
   // Dials node 0 and joins ROUND with PROBLEM (empty: none) in the handshake.
   void connect(int round, const std::string& problem, util::Clock::time_point deadline) {
     rendezvous::Dialed dialed = dialer_->dial(join_message(round, problem), deadline);
-    if (dialed.heartbeat_timeout.count() > 0) heartbeat_timeout_ = dialed.heartbeat_timeout;
+    if (dialed.heartbeat_timeout.count() > 0) adopt_heartbeat_timeout(dialed.heartbeat_timeout);
     link_.emplace(std::move(dialed.link));
+    link_->set_generation(static_cast<std::uint32_t>(round));
     lost_ = false;
     lost_reason_.clear();
     pending_.clear();
@@ -463,7 +492,8 @@ class RendezvousCoordinator : public Coordinator {
           "every node the same settings and the same dlaunch version",
           link_->address(), *mismatch));
     round_ = world.round;
-    heartbeat_timeout_ = milliseconds(world.heartbeat_timeout_ms);
+    link_->set_generation(static_cast<std::uint32_t>(world.round));
+    adopt_heartbeat_timeout(milliseconds(world.heartbeat_timeout_ms));
     last_world_ = world;
     return world;
   }
@@ -541,7 +571,7 @@ class RendezvousCoordinator : public Coordinator {
   void queue_frames_or_throw() {
     bool open = link_->receive();
     try {
-      while (auto frame = link_->next()) {
+      while (auto frame = next_frame()) {
         if (frame->type == MessageType::kAbort)
           throw util::SystemError(decode_or_lost(rendezvous::decode_text, *frame).reason);
         pending_.push_back(std::move(*frame));
@@ -565,6 +595,7 @@ class RendezvousCoordinator : public Coordinator {
     short events = static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0));
     pollfd fds[3] = {{link_->fd(), events, 0}, {signals_.fd(), POLLIN, 0}, {other, POLLIN, 0}};
     ::poll(fds, other >= 0 ? 3 : 2, util::millis_until(wake));
+    this->wake();
     if (fds[1].revents != 0) check_signals();
     return {(fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0, other >= 0 && fds[2].revents != 0};
   }
@@ -573,6 +604,71 @@ class RendezvousCoordinator : public Coordinator {
     while (auto signal = signals_.next()) {
       if (process::SignalChannel::stops_job(*signal)) throw util::Interrupted{*signal};
     }
+  }
+
+  // ---- fencing: this launcher left behind by the job
+
+  // Every wake of a loop that keeps the link (they never sleep past the
+  // next heartbeat): notes this launcher's own stalls.
+  void wake() { stall_.look(util::Clock::now()); }
+
+  // Node 0's silence counts from its last frame, or from this launcher's
+  // own last stall, whichever came later: across that stall every peer was
+  // silent for it at once (a whole job suspended and resumed goes on).
+  util::Clock::time_point heard_since() const { return std::max(link_->last_heard(), stall_.resumed()); }
+
+  void adopt_heartbeat_timeout(milliseconds timeout) {
+    heartbeat_timeout_ = timeout;
+    stall_.set_threshold(process::stall_threshold(timeout));
+  }
+
+  // The next frame from node 0, heartbeats aside. A Fenced frame (node 0
+  // dropped this launcher) and a frame of a generation older than this
+  // launcher's (a rendezvous the job has left behind) end the link.
+  std::optional<Frame> next_frame() {
+    auto frame = link_->next();
+    if (!frame) return frame;
+    if (frame->type == MessageType::kFenced) {
+      fenced_reason_ = decode_or_lost(rendezvous::decode_text, *frame).reason;
+      throw LinkLost(*fenced_reason_);
+    }
+    if (frame->generation < generation())
+      throw LinkLost(fmt::format("node 0 ({}) speaks for round {}, but this launcher is in round {}: a "
+                                 "rendezvous the job has left behind",
+                                 link_->address(), frame->generation, generation()));
+    return frame;
+  }
+
+  std::uint32_t generation() const { return static_cast<std::uint32_t>(round_); }
+
+  // Whether losing node 0 (WHY) means that the job left this launcher
+  // behind rather than that node 0 is gone: node 0 said so (Fenced); this
+  // launcher itself did not run for longer than node 0 waits for a silent
+  // node, so node 0 dropped it, not the other way round; or the job's
+  // records show a later round or the job's end. Then it must not take
+  // over or decide anything: returns the line it says as it stops.
+  std::optional<std::string> left_behind(const std::string& why) {
+    auto now = util::Clock::now();
+    if (!fenced_reason_) {
+      auto stall = stall_.recent(now, 2 * heartbeat_timeout_);
+      if (stall && stall->length >= heartbeat_timeout_ - heartbeat_interval(heartbeat_timeout_))
+        fenced_reason_ = fmt::format(
+            "this launcher ({}) did not run for {:.1f} s (its host froze or it was stopped), longer than "
+            "node 0 waits for a silent node ({} s, --heartbeat-timeout), so the job went on without it "
+            "({})",
+            settings_.host, std::chrono::duration<double>(stall->length).count(),
+            seconds_of(heartbeat_timeout_), why);
+    }
+    // The records say best what became of this node: who took its place.
+    if (auto moved = records_say_moved_on()) fenced_reason_ = *moved;
+    return fenced_reason_;
+  }
+
+  std::optional<std::string> records_say_moved_on() const {
+    if (!settings_.records_check || !last_world_ || last_world_->incarnation.empty()) return std::nullopt;
+    LauncherPlace place{last_world_->incarnation, round_, last_world_->node_rank_of(settings_.node_rank),
+                        settings_.node_rank, settings_.host};
+    return settings_.records_check(place);
   }
 
   // Remembers why node 0 is lost, for the verdict this node then makes alone.
@@ -592,13 +688,14 @@ class RendezvousCoordinator : public Coordinator {
   // Throws LinkLost when node 0 has been silent, or has not read, for the
   // heartbeat timeout.
   void keep_link() {
+    wake();
     auto now = util::Clock::now();
-    if (now - link_->last_heard() > heartbeat_timeout_)
+    if (now - heard_since() > heartbeat_timeout_)
       throw LinkLost(fmt::format("node 0 ({}:{}) sent nothing for {} s (--heartbeat-timeout): its host "
                                  "may be down, its network cut, or its launcher frozen",
                                  settings_.master_addr, settings_.port, seconds_of(heartbeat_timeout_)));
     if (!link_->flush()) throw LinkLost(lost_message());
-    if (link_->has_backlog() && now - link_->backlog_since() > heartbeat_timeout_)
+    if (link_->has_backlog() && now - std::max(link_->backlog_since(), stall_.resumed()) > heartbeat_timeout_)
       throw LinkLost(fmt::format("node 0 ({}:{}) read nothing from node {} for {} s "
                                  "(--heartbeat-timeout): its launcher is stuck or its network cut",
                                  settings_.master_addr, settings_.port, settings_.node_rank,
@@ -663,7 +760,7 @@ class RendezvousCoordinator : public Coordinator {
       }
       if (lost_) throw LinkLost(lost_message());
       try {
-        if (auto frame = link_->next()) return *frame;
+        if (auto frame = next_frame()) return *frame;
       } catch (const rendezvous::ProtocolError& error) {
         throw LinkLost(malformed_message(error));
       }
@@ -671,7 +768,7 @@ class RendezvousCoordinator : public Coordinator {
       if (deadline) wake = std::min(wake, *deadline);
       if (wait_for_link(wake).link && !link_->receive()) {
         try {
-          if (auto frame = link_->next()) return *frame;  // said its last word, then closed
+          if (auto frame = next_frame()) return *frame;  // said its last word, then closed
         } catch (const rendezvous::ProtocolError& error) {
           throw LinkLost(malformed_message(error));
         }
@@ -706,10 +803,6 @@ class RendezvousCoordinator : public Coordinator {
   // timeline: what a take-over of the rendezvous starts from.
   std::optional<World> last_world_;
   std::vector<std::string> last_timeline_;
-  struct Takeover {
-    std::string why;                // how node 0 was lost
-    util::Clock::time_point since;  // when this launcher noticed
-  };
   std::optional<Takeover> takeover_;
   std::unique_ptr<rendezvous::RendezvousServer> service_;
   std::vector<net::Interface> interfaces_;  // this host's, as every Join reports them
@@ -721,8 +814,10 @@ class RendezvousCoordinator : public Coordinator {
   std::vector<CaptureRequest> captures_;  // asked for by node 0, not yet taken by the supervisor
   bool lost_ = false;
   std::string lost_reason_;
+  std::optional<std::string> fenced_reason_;  // set once the job left this launcher behind
   int round_ = 0;
   milliseconds heartbeat_timeout_;
+  process::StallWatch stall_;  // this launcher's own stalls
 };
 
 }  // namespace

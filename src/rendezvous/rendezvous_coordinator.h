@@ -16,6 +16,22 @@
 
 namespace dlaunch::rendezvous {
 
+// Where a launcher stands in the job, for the job's shared records.
+struct LauncherPlace {
+  std::string incarnation;       // the job's (World::incarnation)
+  int round = 0;                 // the last round this launcher was in
+  std::optional<int> node_rank;  // its node rank in that round; nullopt: it stood by
+  int slot = 0;
+  std::string host;
+};
+
+// Asked by a launcher that lost node 0 before it acts for the job again
+// (takes the rendezvous over, decides alone): do the job's records (in the
+// shared log folder, launch/run_record.h) show that the job went on
+// without it, or was decided? Returns the one line that says so, or
+// nullopt. Must return within a few seconds, whatever the file system.
+using JobRecordsCheck = std::function<std::optional<std::string>(const LauncherPlace& place)>;
+
 struct RendezvousSettings {
   std::string master_addr;
   // Probe and choose each host's interface by reachability (node 0's).
@@ -52,6 +68,9 @@ struct RendezvousSettings {
   // How often a waiting launcher says so: node 0 naming whom it waits for,
   // the others while they cannot reach node 0 (rendezvous/waiting_status.h).
   WaitingSchedule waiting_lines;
+  // The job's records, read before a launcher that lost node 0 acts for
+  // the job again; null: none are kept (no shared log folder).
+  JobRecordsCheck records_check;
 };
 
 // On node 0, binds SETTINGS.port first (throws SystemError naming the port

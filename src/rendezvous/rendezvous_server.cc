@@ -18,6 +18,7 @@
 
 #include "forensics/saved_report.h"
 #include "process/event_loop.h"
+#include "process/stall_watch.h"
 #include "rendezvous/gate_verdict.h"
 #include "rendezvous/network_survey.h"
 #include "rendezvous/peer_connection.h"
@@ -93,7 +94,11 @@ std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
 class RendezvousServer::Loop {
  public:
   Loop(util::Fd listener, ServerSettings settings)
-      : listener_(std::move(listener)), settings_(std::move(settings)), events_(kEventsPerBatch) {
+      : listener_(std::move(listener)),
+        settings_(std::move(settings)),
+        events_(kEventsPerBatch),
+        stall_(process::stall_threshold(settings_.heartbeat_timeout)) {
+    if (settings_.incarnation.empty()) settings_.incarnation = generate_token().substr(0, 16);
     std::size_t open_files = util::raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
     max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
                                                : unproven_capacity(open_files, settings_.nnodes);
@@ -108,6 +113,7 @@ class RendezvousServer::Loop {
     timeline_ = settings_.timeline;
     if (taking_over()) {
       round_failed_at_ = now;  // node 0 was lost just now
+      round_fault_at_ = settings_.lost_node0_last_heard.value_or(now);
       events_.at(now + settings_.gather_grace, [this] {
         grace_passed_ = true;
         maybe_start_round();
@@ -220,6 +226,7 @@ class RendezvousServer::Loop {
 
   void accept_peers() {
     auto now = util::Clock::now();
+    wake(now);
     for (;;) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
@@ -284,6 +291,7 @@ class RendezvousServer::Loop {
   void on_event(Peer& peer, std::uint32_t events) {
     if (peer.closed) return;
     auto now = util::Clock::now();
+    wake(now);
     if ((events & EPOLLOUT) != 0 && !flush(peer, now)) return;
     if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) return;
     bool open = peer.connection.receive(now);
@@ -300,16 +308,32 @@ class RendezvousServer::Loop {
     if (!open && !peer.closed) on_disconnect(peer);
   }
 
+  // The round this service is in, which every frame it sends carries.
+  std::uint32_t generation() const { return static_cast<std::uint32_t>(round_); }
+
   void handle(Peer& peer, const Frame& frame) {
     if (!peer.authenticated) {
       // Only a Join may come first; it carries its own proof.
       if (frame.type != MessageType::kJoin) throw ProtocolError("a message before joining");
-      return on_join(peer, decode_join(frame.payload));
+      return on_join(peer, checked_join(frame, frame.payload));
     }
     std::string payload = peer.session.open(frame);
+    if (deposed_) {
+      if (frame.type == MessageType::kJoin) fence(peer, deposed_reason_);
+      return;
+    }
+    // What a launcher reports of a round is that round's only: a report of
+    // an earlier one (sent before the launcher heard the verdict, or by a
+    // launcher the job left behind) is stale, and dropped.
+    if (reports_on_a_round(frame.type) && frame.generation != generation()) return;
     switch (frame.type) {
-      case MessageType::kJoin: on_join(peer, decode_join(payload)); break;
+      case MessageType::kJoin: on_join(peer, checked_join(frame, payload)); break;
       case MessageType::kHeartbeat: decode_heartbeat(payload); break;
+      case MessageType::kStarted: {
+        decode_heartbeat(payload);  // empty, like a heartbeat
+        on_started(peer);
+        break;
+      }
       case MessageType::kFailure: on_failure(peer, decode_failure(payload)); break;
       case MessageType::kOutcome: on_outcome(peer, decode_outcome(payload)); break;
       case MessageType::kProgress: on_progress(peer, decode_progress(payload)); break;
@@ -318,6 +342,28 @@ class RendezvousServer::Loop {
       case MessageType::kGateReport: on_gate_report(peer, decode_gate_report(payload)); break;
       default: throw ProtocolError("a launcher sent a message only the service sends");
     }
+  }
+
+  static bool reports_on_a_round(MessageType type) {
+    switch (type) {
+      case MessageType::kFailure:
+      case MessageType::kOutcome:
+      case MessageType::kProgress:
+      case MessageType::kStacks:
+      case MessageType::kStarted:
+      case MessageType::kProbeReport:
+      case MessageType::kGateReport: return true;
+      default: return false;
+    }
+  }
+
+  // A Join's frame carries the round it joins as its generation.
+  static JoinMessage checked_join(const Frame& frame, std::string_view payload) {
+    JoinMessage join = decode_join(payload);
+    if (frame.generation != join.round)
+      throw ProtocolError(fmt::format("a Join for round {} in a frame of generation {}", join.round,
+                                      frame.generation));
+    return join;
   }
 
   // A stranger is refused; a node of the job that breaks the protocol
@@ -329,7 +375,7 @@ class RendezvousServer::Loop {
     std::string why = fmt::format("{} broke the rendezvous protocol: {}", name(peer), error.what());
     log(why);
     send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), error.what()}));
-    lose(peer, why);
+    lose(peer, why, util::Clock::now());
   }
 
   std::string describe(const Peer& peer) const {
@@ -391,6 +437,12 @@ class RendezvousServer::Loop {
                                 settings_.run_id, join.run_id));
     peer.host = join.host;
     if (phase_ == Phase::kDone && abort_reason_) return tell_abort(peer, rank);
+    // A launcher this service dropped while it was unreachable, come back
+    // with its old workers' round: the job went on without it.
+    if (auto dropped = dropped_.find(rank); dropped != dropped_.end() && join.round > 0)
+      return fence(peer, fmt::format("this launcher (slot {}) is out of the job: {}; the job is in round {} "
+                                     "without it",
+                                     rank, dropped->second, round_));
     if (auto problem = preflight_problem(join, rank)) return abort_job(*problem, &peer, rank);
     auto existing = launchers_.find(rank);
     if (existing != launchers_.end() && existing->second != &peer)
@@ -549,6 +601,7 @@ class RendezvousServer::Loop {
       }
     }
     world.heartbeat_timeout_ms = static_cast<int>(settings_.heartbeat_timeout.count());
+    world.incarnation = settings_.incarnation;
     for (int slot : roster.node_slots) world.nproc_per_node.push_back(nodes_[slot].nproc);
     world.node_slots = roster.node_slots;
     world.spare_slots = roster.spare_slots;
@@ -560,6 +613,7 @@ class RendezvousServer::Loop {
       if (slot >= 0 && slot < launcher_count()) world.addresses[static_cast<std::size_t>(slot)] = info.address;
     }
     record_roster_change(roster);
+    started_.clear();
     members_ = roster.node_slots;
     world_ = world;
     phase_ = Phase::kRunning;
@@ -796,13 +850,49 @@ class RendezvousServer::Loop {
       changes.push_back(fmt::format("the job goes on with {} of {} nodes (--min-nodes {})",
                                     roster.node_slots.size(), settings_.nnodes, min_nodes()));
     if (changes.empty()) return;
-    std::string line = fmt::format("round {}: {}; restart {}/{}", round_, fmt::join(changes, "; "), round_,
-                                   settings_.max_restarts);
-    if (round_failed_at_)
-      line += fmt::format("; the job was down {:.2f} s",
-                          std::chrono::duration<double>(util::Clock::now() - *round_failed_at_).count());
+    // Said once every worker of the round runs (on_started), with the time
+    // the job was down; or when the round ends before they all did.
+    replacement_line_ = fmt::format("round {}: {}; restart {}/{}", round_, fmt::join(changes, "; "), round_,
+                                    settings_.max_restarts);
+  }
+
+  // The replacement line, with how long the job was down: from the last
+  // sign of life of what failed (a lost node's last frame, a worker's
+  // exit) to every worker of this round running (ALL_RUNNING), and of it,
+  // how long the loss took to notice (--heartbeat-timeout for a node that
+  // went silent).
+  void say_replacement(std::optional<util::Clock::time_point> all_running) {
+    if (replacement_line_.empty()) return;
+    std::string line = std::move(replacement_line_);
+    replacement_line_.clear();
+    if (all_running && round_fault_at_) {
+      line += fmt::format("; the job was down {:.2f} s, from the last sign of life of what failed to every "
+                          "worker running again",
+                          seconds_between(*round_fault_at_, *all_running));
+      if (round_failed_at_ && seconds_between(*round_fault_at_, *round_failed_at_) >= 0.01)
+        line += fmt::format(" ({:.2f} s of it before the loss was noticed)",
+                            seconds_between(*round_fault_at_, *round_failed_at_));
+    } else if (!all_running) {
+      line += "; not every worker of the round started, so no down time is known";
+    }
+    round_fault_at_.reset();
     log(line);
     add_to_timeline(line);
+  }
+
+  static double seconds_between(util::Clock::time_point from, util::Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  }
+
+  void note_fault(util::Clock::time_point last_alive) {
+    if (!round_fault_at_ || last_alive < *round_fault_at_) round_fault_at_ = last_alive;
+  }
+
+  // A launcher's workers of this round all run.
+  void on_started(Peer& peer) {
+    if (phase_ != Phase::kRunning || !member_rank(peer.slot)) return;
+    started_.insert(peer.slot);
+    if (started_.size() == members_.size()) say_replacement(util::Clock::now());
   }
 
   void add_to_timeline(const std::string& event) {
@@ -820,6 +910,7 @@ class RendezvousServer::Loop {
     if (first_failure_) return;
     first_failure_ = failure;
     round_failed_at_ = util::Clock::now();
+    note_fault(*round_failed_at_);
     std::string reason = failure.node_rank < 0 ? describe_failure(failure)  // a hang: the job's, no node's
                                                : fmt::format("the job failed on node {}: {}", failure.node_rank,
                                                              describe_failure(failure));
@@ -844,16 +935,87 @@ class RendezvousServer::Loop {
   }
 
   void on_disconnect(Peer& peer) {
-    lose(peer, fmt::format("lost contact with the launcher of {}: it exited or was killed", name(peer)));
+    lose(peer, fmt::format("lost contact with the launcher of {}: it exited or was killed", name(peer)),
+         util::Clock::now());
+  }
+
+  // ---- fencing: a launcher dropped while unreachable, a service that was
+
+  // Every wake of the service's loop: a long gap between two means this
+  // launcher (and its service) did not run. Silence is then counted from
+  // here, and links that close right after are judged against it.
+  void wake(util::Clock::time_point now) {
+    auto stalled = stall_.look(now);
+    if (!stalled || phase_ == Phase::kDone) return;
+    log(fmt::format("node 0's launcher did not run for {:.1f} s (its host froze or it was stopped); the "
+                    "other launchers' silence counts from now",
+                    std::chrono::duration<double>(*stalled).count()));
+  }
+
+  // True when a stall of this service just ended that was long enough for
+  // the other launchers to count node 0 lost meanwhile.
+  bool just_resumed_from_a_long_stall(util::Clock::time_point now) const {
+    auto stall = stall_.recent(now, 2 * settings_.heartbeat_timeout);
+    return stall && stall->length >= settings_.heartbeat_timeout - heartbeat_interval(settings_.heartbeat_timeout);
+  }
+
+  // A launcher gone silent may be frozen or cut off rather than gone, and
+  // come back: it is told, before its connection closes, that the job goes
+  // on without it (a launcher stops at once when it reads this), and a
+  // later Join of its is refused.
+  void lose_silent(Peer& peer, const std::string& description) {
+    if (peer.slot >= 0) {
+      dropped_[peer.slot] = fmt::format("node 0 dropped it in round {}: {}", round_, description);
+      send(peer, MessageType::kFenced,
+           encode(TextMessage{static_cast<std::uint32_t>(round_),
+                              fmt::format("node 0 dropped this launcher in round {} ({}); the job goes on "
+                                          "without it",
+                                          round_, description)}));
+    }
+    lose(peer, description, peer.connection.last_heard());
+  }
+
+  // This service did not run for a while, and meanwhile every other
+  // launcher left it: they counted node 0 lost and moved the rendezvous on
+  // (a take-over) or decided the job without it. Whatever it would decide
+  // now is stale: it decides nothing, tells its own launcher to stop at
+  // once, and refuses everyone from here on.
+  void depose(util::Clock::time_point now) {
+    deposed_ = true;
+    auto stall = stall_.recent(now, 2 * settings_.heartbeat_timeout);
+    std::string reason = fmt::format(
+        "node 0's launcher did not run for {:.1f} s (its host froze or it was stopped), and every "
+        "other launcher left it meanwhile: the job went on without it in a later round, or ended",
+        stall ? std::chrono::duration<double>(stall->length).count() : 0.0);
+    deposed_reason_ = reason;
+    log(reason + "; this node decides nothing and stops");
+    add_to_timeline(reason);
+    phase_ = Phase::kDone;
+    for (auto& [slot, peer] : launchers_snapshot()) fence(*peer, reason);
+  }
+
+  void fence(Peer& peer, const std::string& reason) {
+    send(peer, MessageType::kFenced, encode(TextMessage{static_cast<std::uint32_t>(round_), reason}));
+  }
+
+  bool only_own_launcher_left() const {
+    for (const auto& [slot, peer] : launchers_) {
+      if (slot != settings_.service_slot) return false;
+    }
+    return true;
   }
 
   // PEER's node is gone (closed, silent, or not reading): in a running
-  // round that is the job's failure.
-  void lose(Peer& peer, const std::string& description) {
+  // round that is the job's failure. LAST_ALIVE: its last sign of life,
+  // where the job's down time counts from.
+  void lose(Peer& peer, const std::string& description, util::Clock::time_point last_alive) {
     int slot = peer.slot;
     auto rank = member_rank(slot);
     close(peer);
     if (slot < 0 || phase_ == Phase::kDone) return;
+    auto now = util::Clock::now();
+    if (slot != settings_.service_slot && just_resumed_from_a_long_stall(now) && only_own_launcher_left())
+      return depose(now);
     if (pre_round_ == PreRound::kProbing) {
       survey_.forget(slot);
       if (survey_.complete()) events_.at(util::Clock::now(), [this] {
@@ -877,6 +1039,7 @@ class RendezvousServer::Loop {
     lost.description = description;
     log(lost.description);
     add_to_timeline(description);
+    note_fault(last_alive);
     record_failure(lost, &peer);
     NodeOutcome outcome;
     outcome.failure = lost;
@@ -887,6 +1050,7 @@ class RendezvousServer::Loop {
 
   void decide() {
     hang_watch_.reset();
+    say_replacement(std::nullopt);
     bool benched = bench_repeat_failer();
     RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.max_restarts};
     for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
@@ -894,14 +1058,20 @@ class RendezvousServer::Loop {
     end.min_nodes = min_nodes();
     // Launchers gone silent may live on the other side of a cut: this side
     // goes on only with more than half of those it had.
+    // When that rule alone stops a job that would go on, this side steps
+    // aside: the other side may carry the job on, so the launchers here
+    // write none of its records (Verdict::stepped_aside).
     bool minority = silent_losses_ > 0 && 2 * end.nodes_left <= end.nodes_left + silent_losses_;
-    if (minority) end.nodes_left = 0;
     Verdict verdict = decide_verdict(end);
-    if (minority && verdict.kind == Verdict::Kind::kFailed && !verdict.not_restarted.empty())
+    if (minority && verdict.kind == Verdict::Kind::kRestart) {
+      end.nodes_left = 0;
+      verdict = decide_verdict(end);
+      verdict.stepped_aside = true;
       verdict.not_restarted = fmt::format(
           "{} launcher(s) went silent at once and only {} remain here: this node may be the one cut "
           "off, so it stops and leaves the job to the others",
           silent_losses_, candidates_left());
+    }
     if (!verdict.not_restarted.empty()) {
       log(verdict.not_restarted);
       add_to_timeline(verdict.not_restarted);
@@ -1104,6 +1274,8 @@ class RendezvousServer::Loop {
   }
 
   void on_tick(util::Clock::time_point now) {
+    wake(now);
+    if (phase_ == Phase::kDone && deposed_) return;
     check_forensics(now);
     bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
@@ -1111,7 +1283,7 @@ class RendezvousServer::Loop {
       if (peer->closed) continue;
       if (expired(*peer, now)) continue;
       if (beat && peer->authenticated)
-        send_frame(*peer, peer->session.frame(MessageType::kHeartbeat, ""), now);
+        send_frame(*peer, peer->session.frame(MessageType::kHeartbeat, "", generation()), now);
     }
   }
 
@@ -1128,18 +1300,22 @@ class RendezvousServer::Loop {
     }
     auto limit = settings_.heartbeat_timeout;
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
-    if (now - peer.connection.last_heard() > limit) {
+    // Silence is counted while this service ran: across its own stall every
+    // peer was silent for it at once (a whole job suspended and resumed).
+    const auto heard = std::max(peer.connection.last_heard(), stall_.resumed());
+    if (now - heard > limit) {
       ++silent_losses_;
-      lose(peer, fmt::format("{} sent nothing for {} s (--heartbeat-timeout): its host may "
-                             "be down, its network cut, or its launcher frozen",
-                             name(peer), seconds));
+      lose_silent(peer, fmt::format("{} sent nothing for {} s (--heartbeat-timeout): its host may "
+                                    "be down, its network cut, or its launcher frozen",
+                                    name(peer), seconds));
       return true;
     }
-    if (peer.connection.has_backlog() && now - peer.connection.backlog_since() > limit) {
+    if (peer.connection.has_backlog() &&
+        now - std::max(peer.connection.backlog_since(), stall_.resumed()) > limit) {
       ++silent_losses_;
-      lose(peer, fmt::format("{} read nothing from node 0 for {} s (--heartbeat-timeout): "
-                             "its launcher is stuck or its network cut",
-                             name(peer), seconds));
+      lose_silent(peer, fmt::format("{} read nothing from node 0 for {} s (--heartbeat-timeout): "
+                                    "its launcher is stuck or its network cut",
+                                    name(peer), seconds));
       return true;
     }
     return false;
@@ -1152,7 +1328,7 @@ class RendezvousServer::Loop {
     auto now = util::Clock::now();
     for (auto& [slot, peer] : launchers_snapshot()) {
       if (members_only && !member_rank(slot)) continue;
-      if (peer != except && !peer->closed) send_frame(*peer, peer->session.frame(type, payload), now);
+      if (peer != except && !peer->closed) send_frame(*peer, peer->session.frame(type, payload, generation()), now);
     }
   }
 
@@ -1164,7 +1340,7 @@ class RendezvousServer::Loop {
 
   void send(Peer& peer, MessageType type, const std::string& payload) {
     if (peer.closed) return;
-    send_frame(peer, peer.session.frame(type, payload), util::Clock::now());
+    send_frame(peer, peer.session.frame(type, payload, generation()), util::Clock::now());
   }
 
   void send_frame(Peer& peer, const std::string& frame, util::Clock::time_point now) {
@@ -1254,6 +1430,15 @@ class RendezvousServer::Loop {
   std::set<int> benched_;
   std::map<int, int> failure_streaks_;  // by slot: rounds in a row its node failed first
   std::optional<util::Clock::time_point> round_failed_at_;
+  // The last sign of life of what made this round fail (or the last one,
+  // until its replacement line is said): where the job's down time starts.
+  std::optional<util::Clock::time_point> round_fault_at_;
+  std::string replacement_line_;  // said once the round's workers run
+  std::set<int> started_;         // the slots whose workers of this round run
+  process::StallWatch stall_;     // this service's own stalls
+  std::map<int, std::string> dropped_;  // slots dropped for silence, and why
+  bool deposed_ = false;          // the job went on without this service
+  std::string deposed_reason_;
   std::vector<std::string> timeline_;   // every verdict carries it
   std::map<int, NodeInfo> nodes_;
   std::map<int, std::string> refused_ranks_;

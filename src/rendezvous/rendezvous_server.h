@@ -71,6 +71,12 @@ struct ServerSettings {
   std::vector<int> expected;
   std::chrono::milliseconds gather_grace{0};
   std::vector<std::string> timeline;
+  // A take-over: when node 0 last showed life to the launcher taking over
+  // (its last frame), where the job's down time counts from.
+  std::optional<std::chrono::steady_clock::time_point> lost_node0_last_heard;
+  // The job's incarnation (World::incarnation): round 0's service makes
+  // one up when this is empty; a take-over keeps the last World's.
+  std::string incarnation;
   std::string run_id;
   std::string worker_master_addr;  // MASTER_ADDR the workers will get
   // Probe and choose each host's interface before a round with new hosts.

@@ -43,6 +43,8 @@ const char* type_name(MessageType type) {
     case MessageType::kProbeAck: return "a ProbeAck";
     case MessageType::kGate: return "a Gate";
     case MessageType::kGateReport: return "a GateReport";
+    case MessageType::kFenced: return "a Fenced";
+    case MessageType::kStarted: return "a Started";
   }
   return "a message";
 }
@@ -272,7 +274,7 @@ void ServiceDialer::send_join(PeerConnection& connection, JoinMessage join, cons
                               const std::string& nonce) {
   join.nonce = nonce;
   if (settings_.token) join.proof = join_proof(*settings_.token, challenge, nonce, signed_part(join));
-  connection.send(encode_frame(MessageType::kJoin, encode(join)), util::Clock::now());
+  connection.send(encode_frame(MessageType::kJoin, encode(join), join.round), util::Clock::now());
 }
 
 ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection,

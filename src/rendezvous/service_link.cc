@@ -10,7 +10,7 @@ ServiceLink::ServiceLink(PeerConnection connection, Session session, std::string
 
 bool ServiceLink::send(MessageType type, std::string_view payload) {
   last_sent_ = util::Clock::now();
-  return connection_.send(session_.frame(type, payload), last_sent_);
+  return connection_.send(session_.frame(type, payload, generation_), last_sent_);
 }
 
 std::optional<Frame> ServiceLink::next() {

@@ -24,9 +24,11 @@ class ServiceLink {
   int fd() const { return connection_.fd(); }
   const std::string& address() const { return address_; }
 
-  // Queues a frame of TYPE and writes what the socket takes now. False when
-  // the connection failed.
+  // Queues a frame of TYPE and writes what the socket takes now, in this
+  // launcher's generation. False when the connection failed.
   bool send(MessageType type, std::string_view payload);
+  // The round this launcher is in: every frame it sends carries it.
+  void set_generation(std::uint32_t generation) { generation_ = generation; }
   // Writes queued bytes. False when the connection failed.
   bool flush() { return connection_.flush(util::Clock::now()); }
   bool has_backlog() const { return connection_.has_backlog(); }
@@ -49,6 +51,7 @@ class ServiceLink {
   Session session_;
   std::string address_;
   util::Clock::time_point last_sent_;
+  std::uint32_t generation_ = 0;
 };
 
 }  // namespace dlaunch::rendezvous

@@ -28,20 +28,21 @@ Session::Session(std::string_view token, std::string_view service_nonce,
 }
 
 std::string Session::tag(const std::string& key, std::uint64_t counter, MessageType type,
-                         std::string_view payload) const {
+                         std::uint32_t generation, std::string_view payload) const {
   std::string data;
-  data.reserve(9 + payload.size());
+  data.reserve(13 + payload.size());
   for (int shift = 56; shift >= 0; shift -= 8) data.push_back(static_cast<char>(counter >> shift));
   data.push_back(static_cast<char>(type));
+  for (int shift = 24; shift >= 0; shift -= 8) data.push_back(static_cast<char>(generation >> shift));
   data.append(payload);
   return hmac_sha256(key, data);
 }
 
-std::string Session::frame(MessageType type, std::string_view payload) {
-  if (!sealed()) return encode_frame(type, payload);
+std::string Session::frame(MessageType type, std::string_view payload, std::uint32_t generation) {
+  if (!sealed()) return encode_frame(type, payload, generation);
   std::string sealed_payload(payload);
-  sealed_payload.append(tag(send_key_, sent_++, type, payload));
-  return encode_frame(type, sealed_payload);
+  sealed_payload.append(tag(send_key_, sent_++, type, generation, payload));
+  return encode_frame(type, sealed_payload, generation);
 }
 
 std::string Session::open(const Frame& frame) {
@@ -51,7 +52,7 @@ std::string Session::open(const Frame& frame) {
   std::string_view payload(frame.payload);
   std::string_view given = payload.substr(payload.size() - kTagSize);
   payload.remove_suffix(kTagSize);
-  if (!proofs_match(tag(receive_key_, received_, frame.type, payload), given))
+  if (!proofs_match(tag(receive_key_, received_, frame.type, frame.generation, payload), given))
     throw ProtocolError("a message failed authentication (forged, altered or replayed: the peer does "
                         "not hold the job's token)");
   ++received_;

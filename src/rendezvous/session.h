@@ -37,15 +37,16 @@ class Session {
 
   bool sealed() const { return !send_key_.empty(); }
 
-  // The whole frame of TYPE carrying PAYLOAD, tagged when sealed.
-  std::string frame(MessageType type, std::string_view payload);
+  // The whole frame of TYPE carrying PAYLOAD in GENERATION (the sender's
+  // round), tagged when sealed: the tag covers the generation too.
+  std::string frame(MessageType type, std::string_view payload, std::uint32_t generation = 0);
   // FRAME's payload, its tag checked and removed when sealed. Throws
   // ProtocolError when the tag is missing or does not match (a frame
   // forged, altered, replayed or out of order).
   std::string open(const Frame& frame);
 
  private:
-  std::string tag(const std::string& key, std::uint64_t counter, MessageType type,
+  std::string tag(const std::string& key, std::uint64_t counter, MessageType type, std::uint32_t generation,
                   std::string_view payload) const;
 
   std::string send_key_;

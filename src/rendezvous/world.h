@@ -31,6 +31,10 @@ struct World {
   int worker_master_port = 0;         // MASTER_PORT, chosen by node 0
   std::string run_id;
   int heartbeat_timeout_ms = 0;       // node 0's --heartbeat-timeout, adopted by every node
+  // Random, chosen by round 0's service and kept by a take-over: tells this
+  // job's records in the log folder from an earlier run's in the same folder
+  // (a fenced launcher reads them, launch/run_record.h).
+  std::string incarnation;
 
   int nnodes() const { return static_cast<int>(nproc_per_node.size()); }
   int world_size() const;
@@ -78,6 +82,11 @@ struct Verdict {
   // its place, a node benched, how long the job was down): node 0's
   // service keeps it and every verdict carries it, for the summary.
   std::vector<std::string> timeline;
+  // Node 0's service ended the job on its side of a network split because
+  // it kept too few launchers: the job may go on on the other side, so the
+  // launchers here write none of the job's records (its exit code, its
+  // result). On the wire.
+  bool stepped_aside = false;
   // This launcher made the verdict alone, without node 0's service: it lost
   // node 0, or was told to stop while waiting for the verdict. Nobody else
   // then speaks for this node (launch/report_duty.h). Never on the wire.

@@ -124,18 +124,43 @@ std::string exit_code_file(const JobRequest& request) {
   return request.submission_dir + "/" + kExitCodeFileName;
 }
 
-// When the job outlives a node srun fails when a lost node's task did (killed, its node
-// gone) although the job went on without it: the job ends with the code
-// node rank 0's launcher wrote, srun's only when there is none.
-std::string exit_code_lines(const std::string& quoted_file, const std::string& after_step = "") {
-  std::string text = "status=$?\n" + after_step;
-  text += "# With spare nodes, srun's code may be a lost node's: the job's is dlaunch's verdict.\n";
-  text += fmt::format("if [ -s {0} ]; then status=$(cat {0}); fi\n", quoted_file);
-  text += "exit \"$status\"\n";
-  return text;
+// The most dlaunch run takes for a number of seconds (launch_config.cc).
+constexpr std::int64_t kMaxLauncherSeconds = 7 * 24 * 3600;
+
+// The --shutdown-timeout the launchers will use. Throws InputError for one
+// they would refuse, which would otherwise overflow srun's --wait here
+// ("--run-arg=--shutdown-timeout=99999999999") and fail only on the nodes.
+int shutdown_seconds(const std::vector<std::string>& run_args) {
+  auto value = launch::run_option_value(run_args, "--shutdown-timeout");
+  if (!value) return static_cast<int>(launch::kDefaultShutdownTimeout.count());
+  auto seconds = util::parse_int(*value);
+  if (!seconds || *seconds < 0 || *seconds > kMaxLauncherSeconds)
+    throw util::InputError(fmt::format(
+        "dlaunch run --shutdown-timeout '{}' (from shutdown-timeout or --run-arg) must be a whole "
+        "number of seconds from 0 to {}, as dlaunch run takes it on the nodes; e.g. "
+        "--shutdown-timeout 60",
+        *value, kMaxLauncherSeconds));
+  return static_cast<int>(*seconds);
 }
 
-std::vector<std::string> node_program(const JobRequest& request) {
+// How long the step guard gives srun to end by itself once the verdict is
+// in: the launchers that remain exit right after it (their workers had
+// stopped before it was decided), so a few seconds, and a shutdown's worth
+// for a launcher still stopping.
+int step_grace_seconds(const JobRequest& request) {
+  return shutdown_seconds(request.run_args) + kStepGraceMarginSeconds;
+}
+
+// Where the launchers run: a batch job's step, or --srun's in the foreground.
+enum class StepKind { kBatch, kForeground };
+
+// A launcher that speaks for the job from another host than the batch
+// script's waits this long after the verdict before it cancels the job
+// itself (launch/launcher.cc): the step guard's grace, and time for the
+// job's end, which stops it, to reach it.
+int end_job_after_seconds(const JobRequest& request) { return step_grace_seconds(request) + 10; }
+
+std::vector<std::string> node_program(const JobRequest& request, StepKind step) {
   std::vector<std::string> program{request.dlaunch_path};
   if (request.launch == LaunchMode::kTask) {
     program.push_back("exec");
@@ -146,7 +171,12 @@ std::vector<std::string> node_program(const JobRequest& request) {
     // The step has nodes + spares nodes: --nnodes tells the launchers how
     // many train, and the rest stand by.
     if (request.spare_nodes > 0) program.insert(program.end(), {"--nnodes", std::to_string(request.nodes)});
-    if (request.outlives_a_node()) program.insert(program.end(), {"--exit-code-file", exit_code_file(request)});
+    // The job's verdict, for the step guard (step_guard.h) and the job's exit code.
+    program.insert(program.end(), {"--exit-code-file", exit_code_file(request)});
+    // In a batch job the guard runs on the batch host, which the job may
+    // lose; with --srun it runs here.
+    if (step == StepKind::kBatch)
+      program.insert(program.end(), {"--end-job-after", std::to_string(end_job_after_seconds(request))});
   }
   program.insert(program.end(), request.run_args.begin(), request.run_args.end());
   program.push_back("--");
@@ -166,25 +196,6 @@ std::vector<std::string> node_program(const JobRequest& request) {
 void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& request) {
   if (request.launch == LaunchMode::kTask) srun.push_back("--kill-on-bad-exit=1");
   if (request.outlives_a_node()) srun.insert(srun.end(), {"--no-kill", "--kill-on-bad-exit=0"});
-}
-
-// The most dlaunch run takes for a number of seconds (launch_config.cc).
-constexpr std::int64_t kMaxLauncherSeconds = 7 * 24 * 3600;
-
-// The --shutdown-timeout the launchers will use. Throws InputError for one
-// they would refuse, which would otherwise overflow srun's --wait here
-// ("--run-arg=--shutdown-timeout=99999999999") and fail only on the nodes.
-int shutdown_seconds(const std::vector<std::string>& run_args) {
-  auto value = launch::run_option_value(run_args, "--shutdown-timeout");
-  if (!value) return static_cast<int>(launch::kDefaultShutdownTimeout.count());
-  auto seconds = util::parse_int(*value);
-  if (!seconds || *seconds < 0 || *seconds > kMaxLauncherSeconds)
-    throw util::InputError(fmt::format(
-        "dlaunch run --shutdown-timeout '{}' (from shutdown-timeout or --run-arg) must be a whole "
-        "number of seconds from 0 to {}, as dlaunch run takes it on the nodes; e.g. "
-        "--shutdown-timeout 60",
-        *value, kMaxLauncherSeconds));
-  return static_cast<int>(*seconds);
 }
 
 // In node mode the launchers end together, within one shutdown of each
@@ -252,14 +263,18 @@ std::string script_step_line(const JobRequest& request) {
   std::vector<std::string> words = srun_step_command(request);
   // node_program()'s words come last: srun's options and the --srun-args,
   // which may hold anything, come before its --log-dir.
-  const std::size_t program_at = words.size() - node_program(request).size();
+  const std::size_t program_at = words.size() - node_program(request, StepKind::kBatch).size();
   std::map<std::size_t, std::string> shell_text;
   if (request.launch == LaunchMode::kNode) {
     shell_text[value_of(words, program_at, "--log-dir")] = "\"$log_dir\"";
-    if (request.array && request.outlives_a_node())
+    if (request.array)
       shell_text[value_of(words, program_at, "--exit-code-file")] = run_folder_word(request, kExitCodeFileName);
   }
   std::string line;
+  // The step guard's FILE word is the script's: an array task's is in its folder.
+  if (request.launch == LaunchMode::kNode)
+    line = fmt::format("{} __run-step {} {} --", util::shell_join({request.dlaunch_path}),
+                       run_folder_word(request, kExitCodeFileName), step_grace_seconds(request));
   for (std::size_t i = 0; i < words.size(); ++i) {
     if (!line.empty()) line += ' ';
     auto given = shell_text.find(i);
@@ -506,7 +521,7 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
   add_straggler_wait(srun, request);
   if (request.resv_ports) srun.push_back("--resv-ports=1");
   srun.insert(srun.end(), request.srun_args.begin(), request.srun_args.end());
-  auto program = node_program(request);
+  auto program = node_program(request, StepKind::kBatch);
   srun.insert(srun.end(), program.begin(), program.end());
   return srun;
 }
@@ -529,28 +544,24 @@ std::string job_script(const JobRequest& request) {
   script += log_dir_lines(request);
   if (request.token_file) script += token_lines(*request.token_file);
   script += setup_text(request);
-  if (!request.outlives_a_node()) {
-    script += script_step_line(request) + "\n";
-    if (request.gate) script += "status=$?\n" + benched_hosts_lines(request) + "exit \"$status\"\n";
-    return script;
-  }
-  const std::string file = run_folder_word(request, kExitCodeFileName);
-  script += fmt::format("rm -f {}\n", file);
+  script += "# The step ends when srun does, or shortly after the job's verdict is in: a lost\n";
+  script += "# node's task (frozen, cut off, powered off) never reports to srun.\n";
   script += script_step_line(request) + "\n";
-  script += exit_code_lines(file, benched_hosts_lines(request));
+  if (request.gate) script += "status=$?\n" + benched_hosts_lines(request) + "exit \"$status\"\n";
   return script;
 }
 
 std::vector<std::string> foreground_command(const JobRequest& request) {
-  std::vector<std::string> srun = srun_job_command(request);
-  if (!request.outlives_a_node() && request.setup_lines.empty()) return srun;
-  // The setup lines run here, in the bash that then starts srun, which
-  // passes the environment they leave on to the step.
-  const std::string setup = setup_text(request);
-  if (!request.outlives_a_node()) return {"/bin/bash", "-c", setup + "exec " + util::shell_join(srun)};
-  const std::string file = util::shell_join({exit_code_file(request)});
-  return {"/bin/bash", "-c",
-          setup + fmt::format("rm -f {}\n{}\n{}", file, util::shell_join(srun), exit_code_lines(file))};
+  std::vector<std::string> step = srun_job_command(request);
+  if (request.launch == LaunchMode::kNode) {
+    std::vector<std::string> guard{request.dlaunch_path, "__run-step", exit_code_file(request),
+                                   std::to_string(step_grace_seconds(request)), "--foreground", "--"};
+    step.insert(step.begin(), guard.begin(), guard.end());
+  }
+  if (request.setup_lines.empty()) return step;
+  // The setup lines run here, in the bash that then starts the step, which
+  // passes the environment they leave on to it.
+  return {"/bin/bash", "-c", setup_text(request) + "exec " + util::shell_join(step)};
 }
 
 std::vector<std::string> sbatch_command(const std::string& script_path) {
@@ -569,7 +580,7 @@ std::vector<std::string> srun_job_command(const JobRequest& request) {
   srun.push_back("--quit-on-interrupt");
   if (request.resv_ports) srun.push_back("--resv-ports=1");
   srun.insert(srun.end(), request.srun_args.begin(), request.srun_args.end());
-  auto program = node_program(request);
+  auto program = node_program(request, StepKind::kForeground);
   srun.insert(srun.end(), program.begin(), program.end());
   return srun;
 }

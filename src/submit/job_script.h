@@ -40,10 +40,16 @@ inline constexpr int kStragglerMarginSeconds = 30;
 // The file in a submission folder that holds the job's rendezvous secret.
 inline constexpr const char* kTokenFileName = "rdzv.token";
 
-// When the job outlives a node, node rank 0's launcher writes its exit code here
-// (in the submission folder): the job script exits with it, since srun's
-// own code is that of a lost node's task.
+// The launcher that speaks for the job writes the job's exit code here (in
+// the submission folder, or an array task's) as soon as the verdict is in.
+// The job script's step guard (`dlaunch __run-step`, step_guard.h) ends the
+// step by it and exits with it: srun's own code may be a lost node's task's,
+// and srun may never return when that node froze or lost its power.
 inline constexpr const char* kExitCodeFileName = "exit_code";
+
+// Once the verdict is in, the step guard gives srun the launchers'
+// --shutdown-timeout plus this many seconds to end by itself.
+inline constexpr int kStepGraceMarginSeconds = 5;
 
 struct JobRequest {
   int nodes = 1;        // the training nodes
@@ -107,13 +113,15 @@ std::vector<std::string> sbatch_command(const std::string& script_path);
 // The srun command of --srun mode: the same job, in the foreground.
 std::vector<std::string> srun_job_command(const JobRequest& request);
 
-// What --srun mode runs: srun_job_command(), or a bash that runs the --setup
-// lines first and, with spare nodes, exits with the job's code from the
-// exit-code file.
+// What --srun mode runs: in node mode srun_job_command() under the step
+// guard (`dlaunch __run-step FILE GRACE --foreground -- srun ...`), which
+// ends it by the job's verdict; behind a bash that runs the --setup lines
+// first when there are any.
 std::vector<std::string> foreground_command(const JobRequest& request);
 
 // The srun line inside the job script (without the resource options the
-// allocation already has).
+// allocation already has); in node mode the script runs it under the step
+// guard.
 std::vector<std::string> srun_step_command(const JobRequest& request);
 
 

@@ -154,12 +154,24 @@ void add_run_result(JobStatus& status, const std::string& folder) {
   };
   if (result->contains("restarts") && (*result)["restarts"].is_number_integer())
     status.restarts = (*result)["restarts"].get<int>();
+  status.verdict = run_verdict(folder);
   status.failure = text("failure");
   status.failure_summary = text("failure_summary");
   if (auto seconds = seconds_between(text("started"), text("ended"))) status.elapsed = slurm::format_duration(*seconds);
 }
 
+// dlaunch cancelled the Slurm job itself (its batch host was lost, so its
+// batch script could not end it): Slurm's CANCELLED is how the allocation
+// ended, the verdict how the job did.
+void prefer_a_verdict_dlaunch_enforced(JobStatus& status) {
+  if (!status.verdict || status.verdict->slurm_end.empty() || !slurm::is_final_state(status.state)) return;
+  status.reason = fmt::format("Slurm records {}: {}", status.state, status.verdict->slurm_end);
+  status.state = status.verdict->state;
+  status.exit_code = status.verdict->exit_code;
+}
+
 }  // namespace
+
 
 std::vector<slurm::JobInfo> query_slurm(const std::string& job_id) {
   util::CapturedRun show = util::run_captured({"scontrol", "show", "job", "-o", job_id});
@@ -221,11 +233,13 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
     status.node_list = node_list_of(*info);
     status.requeues = static_cast<int>(util::parse_int(info->field("Restarts")).value_or(0));
     status.source = "Slurm";
+    prefer_a_verdict_dlaunch_enforced(status);
   } else if (const auto* found = accounted_task(accounted, record.job_id)) {
     status.state = found->state;
     status.exit_code = found->exit_code;
     status.elapsed = found->elapsed;
     status.source = "sacct";
+    prefer_a_verdict_dlaunch_enforced(status);
   } else if (auto end = recorded_end(record.folder)) {
     status.state = end->state;
     status.exit_code = end->exit_code;
@@ -317,6 +331,15 @@ nlohmann::json status_json(const SubmissionRecord& record, const JobStatus& stat
       {"failure_summary", status.failure_summary}, {"tasks", tasks},
   };
   document["exit_code"] = status.exit_code ? nlohmann::json(*status.exit_code) : nlohmann::json();
+  document["verdict"] = nlohmann::json();
+  document["timeline"] = nlohmann::json::array();
+  if (status.verdict) {
+    document["verdict"] = {{"state", status.verdict->state},
+                           {"exit_code", status.verdict->exit_code},
+                           {"written_by", status.verdict->written_by},
+                           {"slurm_end", status.verdict->slurm_end}};
+    document["timeline"] = status.verdict->timeline;
+  }
   return document;
 }
 

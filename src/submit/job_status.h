@@ -40,6 +40,12 @@ struct JobStatus {
   int restarts = 0;           // dlaunch run's restarts (rounds after the first)
   std::string failure;        // one line, from dlaunch run's result
   std::string failure_summary;  // the block node 0 printed
+  // dlaunch run's verdict (result.json), in as soon as the job is decided:
+  // while Slurm still shows the job running or completing (a node that
+  // froze), and when dlaunch had to cancel the job itself (its batch host
+  // lost), it is the job's true end. Its timeline names every node lost,
+  // how, and who took its place.
+  std::optional<RunVerdict> verdict;
   std::vector<ArrayTask> tasks;
 };
 

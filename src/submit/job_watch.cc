@@ -70,7 +70,21 @@ std::string pending_line(const std::string& job_id, const std::string& state, co
   return fmt::format("job {}: {}{}, {} s since it was submitted", job_id, state, why, waited_seconds);
 }
 
-JobEnd follow_job(const std::string& job_id, const std::string& log_path,
+std::optional<JobEnd> judged_end(const std::optional<JobEnd>& slurm, const std::optional<RunVerdict>& verdict,
+                                 const std::string& why_no_slurm_end) {
+  if (!verdict) return slurm;
+  if (!slurm)
+    return JobEnd{verdict->state, verdict->exit_code,
+                  fmt::format("{}; the job's verdict, from its launcher on {}, is {} with exit code {}",
+                              why_no_slurm_end, verdict->written_by.empty() ? "node 0" : verdict->written_by,
+                              verdict->state, verdict->exit_code)};
+  if (!verdict->slurm_end.empty())
+    return JobEnd{verdict->state, verdict->exit_code,
+                  fmt::format("Slurm records {}: {}", slurm->state, verdict->slurm_end)};
+  return slurm;
+}
+
+JobEnd follow_job(const std::string& job_id, const std::string& log_path, const std::string& folder,
                   std::chrono::milliseconds poll_interval) {
   const auto started = std::chrono::steady_clock::now();
   // scontrol rather than squeue: it shows state, reason and exit code at
@@ -79,11 +93,22 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path,
   const bool interactive = ::isatty(STDERR_FILENO) != 0;
   std::string last_status;
   off_t offset = 0;
+  bool seen = false;
+  bool completing = false;  // and since when
+  auto completing_since = started;
   for (;;) {
     util::CapturedRun show = util::run_captured({"scontrol", "show", "job", "-o", job_id});
-    if (show.exit_code != 0)
+    if (show.exit_code != 0) {
+      // A job that ended while COMPLETING for long is purged at once (its
+      // MinJobAge counts from its end): the verdict says how it ended.
+      if (seen && show.err.find("Invalid job id") != std::string::npos) {
+        stream_new_output(log_path, offset);
+        if (auto end = judged_end(std::nullopt, run_verdict(folder), "Slurm no longer knows the job")) return *end;
+      }
       throw util::SystemError(fmt::format("cannot follow job {}: scontrol says: {}", job_id,
-                                    util::trim(show.err.empty() ? show.out : show.err)));
+                                          util::trim(show.err.empty() ? show.out : show.err)));
+    }
+    seen = true;
     std::string state = field(show.out, "JobState").value_or("UNKNOWN");
     if (state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED") {
       std::string reason = field(show.out, "Reason").value_or("None");
@@ -99,7 +124,20 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path,
       if (interactive && !last_status.empty()) fmt::print(stderr, "\r\033[K");
       last_status.clear();
       stream_new_output(log_path, offset);
-      if (is_final_state(state)) return parse_job_end(show.out);
+      if (is_final_state(state)) {
+        auto end = judged_end(parse_job_end(show.out), run_verdict(folder), "");
+        return *end;
+      }
+      if (state == "COMPLETING" && !completing) completing_since = std::chrono::steady_clock::now();
+      completing = state == "COMPLETING";
+      if (completing && std::chrono::steady_clock::now() - completing_since >= kCompletingPatience) {
+        auto end = judged_end(std::nullopt, run_verdict(folder),
+                              fmt::format("Slurm still shows the job COMPLETING after {} s: a node of it does "
+                                          "not answer (it froze, or lost its link or power), and Slurm releases "
+                                          "it once it declares that node down (SlurmdTimeout)",
+                                          kCompletingPatience.count()));
+        if (end) return *end;
+      }
     }
     pause_for(poll_interval);
   }

@@ -194,6 +194,23 @@ std::optional<nlohmann::json> run_result(const std::string& folder) {
   return std::nullopt;
 }
 
+std::optional<RunVerdict> run_verdict(const std::string& folder) {
+  auto result = run_result(folder);
+  if (!result) return std::nullopt;
+  RunVerdict verdict;
+  verdict.state = string_in(*result, "state");
+  if (verdict.state.empty()) return std::nullopt;
+  if (result->contains("exit_code") && (*result)["exit_code"].is_number_integer())
+    verdict.exit_code = (*result)["exit_code"].get<int>();
+  verdict.written_by = string_in(*result, "written_by");
+  verdict.slurm_end = string_in(*result, "slurm_end");
+  if (auto timeline = result->find("timeline"); timeline != result->end() && timeline->is_array()) {
+    for (const auto& event : *timeline)
+      if (event.is_string()) verdict.timeline.push_back(event.get<std::string>());
+  }
+  return verdict;
+}
+
 std::optional<RecordedEnd> recorded_end(const std::string& folder) {
   std::optional<nlohmann::json> state;
   try {

@@ -76,6 +76,24 @@ std::string save_recorded_end(const std::string& folder, const RecordedEnd& end)
 // dlaunch run's result.json of the last run in FOLDER, if any.
 std::optional<nlohmann::json> run_result(const std::string& folder);
 
+// The job's verdict as the launcher that spoke for it recorded it in
+// result.json: it is in as soon as the job is decided, before Slurm ends
+// the job, and stays true when Slurm cannot end it cleanly (a node that
+// froze, the batch host lost).
+struct RunVerdict {
+  std::string state;  // COMPLETED or FAILED
+  int exit_code = 1;
+  std::string written_by;  // the host of the launcher that wrote it
+  // How the Slurm job was ended when dlaunch had to end it itself (its
+  // batch host lost: "cancelled by dlaunch: ..."); "" otherwise.
+  std::string slurm_end;
+  // The job's life: nodes lost and how, spares that took their place.
+  std::vector<std::string> timeline;
+};
+
+// The verdict of the last run in FOLDER; nullopt when none was written.
+std::optional<RunVerdict> run_verdict(const std::string& folder);
+
 // Reads a small JSON file (at most 4 MiB). nullopt when it does not exist;
 // throws InputError naming PATH when it is not JSON.
 std::optional<nlohmann::json> read_json_file(const std::string& path);

@@ -261,7 +261,7 @@ TEST(Protocol, RefusesStrangers) {
   }
 
   std::string huge = encode_frame(MessageType::kJoin, "");
-  huge[7] = '\x7f';  // a length far over the cap
+  huge[kHeaderSize - 4] = '\x7f';  // a length far over the cap
   FrameReader too_long;
   too_long.append(huge);
   EXPECT_THROW(too_long.next(), ProtocolError);

@@ -30,8 +30,9 @@ class Client {
     if (greeting && greeting->type == MessageType::kChallenge) challenge_ = decode_challenge(greeting->payload);
   }
   // Sealed once joined with a token, as a launcher's frames are.
+  // In this client's generation: the round it joined last, as a launcher's.
   void send(MessageType type, const std::string& payload) {
-    util::write_all(fd_.get(), session_.frame(type, payload));
+    util::write_all(fd_.get(), session_.frame(type, payload, generation_));
   }
   void send_raw(const std::string& bytes) { util::write_all(fd_.get(), bytes); }
   JoinMessage join_message(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
@@ -49,8 +50,9 @@ class Client {
   void send_join(JoinMessage join) {
     join.nonce = nonce_;
     if (token_) join.proof = join_proof(*token_, challenge_.nonce, nonce_, signed_part(join));
+    generation_ = join.round;
     if (joined_) return send(MessageType::kJoin, encode(join));
-    util::write_all(fd_.get(), encode_frame(MessageType::kJoin, encode(join)));
+    util::write_all(fd_.get(), encode_frame(MessageType::kJoin, encode(join), join.round));
     joined_ = true;
     if (token_) session_ = Session(*token_, challenge_.nonce, nonce_, End::kLauncher);
   }
@@ -118,6 +120,7 @@ class Client {
 
   util::Fd fd_;
   FrameReader reader_;
+  std::uint32_t generation_ = 0;
   std::optional<std::string> token_;
   ChallengeMessage challenge_;
   std::string nonce_ = random_bytes(kChallengeSize);
@@ -738,7 +741,10 @@ TEST(RendezvousServer, WithoutASpareTheJobShrinksToMinNodes) {
   World alone = receive_world(node0);
   EXPECT_EQ(alone.nproc_per_node, (std::vector<int>{1}));
   EXPECT_EQ(alone.node_slots, (std::vector<int>{0}));
-  EXPECT_TRUE(contains(service.joined_log(), "the job goes on with 1 of 2 nodes")) << service.joined_log();
+  // Said once the round's workers run, with the time the job was down.
+  node0.send(MessageType::kStarted, "");
+  EXPECT_TRUE(service.await_log("the job goes on with 1 of 2 nodes (--min-nodes 1); restart 1/1; the job was down"))
+      << service.joined_log();
 }
 
 TEST(RendezvousServer, ALostNodeWithoutASpareEndsTheJobSayingWhy) {
@@ -804,7 +810,10 @@ TEST(RendezvousServer, AServiceThatTookOverWaitsForTheOthersAndAloneItStops) {
     World world = receive_world(host);
     EXPECT_EQ(world.round, 1);
     EXPECT_EQ(world.node_slots, (std::vector<int>{1, 2})) << "the new host holds node rank 0";
-    EXPECT_TRUE(contains(service.joined_log(), "round 1: host1 moves from node rank 1 to 0; host2 (spare) takes node rank 1"))
+    receive_world(spare);
+    host.send(MessageType::kStarted, "");
+    spare.send(MessageType::kStarted, "");
+    EXPECT_TRUE(service.await_log("round 1: host1 moves from node rank 1 to 0; host2 (spare) takes node rank 1"))
         << service.joined_log();
   }
   Service alone = spare_service(2, 1, 2, took_over);

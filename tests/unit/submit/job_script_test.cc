@@ -49,6 +49,20 @@ constexpr const char* kLogDirAndToken =
     "DLAUNCH_RDZV_TOKEN=$(cat /out/20261202_120000/rdzv.token) || exit 1\n"
     "export DLAUNCH_RDZV_TOKEN\n";
 
+// What starts the step of every --launch node script: the step guard
+// (step_guard.h), which ends it by the job's verdict, with its grace: the
+// default --shutdown-timeout (30 s) and 5 s.
+constexpr const char* kStepGuard =
+    "# The step ends when srun does, or shortly after the job's verdict is in: a lost\n"
+    "# node's task (frozen, cut off, powered off) never reports to srun.\n"
+    "/opt/dlaunch __run-step /out/20261202_120000/exit_code 35 -- ";
+
+// What every launcher of a batch job is told of the job's verdict: where to
+// write it, and when to cancel the job itself should the batch host be lost
+// (the guard's grace and 10 s).
+constexpr const char* kVerdictOptions =
+    "--exit-code-file /out/20261202_120000/exit_code --end-job-after 45";
+
 TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
   EXPECT_EQ(job_script(request_for(default_submit_settings())),
             std::string("#!/bin/bash\n"
@@ -63,9 +77,9 @@ TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
                         "# node rank, GPUs, master address and port from the Slurm step.\n"
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
-                kLogDirAndToken +
+                kLogDirAndToken + kStepGuard +
                 "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
-                "/opt/dlaunch run --log-dir \"$log_dir\" -- train.py\n");
+                "/opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " -- train.py\n");
 }
 
 TEST(JobScript, EveryResourceOptionAndPassThrough) {
@@ -106,9 +120,9 @@ TEST(JobScript, EveryResourceOptionAndPassThrough) {
             "# node rank, GPUs, master address and port from the Slurm step.\n"
             "export TIMESTAMP=20261202_120000\n"
             "export OUTPUT_DIR=/out/20261202_120000\n" +
-                std::string(kLogDirAndToken) +
+                std::string(kLogDirAndToken) + kStepGuard +
                 "srun --nodes=4 --ntasks-per-node=1 --gpus-per-node=8 --cpus-per-task=48 "
-                "--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" --python "
+                "--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " --python "
                 "/usr/bin/python3 --max-restarts 3 -- train.py --lr 0.1\n");
 }
 
@@ -150,9 +164,9 @@ TEST(JobScript, SignalAndRequeue) {
                         "# node rank, GPUs, master address and port from the Slurm step.\n"
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
-                kLogDirAndToken +
+                kLogDirAndToken + kStepGuard +
                 "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --wait=60 /opt/dlaunch run --log-dir "
-                "\"$log_dir\" --preempt-signal USR1 --requeue -- train.py\n");
+                "\"$log_dir\" --preempt-signal USR1 --requeue " + kVerdictOptions + " -- train.py\n");
 }
 
 TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
@@ -161,14 +175,17 @@ TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
   EXPECT_NE(script.find("#SBATCH --signal=R:USR2@600\n"), std::string::npos) << script;
   EXPECT_EQ(script.find("--requeue"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --open-mode=append\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("run --log-dir \"$log_dir\" --preempt-signal USR2 -- train.py"),
+  EXPECT_NE(script.find("run --log-dir \"$log_dir\" --preempt-signal USR2 " + std::string(kVerdictOptions) +
+                        " -- train.py"),
             std::string::npos)
       << script;
-  // --srun: srun takes --signal itself.
+  // --srun: srun takes --signal itself; the step guard runs here, so the
+  // launchers never cancel the job themselves.
   EXPECT_EQ(util::shell_join(srun_job_command(request)),
             "srun --job-name=train.py --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
             "--signal=R:USR2@600 --wait=60 --quit-on-interrupt /opt/dlaunch run --log-dir "
-            "/out/20261202_120000/logs --preempt-signal USR2 -- train.py");
+            "/out/20261202_120000/logs --preempt-signal USR2 --exit-code-file "
+            "/out/20261202_120000/exit_code -- train.py");
   // One task per GPU: Slurm signals the tasks, which are the programs themselves.
   auto task = request_for(with({{"signal", std::string("12@30")}, {"launch", std::string("task")}}));
   script = job_script(task);
@@ -191,19 +208,37 @@ TEST(JobScript, AWorkerLogFolderForEachSlurmRestart) {
   // Only the launcher's --log-dir is the variable: a program argument of the
   // same spelling stays as it was.
   auto same = request_for(default_submit_settings(), {"train.py", "--log-dir", "mine"});
-  EXPECT_NE(job_script(same).find("--log-dir \"$log_dir\" -- train.py --log-dir mine\n"),
+  EXPECT_NE(job_script(same).find("--log-dir \"$log_dir\" " + std::string(kVerdictOptions) +
+                                  " -- train.py --log-dir mine\n"),
             std::string::npos);
 }
 
-// Runs SCRIPT with bash in FOLDER, srun replaced by a function that prints
+// The real dlaunch: a script's step guard (`dlaunch __run-step`) is dlaunch.
+const std::string kDlaunch = DLAUNCH_BINARY;
+
+// An executable `srun` in FOLDER/bin that runs BODY (bash; srun's arguments
+// in "$@"), for a script run by run_script or script_status to find first
+// in PATH. The step guard starts it as it would start srun.
+void fake_srun(const std::string& folder, const std::string& body) {
+  std::filesystem::create_directories(folder + "/bin");
+  const std::string path = folder + "/bin/srun";
+  std::ofstream(path) << "#!/bin/bash\n" << body << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+// `env -i` with FOLDER/bin first in PATH, VARIABLES, then bash running FILE.
+std::string script_command(const std::string& folder, const std::string& variables, const std::string& file) {
+  return "env -i " + util::shell_join({"PATH=" + folder + "/bin:/usr/bin:/bin"}) + " " + variables + " bash " +
+         util::shell_join({file});
+}
+
+// Runs SCRIPT with bash in FOLDER, srun replaced by a program that prints
 // the token it was given and its arguments, with VARIABLES set.
 std::string run_script(const std::string& folder, const std::string& script,
                        const std::string& variables) {
   std::ofstream(folder + "/job.sbatch") << script;
-  std::string command = "env -i PATH=/usr/bin:/bin " + variables +
-                        " bash -c 'srun() { echo \"token=$DLAUNCH_RDZV_TOKEN\"; printf \"arg=%s\\n\" "
-                        "\"$@\"; }; export -f srun; exec bash \"$0\"' " +
-                        util::shell_join({folder + "/job.sbatch"}) + " 2>&1";
+  fake_srun(folder, "echo \"token=$DLAUNCH_RDZV_TOKEN\"; printf 'arg=%s\\n' \"$@\"");
+  std::string command = script_command(folder, variables, folder + "/job.sbatch") + " 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return "popen failed";
   std::string output;
@@ -219,7 +254,7 @@ TEST(JobScript, TheScriptReadsTheTokenAndPicksTheLogFolder) {
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   auto request = make_job_request(with({{"signal", std::string("USR1")}, {"requeue", true}}),
-                                  {"train.py"}, "/opt/dlaunch", folder, "t");
+                                  {"train.py"}, kDlaunch, folder, "t");
   const std::string token = rendezvous::generate_token();
   write_secret_file(*request.token_file, token);
   const std::string script = job_script(request);
@@ -278,10 +313,18 @@ TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {
   auto request = request_for(with({{"nodes", std::int64_t{2}},
                                    {"partition", std::string("debug")},
                                    {"sbatch-arg", std::vector<std::string>{"--reservation=r1"}}}));
-  EXPECT_EQ(util::shell_join(srun_job_command(request)),
+  const std::vector<std::string> srun = srun_job_command(request);
+  EXPECT_EQ(util::shell_join(srun),
             "srun --job-name=train.py --partition=debug --nodes=2 --ntasks-per-node=1 "
             "--gpus-per-node=1 --reservation=r1 --wait=60 --quit-on-interrupt "
-            "/opt/dlaunch run --log-dir /out/20261202_120000/logs -- train.py");
+            "/opt/dlaunch run --log-dir /out/20261202_120000/logs --exit-code-file "
+            "/out/20261202_120000/exit_code -- train.py");
+  // Under the step guard, here: it asks srun to quit (SIGINT) rather than
+  // killing it, since srun owns the allocation.
+  std::vector<std::string> guarded{"/opt/dlaunch", "__run-step", "/out/20261202_120000/exit_code", "35",
+                                   "--foreground", "--"};
+  guarded.insert(guarded.end(), srun.begin(), srun.end());
+  EXPECT_EQ(foreground_command(request), guarded);
 }
 
 TEST(JobScript, SrunEndsStragglersOneShutdownAfterTheFirstLauncherExits) {
@@ -294,14 +337,19 @@ TEST(JobScript, SrunEndsStragglersOneShutdownAfterTheFirstLauncherExits) {
   EXPECT_EQ(job_script(tasks).find("--wait="), std::string::npos);  // --kill-on-bad-exit does it
 }
 
-// --- jobs that outlive a node: spare nodes, --min-nodes below --nodes ---
+TEST(JobScript, TheStepGuardsGraceFollowsTheShutdownTimeout) {
+  auto request = request_for(default_submit_settings());
+  request.run_args = {"--shutdown-timeout", "200"};
+  std::string script = job_script(request);
+  EXPECT_NE(script.find("__run-step /out/20261202_120000/exit_code 205 -- srun "), std::string::npos) << script;
+  EXPECT_NE(script.find("--end-job-after 215 --shutdown-timeout 200 -- train.py"), std::string::npos) << script;
+  // One task per GPU has no launcher to write a verdict: srun alone.
+  auto tasks = request_for(with({{"launch", std::string("task")}}));
+  EXPECT_EQ(job_script(tasks).find("__run-step"), std::string::npos);
+  EXPECT_EQ(foreground_command(tasks), srun_job_command(tasks));
+}
 
-// The lines after the srun line of a job that outlives a node.
-constexpr const char* kExitWithTheJobsCode =
-    "status=$?\n"
-    "# With spare nodes, srun's code may be a lost node's: the job's is dlaunch's verdict.\n"
-    "if [ -s /out/20261202_120000/exit_code ]; then status=$(cat /out/20261202_120000/exit_code); fi\n"
-    "exit \"$status\"\n";
+// --- jobs that outlive a node: spare nodes, --min-nodes below --nodes ---
 
 TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
   auto request = request_for(with({{"nodes", std::int64_t{2}}, {"spare-nodes", std::int64_t{1}}}));
@@ -323,26 +371,22 @@ TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
                         "# node rank, GPUs, master address and port from the Slurm step.\n"
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
-                kLogDirAndToken +
-                "rm -f /out/20261202_120000/exit_code\n"
+                kLogDirAndToken + kStepGuard +
                 "srun --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill --kill-on-bad-exit=0 "
-                "--wait=0 /opt/dlaunch run --log-dir \"$log_dir\" --nnodes 2 --exit-code-file "
-                "/out/20261202_120000/exit_code -- train.py\n" +
-                kExitWithTheJobsCode);
+                "--wait=0 /opt/dlaunch run --log-dir \"$log_dir\" --nnodes 2 " + kVerdictOptions +
+                " -- train.py\n");
   // srun's --wait=NN would end the step's other tasks NN s after the lost
   // node's task exits; --wait=0 means no limit, whatever the site's WaitTime.
   EXPECT_EQ(script.find("--wait="), script.rfind("--wait=")) << script;
   EXPECT_NE(script.find("--wait=0 "), std::string::npos) << script;
-  // --srun mode: the same options on srun, the same lines around it.
+  // --srun mode: the same options on srun, under the step guard here.
   const std::string srun =
       "srun --job-name=train.py --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
       "--kill-on-bad-exit=0 --wait=0 --quit-on-interrupt /opt/dlaunch run --log-dir "
       "/out/20261202_120000/logs --nnodes 2 --exit-code-file /out/20261202_120000/exit_code -- train.py";
   EXPECT_EQ(util::shell_join(srun_job_command(request)), srun);
-  EXPECT_EQ(foreground_command(request),
-            (std::vector<std::string>{"/bin/bash", "-c",
-                                      "rm -f /out/20261202_120000/exit_code\n" + srun + "\n" +
-                                          kExitWithTheJobsCode}));
+  EXPECT_EQ(util::shell_join(foreground_command(request)),
+            "/opt/dlaunch __run-step /out/20261202_120000/exit_code 35 --foreground -- " + srun);
 }
 
 TEST(JobScriptSpares, MinNodesBelowNodesOutlivesALostNodeWithoutSpares) {
@@ -352,16 +396,13 @@ TEST(JobScriptSpares, MinNodesBelowNodesOutlivesALostNodeWithoutSpares) {
   std::string script = job_script(request);
   EXPECT_NE(script.find("#SBATCH --nodes=2\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --no-kill\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("rm -f /out/20261202_120000/exit_code\n"
-                        "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
-                        "--kill-on-bad-exit=0 --wait=0 /opt/dlaunch run --log-dir \"$log_dir\" "
-                        "--exit-code-file /out/20261202_120000/exit_code --min-nodes 1 -- train.py\n" +
-                        std::string(kExitWithTheJobsCode)),
+  EXPECT_NE(script.find("srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
+                        "--kill-on-bad-exit=0 --wait=0 /opt/dlaunch run --log-dir \"$log_dir\" " +
+                        std::string(kVerdictOptions) + " --min-nodes 1 -- train.py\n"),
             std::string::npos)
       << script;
   // Every node trains: the launchers take --nnodes from the step.
   EXPECT_EQ(script.find("--nnodes"), std::string::npos) << script;
-  EXPECT_EQ(foreground_command(request).front(), "/bin/bash");
 
   // --min-nodes equal to --nodes: the job never goes on with fewer, so it is
   // the plain job (and --min-nodes still reaches the launchers).
@@ -369,49 +410,59 @@ TEST(JobScriptSpares, MinNodesBelowNodesOutlivesALostNodeWithoutSpares) {
   EXPECT_FALSE(plain.outlives_a_node());
   script = job_script(plain);
   EXPECT_EQ(script.find("--no-kill"), std::string::npos) << script;
-  EXPECT_EQ(script.find("exit_code"), std::string::npos) << script;
-  EXPECT_NE(script.find("--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" --min-nodes 2 -- train.py\n"),
+  EXPECT_NE(script.find("--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" " + std::string(kVerdictOptions) +
+                        " --min-nodes 2 -- train.py\n"),
             std::string::npos)
       << script;
 }
 
-TEST(JobScriptSpares, WithoutSparesTheForegroundCommandIsPlainSrun) {
-  auto request = request_for(with({{"nodes", std::int64_t{2}}}));
-  EXPECT_FALSE(request.outlives_a_node());
-  EXPECT_EQ(foreground_command(request), srun_job_command(request));
-  EXPECT_EQ(foreground_command(request).front(), "srun");
-  EXPECT_EQ(job_script(request).find("exit_code"), std::string::npos);
-}
-
-// Runs the job script of REQUEST in its folder with srun a function with
+// Runs the job script of REQUEST in its folder with srun a program running
 // BODY (bash); returns the script's exit status.
-int script_status(const JobRequest& request, const std::string& body) {
+int script_status(const JobRequest& request, const std::string& body, const std::string& variables = "") {
   std::ofstream(request.submission_dir + "/job.sbatch") << job_script(request);
-  std::string command = "env -i PATH=/usr/bin:/bin bash -c " +
-                        util::shell_join({"srun() { " + body + "; }; export -f srun; exec bash \"$0\""}) +
-                        " " + util::shell_join({request.submission_dir + "/job.sbatch"}) +
-                        " >/dev/null 2>&1";
+  fake_srun(request.submission_dir, body);
+  std::string command =
+      script_command(request.submission_dir, variables, request.submission_dir + "/job.sbatch") + " >/dev/null 2>&1";
   int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST(JobScriptSpares, TheScriptExitsWithTheCodeNodeZeroWrote) {
+// The file srun's --exit-code-file names gets CODE (a launcher's verdict).
+std::string writes_verdict(int code) {
+  return "while [ $# -gt 0 ]; do [ \"$1\" = --exit-code-file ] && echo " + std::to_string(code) +
+         " >\"$2\"; shift; done";
+}
+
+TEST(JobScriptSpares, TheScriptExitsWithTheCodeOfTheJobsVerdict) {
   const std::string folder = ::testing::TempDir() + "dlaunch spare 'exit code' test";
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   auto request = make_job_request(with({{"nodes", std::int64_t{2}}, {"spare-nodes", std::int64_t{1}}}),
-                                  {"train.py"}, "/opt/dlaunch", folder, "t");
+                                  {"train.py"}, kDlaunch, folder, "t");
   write_secret_file(*request.token_file, rendezvous::generate_token());
   const std::string file = folder + "/exit_code";
-  // Node 0's launcher wrote 0; srun failed with the lost node's task's code.
-  const std::string writes_zero =
-      "while [ $# -gt 0 ]; do [ \"$1\" = --exit-code-file ] && echo 0 >\"$2\"; shift; done; return 137";
-  EXPECT_EQ(script_status(request, writes_zero), 0);
+  // The launcher that speaks for the job wrote 0; srun failed with the lost
+  // node's task's code.
+  EXPECT_EQ(script_status(request, writes_verdict(0) + "; exit 137"), 0);
   // A file left by an earlier run (a requeue) is removed first: with no
   // verdict written, the code is srun's.
   std::ofstream(file) << "5\n";
-  EXPECT_EQ(script_status(request, "return 3"), 3);
+  EXPECT_EQ(script_status(request, "exit 3"), 3);
   EXPECT_FALSE(std::filesystem::exists(file));
+  std::filesystem::remove_all(folder);
+}
+
+// srun never returns (a lost node's task never reports): the job still
+// ends, the grace after the verdict (the shutdown timeout, 0 here, and 5 s).
+TEST(JobScriptSpares, AStepThatNeverEndsEndsAfterTheVerdict) {
+  const std::string folder = ::testing::TempDir() + "dlaunch guard test";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  auto settings = with({{"nodes", std::int64_t{2}}, {"shutdown-timeout", std::int64_t{0}}});
+  auto request = make_job_request(settings, {"train.py"}, kDlaunch, folder, "t");
+  write_secret_file(*request.token_file, rendezvous::generate_token());
+  // Returns at all only because the guard ended srun.
+  EXPECT_EQ(script_status(request, writes_verdict(6) + "; trap '' TERM INT; exec sleep 600"), 6);
   std::filesystem::remove_all(folder);
 }
 
@@ -590,21 +641,26 @@ TEST(JobScriptQuoting, AProgramArgumentWithANewlineStaysInTheOneSrunCommand) {
   std::string script = job_script(request);
   auto shell = script_reader::read_shell_commands(script);
   ASSERT_EQ(shell.error, "");
-  std::size_t sruns = 0;
-  for (const auto& command : shell.commands) sruns += command.words.front() == "srun" ? 1 : 0;
-  EXPECT_EQ(sruns, 1u) << script;
+  // One command starts the step: the step guard, with srun after its "--".
+  std::size_t steps = 0;
+  for (const auto& command : shell.commands) {
+    const auto& words = command.words;
+    if (words.front() == "srun") ++steps;
+    if (words.size() > 5 && words[1] == "__run-step" && words[4] == "--" && words[5] == "srun") ++steps;
+  }
+  EXPECT_EQ(steps, 1u) << script;
   ASSERT_FALSE(shell.commands.empty());
   const auto& words = shell.commands.back().words;
   ASSERT_GE(words.size(), 3u);
   EXPECT_EQ(std::vector<std::string>(words.end() - 3, words.end()),
             (std::vector<std::string>{"x\nsrun evil", "$HOME", "it's"}));
 
-  // And bash itself agrees: srun (a function here) gets them intact.
+  // And bash itself agrees: srun (a stand-in here) gets them intact.
   const std::string folder = ::testing::TempDir() + "dlaunch_newline_argument_test";
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   auto in_folder = make_job_request(default_submit_settings(), {"train.py", "x\nsrun evil", "$HOME"},
-                                    "/opt/dlaunch", folder, "t");
+                                    kDlaunch, folder, "t");
   write_secret_file(*in_folder.token_file, rendezvous::generate_token());
   std::string output = run_script(folder, job_script(in_folder), "SLURM_JOB_ID=7");
   EXPECT_NE(output.find("arg=train.py\narg=x\nsrun evil\narg=$HOME\n"), std::string::npos) << output;
@@ -732,16 +788,18 @@ TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
                 kLogDirAndToken +
                 "# --setup: run before the step; srun passes the environment they leave to every node.\n"
                 "module load cuda/12\n"
-                "source 'my venv'/bin/activate\n"
+                "source 'my venv'/bin/activate\n" +
+                kStepGuard +
                 "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
                 "'--container-image=nvcr.io#pytorch' --export=ALL "
-                "/opt/dlaunch run --log-dir \"$log_dir\" -- train.py\n");
+                "/opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " -- train.py\n");
 }
 
 TEST(JobScriptSetup, ASrunArgNamedLikeDlaunchsOptionsIsLeftAsItIs) {
   // The script's "$log_dir" replaces dlaunch run's --log-dir, never an srun-arg's word.
   auto request = request_for(with({{"srun-arg", std::vector<std::string>{"--log-dir", "/x"}}}));
-  EXPECT_NE(job_script(request).find("--wait=60 --log-dir /x /opt/dlaunch run --log-dir \"$log_dir\" -- train.py\n"),
+  EXPECT_NE(job_script(request).find("--wait=60 --log-dir /x /opt/dlaunch run --log-dir \"$log_dir\" " +
+                                     std::string(kVerdictOptions) + " -- train.py\n"),
             std::string::npos)
       << job_script(request);
 }
@@ -756,9 +814,11 @@ TEST(JobScriptSetup, SrunModeRunsTheSetupLinesHereThenExecsSrun) {
   EXPECT_EQ(foreground_command(request),
             (std::vector<std::string>{"/bin/bash", "-c",
                                       "# --setup: run before the step; srun passes the environment they leave "
-                                      "to every node.\nexport FOO=bar\nexec " + util::shell_join(srun)}));
-  // Without setup lines srun runs itself.
-  EXPECT_EQ(foreground_command(request_for(with({{"srun", true}}))).front(), "srun");
+                                      "to every node.\nexport FOO=bar\nexec /opt/dlaunch __run-step "
+                                      "/out/20261202_120000/exit_code 35 --foreground -- " +
+                                          util::shell_join(srun)}));
+  // Without setup lines the step guard runs itself.
+  EXPECT_EQ(foreground_command(request_for(with({{"srun", true}}))).front(), "/opt/dlaunch");
 }
 
 TEST(JobScriptSetup, ControlCharactersInSetupLinesAndSrunArgsAreRefused) {
@@ -816,8 +876,12 @@ TEST(JobScriptArray, ASweepIsOneArrayWhoseTasksPickTheirArgumentsAndFolders) {
                         "# The rendezvous secret every node's dlaunch run proves (the file is readable by you only).\n"
                         "DLAUNCH_RDZV_TOKEN=$(cat /out/20261202_120000/rdzv.token) || exit 1\n"
                         "export DLAUNCH_RDZV_TOKEN\n"
+                        "# The step ends when srun does, or shortly after the job's verdict is in: a lost\n"
+                        "# node's task (frozen, cut off, powered off) never reports to srun.\n"
+                        "/opt/dlaunch __run-step \"$task_dir\"/exit_code 35 -- "
                         "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
-                        "/opt/dlaunch run --log-dir \"$log_dir\" -- train.py \"${task_args[@]}\"\n"));
+                        "/opt/dlaunch run --log-dir \"$log_dir\" --exit-code-file \"$task_dir\"/exit_code "
+                        "--end-job-after 45 -- train.py \"${task_args[@]}\"\n"));
 }
 
 TEST(JobScriptArray, SweepValuesAreQuotedForTheShell) {
@@ -832,7 +896,7 @@ TEST(JobScriptArray, EachTaskRunsWithItsOwnArgumentsFolderAndLogs) {
   const std::string folder = ::testing::TempDir() + "dlaunch array 'script' test";
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
-  auto request = make_job_request(sweep_2x2(), {"train.py", "--epochs", "3"}, "/opt/dlaunch", folder, "t");
+  auto request = make_job_request(sweep_2x2(), {"train.py", "--epochs", "3"}, kDlaunch, folder, "t");
   write_secret_file(*request.token_file, rendezvous::generate_token());
   const std::string script = job_script(request);
   std::string task2 = run_script(folder, script, "SLURM_JOB_ID=9 SLURM_ARRAY_TASK_ID=2");
@@ -855,21 +919,15 @@ TEST(JobScriptArray, ATaskThatOutlivesANodeKeepsItsExitCodeInItsFolder) {
   auto settings = sweep_2x2();
   settings.set("nodes", std::int64_t{2}, "--nodes");
   settings.set("spare-nodes", std::int64_t{1}, "--spare-nodes");
-  auto request = make_job_request(settings, {"train.py"}, "/opt/dlaunch", folder, "t");
+  auto request = make_job_request(settings, {"train.py"}, kDlaunch, folder, "t");
   write_secret_file(*request.token_file, rendezvous::generate_token());
   std::string script = job_script(request);
-  EXPECT_NE(script.find("--exit-code-file \"$task_dir\"/exit_code -- train.py \"${task_args[@]}\"\n"),
+  EXPECT_NE(script.find("--exit-code-file \"$task_dir\"/exit_code --end-job-after 45 -- train.py "
+                        "\"${task_args[@]}\"\n"),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("rm -f \"$task_dir\"/exit_code\n"), std::string::npos) << script;
-  std::ofstream(request.submission_dir + "/job.sbatch") << script;
-  const std::string writes_four =
-      "while [ $# -gt 0 ]; do [ \"$1\" = --exit-code-file ] && echo 4 >\"$2\"; shift; done; return 137";
-  std::string command = "env -i PATH=/usr/bin:/bin SLURM_ARRAY_TASK_ID=1 bash -c " +
-                        util::shell_join({"srun() { " + writes_four + "; }; export -f srun; exec bash \"$0\""}) + " " +
-                        util::shell_join({folder + "/job.sbatch"}) + " >/dev/null 2>&1";
-  int status = std::system(command.c_str());
-  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 4);
+  EXPECT_NE(script.find("__run-step \"$task_dir\"/exit_code 35 -- srun "), std::string::npos) << script;
+  EXPECT_EQ(script_status(request, writes_verdict(4) + "; exit 137", "SLURM_ARRAY_TASK_ID=1"), 4);
   EXPECT_TRUE(std::filesystem::exists(folder + "/task_1/exit_code"));
   EXPECT_FALSE(std::filesystem::exists(folder + "/exit_code"));
   std::filesystem::remove_all(folder);
@@ -910,12 +968,14 @@ TEST(JobScriptGate, TheBenchedHostsAreCopiedForExcludeAndTheStatusKept) {
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   auto request = make_job_request(with({{"nodes", std::int64_t{2}}, {"gate", true}, {"gate-timeout", std::int64_t{30}}}),
-                                  {"train.py"}, "/opt/dlaunch", folder, "t");
+                                  {"train.py"}, kDlaunch, folder, "t");
   write_secret_file(*request.token_file, rendezvous::generate_token());
   std::string script = job_script(request);
   EXPECT_NE(script.find("--gate-timeout 30 --gate"), std::string::npos) << script;
   // srun stands in for the step: node 0 wrote logs/gate/benched-hosts.
-  const std::string writes_benched = "mkdir -p \"$log_dir/gate\"; echo node3 >\"$log_dir/gate/benched-hosts\"; return 4";
+  const std::string writes_benched =
+      "while [ $# -gt 0 ]; do [ \"$1\" = --log-dir ] && log_dir=$2; shift; done; "
+      "mkdir -p \"$log_dir/gate\"; echo node3 >\"$log_dir/gate/benched-hosts\"; exit 4";
   EXPECT_EQ(script_status(request, writes_benched), 4);
   std::ifstream copied(folder + "/benched-hosts");
   std::string hosts;
