@@ -2,7 +2,7 @@
 """Hostile peers on a dlaunch rendezvous port, for the integration tests.
 
   hostile_peer.py impostor PORT READY [--token-required] [--workers 1,200]
-      Holds PORT as node 0 would, speaks rendezvous protocol v3 without the
+      Holds PORT as node 0 would, speaks rendezvous protocol v7 without the
       token: greets every connection, ignores the Join's proof, answers with
       an unsealed Welcome and a World of its choosing.
   hostile_peer.py silent PORT READY
@@ -22,12 +22,13 @@ import struct
 import sys
 
 MAGIC = 0x444C5256  # "DLRV"
-VERSION = 6  # src/rendezvous/protocol.h kVersion
+VERSION = 7  # src/rendezvous/protocol.h kVersion
 CHALLENGE, WELCOME, WORLD = 8, 10, 2
 
 
-def frame(kind, payload):
-    return struct.pack(">IHBI", MAGIC, VERSION, kind, len(payload)) + payload
+def frame(kind, payload, generation=0):
+    # Protocol 7: the sender's generation (its round) after the type.
+    return struct.pack(">IHBII", MAGIC, VERSION, kind, generation, len(payload)) + payload
 
 
 def text(value):
@@ -38,7 +39,8 @@ def text(value):
 def world_payload(workers):
     runs = [(1, n) for n in workers]
     body = struct.pack(">I", 0) + text("127.0.0.1") + struct.pack(">I", 31337) + text("none")
-    body += struct.pack(">I", 30000) + struct.pack(">I", len(runs))
+    body += struct.pack(">I", 30000) + text("0123456789abcdef")  # the heartbeat, the job's incarnation
+    body += struct.pack(">I", len(runs))
     for count, nproc in runs:
         body += struct.pack(">II", count, nproc)
     body += struct.pack(">III", 1, 0, len(workers))  # node slots: one run, 0..N-1

@@ -87,8 +87,9 @@ inline void send_bytes(util::Fd& fd, const std::string& bytes) {
   (void)ignored;
 }
 
-inline void send_frame(util::Fd& fd, MessageType type, const std::string& payload) {
-  send_bytes(fd, encode_frame(type, payload));
+// In GENERATION, the round the sender is in (protocol 7).
+inline void send_frame(util::Fd& fd, MessageType type, const std::string& payload, std::uint32_t generation = 0) {
+  send_bytes(fd, encode_frame(type, payload, generation));
 }
 
 }  // namespace dlaunch::rendezvous::test_support

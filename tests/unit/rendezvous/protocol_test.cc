@@ -327,3 +327,66 @@ TEST(Protocol, ForensicsFramesPassTheReader) {
 
 }  // namespace
 }  // namespace dlaunch::rendezvous
+
+// ---- protocol 7: fencing
+
+namespace dlaunch::rendezvous {
+namespace {
+
+TEST(Protocol7, EveryFrameCarriesItsSendersGeneration) {
+  FrameReader reader;
+  reader.append(encode_frame(MessageType::kHeartbeat, "", 7) + encode_frame(MessageType::kStop, "x", 0xfffffffe));
+  auto first = reader.next();
+  auto second = reader.next();
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->generation, 7u);
+  EXPECT_EQ(second->generation, 0xfffffffeu);
+  EXPECT_EQ(second->payload, "x");
+  // The default is generation 0: a launcher that has not joined a round.
+  reader.append(encode_frame(MessageType::kHeartbeat, ""));
+  EXPECT_EQ(reader.next()->generation, 0u);
+}
+
+TEST(Protocol7, FencedAndStartedAreMessagesOfTheirOwn) {
+  FrameReader reader;
+  reader.append(encode_frame(MessageType::kFenced,
+                             encode(TextMessage{2, "node 0 dropped this launcher in round 2"}), 2) +
+                encode_frame(MessageType::kStarted, "", 3));
+  auto fenced = reader.next();
+  ASSERT_TRUE(fenced);
+  EXPECT_EQ(fenced->type, MessageType::kFenced);
+  EXPECT_EQ(decode_text(fenced->payload).reason, "node 0 dropped this launcher in round 2");
+  auto started = reader.next();
+  ASSERT_TRUE(started);
+  EXPECT_EQ(started->type, MessageType::kStarted);
+  EXPECT_EQ(started->generation, 3u);
+  // A type past the last is still refused.
+  std::string unknown = encode_frame(MessageType::kStarted, "");
+  unknown[6] = static_cast<char>(kLastMessageType + 1);
+  FrameReader strange;
+  strange.append(unknown);
+  EXPECT_THROW(strange.next(), ProtocolError);
+}
+
+TEST(Protocol7, TheWorldNamesTheJobsIncarnation) {
+  World world;
+  world.nproc_per_node = {1, 1};
+  world.node_slots = {0, 1};
+  world.incarnation = "5f0c2a9e11d04b7a";
+  EXPECT_EQ(decode_world(encode(world)).incarnation, "5f0c2a9e11d04b7a");
+}
+
+TEST(Protocol7, AVerdictSaysWhenItsSideStepsAside) {
+  Verdict aside;
+  aside.kind = Verdict::Kind::kFailed;
+  aside.stepped_aside = true;
+  EXPECT_TRUE(decode_verdict(encode(VerdictMessage{2, aside})).verdict.stepped_aside);
+  EXPECT_FALSE(decode_verdict(encode(VerdictMessage{2, Verdict{}})).verdict.stepped_aside);
+  // Never on the wire: made alone is each launcher's own.
+  Verdict alone;
+  alone.decided_here = true;
+  EXPECT_FALSE(decode_verdict(encode(VerdictMessage{0, alone})).verdict.decided_here);
+}
+
+}  // namespace
+}  // namespace dlaunch::rendezvous

@@ -366,5 +366,124 @@ TEST_F(RendezvousCoordinatorTest, WhenNodeZeroIsLostTheNextLauncherTakesOverTheR
   EXPECT_TRUE(contains(final_verdict.timeline.front(), "node 0 was lost")) << final_verdict.timeline.front();
 }
 
+// ---- fencing: a launcher the job left behind stops, it never takes over
+
+// Node 0 without a token: greets, welcomes, sends WORLD (in its round), then
+// runs AFTER on the connection.
+FakeNode0::Script node0_then(World world, std::function<void(util::Fd&)> after) {
+  return [world, after](util::Fd& fd) {
+    rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
+    send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
+    if (!read_frame(fd)) return;
+    auto generation = static_cast<std::uint32_t>(world.round);
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}), generation);
+    send_frame(fd, MessageType::kWorld, rendezvous::encode(world), generation);
+    after(fd);
+  };
+}
+
+// Polls COORDINATOR as the supervisor does until it asks for a stop.
+std::optional<std::string> stop_request(Coordinator& coordinator) {
+  std::optional<std::string> reason;
+  for (auto give_up = util::Clock::now() + 5s; !reason && util::Clock::now() < give_up;) {
+    pollfd readable{coordinator.event_fd(), POLLIN, 0};
+    ::poll(&readable, 1, 50);
+    reason = coordinator.poll_stop_request();
+  }
+  return reason;
+}
+
+// The reason finish() is fenced with; "" when it returned a verdict.
+std::string fenced_reason(Coordinator& coordinator) {
+  try {
+    coordinator.finish(NodeOutcome{});
+  } catch (const Fenced& fenced) {
+    return fenced.what();
+  }
+  return "";
+}
+
+TEST_F(RendezvousCoordinatorTest, NodeZeroDroppingThisLauncherFencesItWhateverItCouldTakeOver) {
+  FakeNode0 node0(node0_then(world_of({1, 1}), [](util::Fd& fd) {
+    send_frame(fd, MessageType::kFenced,
+               rendezvous::encode(rendezvous::TextMessage{
+                   0, "node 0 dropped this launcher in round 0 (it sent nothing for 5 s); the job goes on without it"}));
+  }));
+  RendezvousSettings node = settings(node0.port());
+  node.spare_nodes = 1;  // a take-over would be allowed
+  node.max_restarts = 3;
+  auto coordinator = make_rendezvous_coordinator(node, signals_);
+  coordinator->join(0);
+  auto reason = stop_request(*coordinator);
+  ASSERT_TRUE(reason);
+  EXPECT_TRUE(contains(*reason, "node 0 dropped this launcher in round 0")) << *reason;
+  EXPECT_TRUE(coordinator->fenced()) << "the supervisor kills the workers at once";
+  EXPECT_TRUE(contains(fenced_reason(*coordinator), "the job goes on without it"));
+  EXPECT_FALSE(contains(notices(), "the rendezvous moves to")) << notices();
+}
+
+TEST_F(RendezvousCoordinatorTest, AFrameOfAnOlderRoundIsARendezvousLeftBehind) {
+  World round1 = world_of({1, 1});
+  round1.round = 1;
+  FakeNode0 node0(node0_then(round1, [](util::Fd& fd) {
+    send_frame(fd, MessageType::kStop, rendezvous::encode(rendezvous::TextMessage{0, "stop"}), 0);
+  }));
+  auto coordinator = make_rendezvous_coordinator(settings(node0.port()), signals_);
+  coordinator->join(1);
+  auto reason = stop_request(*coordinator);
+  ASSERT_TRUE(reason);
+  EXPECT_TRUE(contains(*reason, "speaks for round 0, but this launcher is in round 1: a rendezvous the job has left behind"))
+      << *reason;
+}
+
+// Node 0 closes the link; the job's records say the job went on without
+// this node: no take-over, one line naming who took its place.
+TEST_F(RendezvousCoordinatorTest, RecordsOfALaterRoundFenceALauncherThatLostNodeZero) {
+  World world = world_of({1, 1});
+  world.incarnation = "0123456789abcdef";
+  FakeNode0 node0(node0_then(world, [](util::Fd& fd) { fd.reset(); }));  // then closes the connection
+  std::optional<LauncherPlace> asked;
+  RendezvousSettings node = settings(node0.port());
+  node.spare_nodes = 1;
+  node.max_restarts = 3;
+  node.records_check = [&asked](const LauncherPlace& place) -> std::optional<std::string> {
+    asked = place;
+    return "this node (host1, node rank 1) was replaced by host2 (slot 2) in round 1 while it was unreachable";
+  };
+  auto coordinator = make_rendezvous_coordinator(node, signals_);
+  coordinator->join(0);
+  ASSERT_TRUE(stop_request(*coordinator));
+  EXPECT_EQ(fenced_reason(*coordinator),
+            "this node (host1, node rank 1) was replaced by host2 (slot 2) in round 1 while it was unreachable");
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(asked->incarnation, "0123456789abcdef");
+  EXPECT_EQ(asked->round, 0);
+  EXPECT_EQ(asked->node_rank, 1);
+  EXPECT_EQ(asked->slot, 1);
+  EXPECT_FALSE(contains(notices(), "the rendezvous moves to")) << notices();
+}
+
+// The same loss without such records is node 0's loss: the launcher takes
+// the rendezvous over as before (the records were asked).
+TEST_F(RendezvousCoordinatorTest, WithoutSuchRecordsALauncherThatLostNodeZeroTakesOver) {
+  World world = world_of({1, 1});
+  world.incarnation = "0123456789abcdef";
+  FakeNode0 node0(node0_then(world, [](util::Fd& fd) { fd.reset(); }));
+  bool asked = false;
+  RendezvousSettings node = settings(node0.port());
+  node.spare_nodes = 1;
+  node.max_restarts = 3;
+  node.records_check = [&asked](const LauncherPlace&) -> std::optional<std::string> {
+    asked = true;
+    return std::nullopt;
+  };
+  auto coordinator = make_rendezvous_coordinator(node, signals_);
+  coordinator->join(0);
+  ASSERT_TRUE(stop_request(*coordinator));
+  EXPECT_FALSE(coordinator->fenced());
+  EXPECT_EQ(coordinator->finish(NodeOutcome{}).kind, Verdict::Kind::kRestart);
+  EXPECT_TRUE(asked);
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
+#include <csignal>
 #include <poll.h>
+#include <thread>
 #include <sys/socket.h>
 
 #include "rendezvous/protocol.h"
@@ -19,6 +21,13 @@
 namespace dlaunch::rendezvous {
 namespace {
 
+// A client writing to a connection the service closed (it dropped a silent
+// launcher) gets EPIPE, as a launcher does, not a signal that ends the test.
+const bool kWritesToAClosedSocketFail = [] {
+  ::signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
 class Client {
  public:
   // Connects and takes the service's challenge, as a launcher does.
@@ -29,10 +38,33 @@ class Client {
     auto greeting = receive();
     if (greeting && greeting->type == MessageType::kChallenge) challenge_ = decode_challenge(greeting->payload);
   }
+  ~Client() { stop_beating(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
   // Sealed once joined with a token, as a launcher's frames are.
   // In this client's generation: the round it joined last, as a launcher's.
-  void send(MessageType type, const std::string& payload) {
-    util::write_all(fd_.get(), session_.frame(type, payload, generation_));
+  void send(MessageType type, const std::string& payload) { send_as_of(generation_, type, payload); }
+  // As a launcher of round GENERATION would: a stale one, for the tests of fencing.
+  void send_as_of(std::uint32_t generation, MessageType type, const std::string& payload) {
+    std::lock_guard lock(send_mutex_);
+    util::write_all(fd_.get(), session_.frame(type, payload, generation));
+  }
+  // Heartbeats every INTERVAL from a thread of their own, whatever the test
+  // waits for, as a launcher's event loop keeps them up.
+  void beat_in_background(std::chrono::milliseconds interval) {
+    beating_ = std::thread([this, interval] {
+      std::unique_lock lock(beat_mutex_);
+      while (!beat_changed_.wait_for(lock, interval, [&] { return stop_beating_; })) send(MessageType::kHeartbeat, "");
+    });
+  }
+  void stop_beating() {
+    if (!beating_.joinable()) return;
+    {
+      std::lock_guard lock(beat_mutex_);
+      stop_beating_ = true;
+    }
+    beat_changed_.notify_all();
+    beating_.join();
   }
   void send_raw(const std::string& bytes) { util::write_all(fd_.get(), bytes); }
   JoinMessage join_message(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
@@ -130,6 +162,11 @@ class Client {
   std::vector<Frame> pending_;  // received while awaiting the welcome
   bool awaiting_welcome_ = false;
   bool heartbeat_ = false;
+  std::mutex send_mutex_;  // the background heartbeat sends too
+  std::thread beating_;
+  std::mutex beat_mutex_;
+  std::condition_variable beat_changed_;
+  bool stop_beating_ = false;
 };
 
 struct Service {
@@ -851,6 +888,197 @@ TEST(RendezvousServer, ALostSpareStopsNobody) {
   ASSERT_EQ(verdict.timeline.size(), 1u);
   EXPECT_TRUE(contains(verdict.timeline[0], "lost contact with the launcher of spare slot 2 (host2)"))
       << verdict.timeline[0];
+}
+
+}  // namespace
+}  // namespace dlaunch::rendezvous
+
+// ---- fencing (protocol 7): a launcher the job left behind never acts for it again
+
+namespace dlaunch::rendezvous {
+namespace {
+
+Service fencing_service(int spares, int max_restarts, std::function<void(ServerSettings&)> adjust = nullptr) {
+  return spare_service(2, spares, max_restarts, [=](ServerSettings& settings) {
+    settings.heartbeat_timeout = std::chrono::milliseconds(400);
+    if (adjust) adjust(settings);
+  });
+}
+
+// A launcher that went silent (frozen, or cut off) is told, before its
+// connection closes, that the job goes on without it: it reads this when it
+// wakes. The same slot coming back with its old round is refused; a launcher
+// started afresh there (round 0) may still stand by.
+TEST(RendezvousServerFencing, ASilentLauncherIsToldItWasDroppedAndItsStaleJoinIsRefused) {
+  Service service = fencing_service(1, 2);
+  Client node0(service.port), node1(service.port), spare(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 1);
+  join_with_spares(spare, 2, 2, 1);
+  receive_world(node0);
+  receive_world(node1);
+  receive_world(spare);
+  node0.beat_in_background(std::chrono::milliseconds(50));
+  spare.beat_in_background(std::chrono::milliseconds(50));
+  // node 1 now says nothing: the service drops it at the heartbeat timeout.
+  auto fenced = node1.receive();
+  ASSERT_TRUE(fenced);
+  ASSERT_EQ(fenced->type, MessageType::kFenced);
+  std::string told = decode_text(fenced->payload).reason;
+  EXPECT_TRUE(contains(told, "node 0 dropped this launcher in round 0 (node 1 (host1) sent nothing for")) << told;
+  EXPECT_TRUE(contains(told, "the job goes on without it")) << told;
+  EXPECT_EQ(fenced->generation, 0u);
+  EXPECT_FALSE(node1.receive()) << "then its connection closes";
+
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  EXPECT_EQ(receive_verdict(node0).kind, Verdict::Kind::kRestart);
+  join_with_spares(node0, 0, 2, 1, 1);
+  join_with_spares(spare, 2, 2, 1, 1);
+  EXPECT_EQ(receive_world(node0).node_slots, (std::vector<int>{0, 2}));
+
+  Client stale(service.port);
+  join_with_spares(stale, 1, 2, 1, /*round=*/1);
+  auto refused = stale.receive();
+  ASSERT_TRUE(refused);
+  ASSERT_EQ(refused->type, MessageType::kFenced);
+  std::string reason = decode_text(refused->payload).reason;
+  EXPECT_TRUE(contains(reason, "this launcher (slot 1) is out of the job: node 0 dropped it in round 0")) << reason;
+  EXPECT_TRUE(contains(reason, "the job is in round 1 without it")) << reason;
+
+  Client fresh(service.port);
+  join_with_spares(fresh, 1, 2, 1, /*round=*/0);
+  World standing = receive_world(fresh);
+  EXPECT_EQ(standing.round, 1);
+  EXPECT_FALSE(standing.node_rank_of(1)) << "a launcher started afresh stands by";
+}
+
+// What a launcher reports of a round belongs to that round: a Failure sent
+// in round 0 (it crossed the verdict, or came from a launcher left behind)
+// does not stop round 1.
+TEST(RendezvousServerFencing, AReportOfAnEarlierRoundIsDropped) {
+  Service service(2, /*max_restarts=*/1);
+  Client node0(service.port), node1(service.port);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  node0.receive();
+  node1.receive();
+  node1.send(MessageType::kFailure, encode(worker_failure(1, 1, 1)));
+  node0.receive();  // stop
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, outcome_of(worker_failure(1, 1, 1))}));
+  receive_verdict(node0);
+  receive_verdict(node1);
+  node0.join("job", 0, 2, 1, 1);
+  node1.join("job", 1, 2, 1, 1);
+  receive_world(node0);
+  receive_world(node1);
+  node1.send_as_of(0, MessageType::kFailure, encode(worker_failure(1, 1, 3)));
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{1, outcome_of(std::nullopt)}));
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{1, outcome_of(std::nullopt)}));
+  auto next = node0.receive();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->type, MessageType::kVerdict) << "no Stop: the stale failure was dropped";
+  EXPECT_EQ(decode_verdict(next->payload).verdict.kind, Verdict::Kind::kSucceeded);
+}
+
+// A Join's frame carries the round it joins; one that says otherwise is
+// not a launcher of this protocol.
+TEST(RendezvousServerFencing, AJoinWhoseFrameNamesAnotherGenerationIsRefused) {
+  Service service(2);
+  Client odd(service.port);
+  JoinMessage join = odd.join_message("job", 1, 2, 1, 0);
+  join.nonce = std::string(kChallengeSize, 'n');
+  odd.send_raw(encode_frame(MessageType::kJoin, encode(join), 5));
+  std::string reason = reason_of(odd.receive());
+  EXPECT_TRUE(contains(reason, "a Join for round 0 in a frame of generation 5")) << reason;
+}
+
+// The service's frames carry its round, so a launcher can tell a stale
+// service from the one the job is with.
+TEST(RendezvousServerFencing, TheServicesFramesCarryItsRound) {
+  Service service(2, /*max_restarts=*/1);
+  Client node0(service.port), node1(service.port);
+  node0.join("job", 0, 2, 1);
+  node1.join("job", 1, 2, 1);
+  EXPECT_EQ(node0.receive()->generation, 0u);
+  node1.receive();
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, outcome_of(worker_failure(1, 1, 1))}));
+  node0.receive();  // stop
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  receive_verdict(node0);
+  node0.join("job", 0, 2, 1, 1);
+  node1.join("job", 1, 2, 1, 1);
+  auto world = node0.receive();
+  ASSERT_TRUE(world);
+  EXPECT_EQ(world->generation, 1u);
+}
+
+// With --min-nodes a side that lost most of its launchers to silence at
+// once could go on, but the other side may be the one that goes on: it
+// stops, and says it steps aside, so its launchers write none of the job's
+// records.
+TEST(RendezvousServerFencing, AMinoritySideStepsAside) {
+  Service service = fencing_service(1, 2, [](ServerSettings& settings) { settings.min_nodes = 1; });
+  Client node0(service.port), node1(service.port), spare(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 1);
+  join_with_spares(spare, 2, 2, 1);
+  receive_world(node0);
+  node0.beat_in_background(std::chrono::milliseconds(50));
+  // node 1 and the spare fall silent together, as the far side of a cut.
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  Verdict verdict = receive_verdict(node0);
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
+  EXPECT_TRUE(verdict.stepped_aside);
+  EXPECT_TRUE(contains(verdict.not_restarted, "this node may be the one cut off")) << verdict.not_restarted;
+}
+
+// The far side of a cut goes on only where the job replaces lost nodes:
+// a node 0 that lost its one other node to silence, in a job that has no
+// spare, speaks for the job's end (the other side cannot go on either).
+TEST(RendezvousServerFencing, WithoutASpareNoSideStepsAside) {
+  Service service = fencing_service(0, 2);
+  Client node0(service.port), node1(service.port);
+  join_with_spares(node0, 0, 2, 0);
+  join_with_spares(node1, 1, 2, 0);
+  receive_world(node0);
+  node0.beat_in_background(std::chrono::milliseconds(50));
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);  // node 1 went silent
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  Verdict verdict = receive_verdict(node0);
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
+  EXPECT_FALSE(verdict.stepped_aside);
+}
+
+// The replacement line is said once every worker of the new round runs:
+// the job was down from the lost node's last sign of life until then.
+TEST(RendezvousServerFencing, TheDownTimeRunsFromTheLastSignOfLifeToEveryWorkerRunning) {
+  Service service = fencing_service(1, 2);
+  Client node0(service.port), node1(service.port), spare(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 1);
+  join_with_spares(spare, 2, 2, 1);
+  receive_world(node0);
+  receive_world(spare);
+  node0.beat_in_background(std::chrono::milliseconds(50));
+  spare.beat_in_background(std::chrono::milliseconds(50));
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);  // node 1 went silent
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  receive_verdict(node0);
+  receive_verdict(spare);
+  join_with_spares(node0, 0, 2, 1, 1);
+  join_with_spares(spare, 2, 2, 1, 1);
+  receive_world(node0);
+  receive_world(spare);
+  EXPECT_FALSE(contains(service.joined_log(), "takes node rank 1")) << "not before the workers run";
+  node0.send(MessageType::kStarted, "");
+  spare.send(MessageType::kStarted, "");
+  ASSERT_TRUE(service.await_log("round 1: host2 (spare) takes node rank 1; restart 1/2; the job was down"))
+      << service.joined_log();
+  std::string log = service.joined_log();
+  EXPECT_TRUE(contains(log, "s of it before the loss was noticed)")) << log;
 }
 
 }  // namespace

@@ -48,6 +48,18 @@ TEST(Session, AnAlteredFrameFails) {
   EXPECT_THROW(ends.launcher.open(retyped), ProtocolError);
 }
 
+// A frame's generation (its sender's round) is sealed too: a stale node 0
+// cannot pass an old round's frame off as a new one's, nor the reverse.
+TEST(Session, TheGenerationIsCoveredByTheTag) {
+  Pair ends;
+  Frame frame = read(ends.service.frame(MessageType::kVerdict, "verdict", 3));
+  EXPECT_EQ(frame.generation, 3u);
+  Frame altered = frame;
+  altered.generation = 4;
+  EXPECT_THROW(ends.launcher.open(altered), ProtocolError);
+  EXPECT_EQ(ends.launcher.open(frame), "verdict");
+}
+
 TEST(Session, AReplayedOrReorderedFrameFails) {
   Pair ends;
   Frame first = read(ends.service.frame(MessageType::kHeartbeat, ""));
