@@ -94,6 +94,10 @@ const std::vector<Key>& submit_keys() {
        "Reliability", "SECONDS"},
       {"rdzv-timeout", ValueKind::kInteger, "dlaunch run --rdzv-timeout on every node",
        "Reliability", "SECONDS"},
+      {"heartbeat-timeout", ValueKind::kInteger,
+       "Seconds of silence after which a node (frozen, cut off, powered off) counts as lost: the job "
+       "stops, or a spare takes its place (dlaunch run --heartbeat-timeout; default 30)",
+       "Reliability", "SECONDS"},
       {"tee", ValueKind::kString, "dlaunch run --tee on every node", "Output", "0|1|2|3|MAP"},
       {"redirects", ValueKind::kString, "dlaunch run --redirects on every node",
        "Output", "0|1|2|3|MAP"},

@@ -198,4 +198,15 @@ signal = "B:USR1@60"
 }
 
 }  // namespace
+// How soon a silent node counts as lost, from dlaunch.toml, on every launcher.
+TEST_F(SubmitConfigFileTest, HeartbeatTimeoutKey) {
+  SubmitSettings settings = read("[defaults]\nheartbeat_timeout = 12\n");
+  JobRequest request = request_for(settings);
+  EXPECT_NE(util::shell_join(request.run_args).find("--heartbeat-timeout 12"), std::string::npos)
+      << util::shell_join(request.run_args);
+  std::string message = error_of(read("[defaults]\nheartbeat-timeout = 0\n"));
+  EXPECT_NE(message.find("heartbeat-timeout must be from 1 to 604800, got 0"), std::string::npos) << message;
+  EXPECT_NE(message.find(path_ + ":2 [defaults]"), std::string::npos) << message;
+}
+
 }  // namespace dlaunch::submit
