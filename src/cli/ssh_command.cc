@@ -10,6 +10,7 @@
 
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
+#include "launch/verdict_line.h"
 #include "process/signal_channel.h"
 #include "rendezvous/service_endpoint.h"
 #include "rendezvous/token.h"
@@ -68,15 +69,32 @@ bool uneven(const std::vector<ssh::HostEntry>& hosts) {
   return counts.size() > 1;
 }
 
+// How many of HOST_COUNT hosts train: --nnodes, or all but --spare-nodes
+// (the two must add up when both are given), or all.
+int training_hosts(const ssh::SshOptions& options, int host_count) {
+  const char* hosts = host_count == 1 ? "host" : "hosts";
+  if (options.spare_nodes && *options.spare_nodes >= host_count)
+    throw util::InputError(fmt::format("--spare-nodes {} leaves none of the {} {} given to train; give at most "
+                                       "{}, or more hosts",
+                                       *options.spare_nodes, host_count, hosts, host_count - 1));
+  if (options.nnodes && options.spare_nodes && *options.nnodes + *options.spare_nodes != host_count)
+    throw util::InputError(fmt::format("--nnodes {} and --spare-nodes {} make {} hosts, but {} {} given; every "
+                                       "host beyond --nnodes is a spare: give one of the two, or as many hosts",
+                                       *options.nnodes, *options.spare_nodes, *options.nnodes + *options.spare_nodes,
+                                       host_count, host_count == 1 ? "is" : "are"));
+  int nnodes = options.nnodes.value_or(host_count - options.spare_nodes.value_or(0));
+  if (nnodes > host_count)
+    throw util::InputError(fmt::format("--nnodes {} asks for more nodes than the {} {} given; give "
+                                       "at most {}, or more hosts",
+                                       nnodes, host_count, hosts, host_count));
+  return nnodes;
+}
+
 ssh::JobPlan make_plan(const ssh::SshOptions& options, const std::vector<ssh::HostEntry>& hosts,
                   const util::Environment& environment) {
   ssh::JobPlan plan;
   const int host_count = static_cast<int>(hosts.size());
-  plan.nnodes = options.nnodes.value_or(host_count);
-  if (plan.nnodes > host_count)
-    throw util::InputError(fmt::format("--nnodes {} asks for more nodes than the {} host{} given; give "
-                                       "at most {}, or more hosts",
-                                       plan.nnodes, host_count, host_count == 1 ? "" : "s", host_count));
+  plan.nnodes = training_hosts(options, host_count);
   plan.spare_nodes = host_count - plan.nnodes;
   plan.master_addr = options.master_addr.value_or(hosts.front().host);
   plan.master_port = options.master_port.value_or(random_port());
@@ -201,6 +219,11 @@ int ssh_command(const CommandArgs& args) {
   settings.grace = hang_up_grace(*options);
   settings.hosts_replaceable =
       plan.spare_nodes > 0 || launch::run_option_value(options->run_args, "--min-nodes").has_value();
+  // The launcher that speaks for the job says its verdict, sealed with the
+  // job's secret: then the job is over, whatever a frozen host does.
+  settings.read_verdict = [run_id = plan.run_id, token](std::string_view line) {
+    return launch::read_verdict_line(line, run_id, token);
+  };
   return ssh::run_sessions(make_sessions(plan, hosts), settings, signals);
 }
 

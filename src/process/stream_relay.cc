@@ -37,11 +37,13 @@ StreamRelay::StreamRelay(std::string prefix, Outputs outputs)
       file_(std::move(outputs.file)),
       times_(std::move(outputs.times)),
       tail_(outputs.tail),
-      on_file_fault_(std::move(outputs.on_file_fault)) {
+      on_file_fault_(std::move(outputs.on_file_fault)),
+      on_bytes_(std::move(outputs.on_bytes)) {
   if (outputs.file_error != 0) fail_file(LogFileFault{outputs.file_error, false, 0, 0});
 }
 
 void StreamRelay::feed(std::string_view chunk) {
+  if (on_bytes_) on_bytes_(chunk);
   std::string_view for_console = chunk;
   if (file_) for_console = write_file(chunk);
   else if (fault_) fault_->lost_bytes += chunk.size();

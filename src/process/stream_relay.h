@@ -45,6 +45,9 @@ class StreamRelay {
     OutputTail* tail = nullptr;
     // Called once, when the file fails (or at construction, for file_error).
     std::function<void(const LogFileFault&)> on_file_fault;
+    // Every chunk read, as it came (dlaunch ssh looks for a host's verdict
+    // line in its launcher's stderr); null: none.
+    std::function<void(std::string_view)> on_bytes;
   };
 
   StreamRelay(std::string prefix, Outputs outputs);
@@ -73,6 +76,7 @@ class StreamRelay {
   TimeIndex times_;
   OutputTail* tail_;
   std::function<void(const LogFileFault&)> on_file_fault_;
+  std::function<void(std::string_view)> on_bytes_;
   std::uint64_t filed_bytes_ = 0;
   std::optional<LogFileFault> fault_;
   std::string partial_;  // the start of a line whose end has not arrived

@@ -39,6 +39,12 @@ const std::vector<OwnOption>& own_options() {
        },
        "Hosts that train (default: all); with more hosts, the first N to join train and the others "
        "stand by as spares to take a lost host's place"},
+      {"--spare-nodes", "N", "Hosts",
+       [](SshOptions& o, const std::string& v) {
+         o.spare_nodes = static_cast<int>(util::parse_int_in_range(v, 0, 1 << 20, "--spare-nodes"));
+       },
+       "Hosts that stand by to take a lost host's place (default: the hosts beyond --nnodes); the "
+       "others train"},
       {"--hostfile", "FILE", "Hosts", [](SshOptions& o, const std::string& v) { o.hostfile = v; },
        "File of 'HOST [slots=N]' lines (DeepSpeed's format; '#' comments, hostlists)"},
       {"--include", "HOSTS", "Hosts", [](SshOptions& o, const std::string& v) { o.include = v; },
@@ -72,10 +78,11 @@ const std::vector<OwnOption>& own_options() {
 }
 
 // dlaunch ssh decides these for every host.
+// (--nnodes and --spare-nodes are its own options: how many hosts train.)
 constexpr const char* kSetBySsh[] = {"--nnodes",          "--node-rank",      "--master-addr",
                                      "--master-port",     "--standalone",     "--rdzv-endpoint",
                                      "--rdzv-token",      "--rdzv-token-file", "--rdzv-token-derive",
-                                     "--stop-on-stdin-close"};
+                                     "--stop-on-stdin-close", "--spare-nodes"};
 
 const OwnOption* find_own(std::string_view name) {
   for (const auto& option : own_options()) {

@@ -13,6 +13,7 @@ namespace dlaunch::ssh {
 struct SshOptions {
   std::optional<std::string> hosts;     // --hosts h1,h2,gpu[01-04]
   std::optional<int> nnodes;            // --nnodes: hosts that train; the rest are spares
+  std::optional<int> spare_nodes;       // --spare-nodes: hosts that stand by (the rest train)
   std::optional<std::string> hostfile;  // --hostfile FILE
   std::optional<std::string> include;   // --include host1@host2:0,1
   std::optional<std::string> exclude;

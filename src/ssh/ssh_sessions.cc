@@ -30,6 +30,38 @@ constexpr std::chrono::seconds kDrain(2);
 
 using Clock = process::EventLoop::Clock;
 
+// Whole lines out of a stream's chunks, for a line a session's launcher
+// says (its verdict). Bounded: a line longer than kLongest is dropped, not
+// held.
+class LineScanner {
+ public:
+  static constexpr std::size_t kLongest = 4096;
+  template <typename OnLine>
+  void feed(std::string_view chunk, OnLine on_line) {
+    for (;;) {
+      auto newline = chunk.find('\n');
+      if (newline == std::string_view::npos) break;
+      if (!overlong_) {
+        partial_.append(chunk.substr(0, newline));
+        on_line(std::string_view(partial_));
+      }
+      partial_.clear();
+      overlong_ = false;
+      chunk.remove_prefix(newline + 1);
+    }
+    if (overlong_) return;
+    partial_.append(chunk);
+    if (partial_.size() > kLongest) {
+      partial_.clear();
+      overlong_ = true;
+    }
+  }
+
+ private:
+  std::string partial_;
+  bool overlong_ = false;
+};
+
 struct HostSession {
   const Session* spec = nullptr;
   pid_t pid = 0;
@@ -38,6 +70,8 @@ struct HostSession {
   util::Fd input;  // the write end of its stdin
   std::unique_ptr<process::ChildOutput> output;
   std::string log_file;
+  LineScanner launcher_lines;  // its stderr, where its launcher says the job's verdict
+  bool left_behind = false;    // it had not ended when the verdict's grace ran out
 };
 
 class SessionLoop {
@@ -131,7 +165,12 @@ class SessionLoop {
       return outputs;
     };
     // Worker lines arrive prefixed [host:rankN]: by that host's dlaunch run.
-    host.output = std::make_unique<process::ChildOutput>("", stream_outputs(out_), stream_outputs(err_));
+    process::StreamRelay::Outputs errors = stream_outputs(err_);
+    if (settings_.read_verdict)
+      errors.on_bytes = [this, &host](std::string_view chunk) {
+        host.launcher_lines.feed(chunk, [&](std::string_view line) { look_for_verdict(host, line); });
+      };
+    host.output = std::make_unique<process::ChildOutput>("", stream_outputs(out_), std::move(errors));
     host.output->relay(loop_, std::move(started.stdout_pipe), std::move(started.stderr_pipe), buffer_,
                        [this] { --open_pipes_; });
     open_pipes_ += 2;
@@ -161,7 +200,7 @@ class SessionLoop {
         session->exit_code = child.exit_code;
         session->ended = ++ended_count_;
         session->input.reset();
-        if (session->exit_code == 0) continue;
+        if (session->exit_code == 0 || verdict_) continue;  // after the verdict: the job is over
         std::string ended = fmt::format("{} ({}) ended with exit code {}", session->spec->host,
                                         label(*session), session->exit_code);
         // With spares the rendezvous replaces a lost host, node 0's too.
@@ -171,15 +210,45 @@ class SessionLoop {
     });
   }
 
+  // The launcher that speaks for the job said its verdict: the job is over.
+  // The other hosts' launchers end right after it; one that has not ended
+  // verdict_grace later cannot (its host froze, or lost its link or power),
+  // and is hung up.
+  void look_for_verdict(HostSession& host, std::string_view line) {
+    if (verdict_) return;
+    auto verdict = settings_.read_verdict(line);
+    if (!verdict) return;
+    verdict_ = verdict;
+    verdict_host_ = host.spec->host;
+    loop_.at(Clock::now() + settings_.verdict_grace, [this] {
+      if (groups_.running() == 0) return;
+      std::vector<std::string> left;
+      for (auto& session : sessions_) {
+        if (session->ended != 0) continue;
+        session->left_behind = true;
+        left.push_back(fmt::format("{} ({})", session->spec->host, label(*session)));
+      }
+      // Their launchers cannot act for the job any more: no grace, their
+      // ssh is ended now (SIGTERM, then SIGKILL).
+      hang_up_all(fmt::format("the job's verdict is in ({} with exit code {}, from {}), and {} had not ended {} s "
+                              "later: a launcher there takes no part in the job any more (its host froze, lost "
+                              "its link or its power, or it never joined)",
+                              verdict_->state, verdict_->exit_code, verdict_host_, fmt::join(left, ", "),
+                              std::chrono::duration_cast<std::chrono::seconds>(settings_.verdict_grace).count()),
+                  std::chrono::milliseconds(0));
+    });
+  }
+
   // Closes every host's stdin: their launchers stop their workers. SIGTERM
   // follows for ssh processes still there after the grace period, SIGKILL
   // for those still there kKillGrace later.
-  void hang_up_all(const std::string& why) {
+  void hang_up_all(const std::string& why) { hang_up_all(why, settings_.grace); }
+  void hang_up_all(const std::string& why, std::chrono::milliseconds grace) {
     if (hung_up_) return;
     hung_up_ = true;
     reason_ = why;
     for (auto& session : sessions_) session->input.reset();
-    loop_.at(Clock::now() + settings_.grace, [this] { groups_.stop(kKillGrace); });
+    loop_.at(Clock::now() + grace, [this] { groups_.stop(kKillGrace); });
   }
 
   // "node 2", or with spares "slot 2": node ranks are then the rendezvous's to give.
@@ -209,6 +278,7 @@ class SessionLoop {
   int exit_code() {
     report_failures();
     if (stop_signal_ != 0) return 128 + stop_signal_;
+    if (verdict_) return verdict_->exit_code;
     if (settings_.hosts_replaceable) return survivors_code();
     const HostSession& node0 = *sessions_.front();
     if (node0.exit_code != kSshFailed) return node0.exit_code;
@@ -222,6 +292,7 @@ class SessionLoop {
     for (const auto& session : sessions_) {
       if (session->exit_code == 0) continue;
       const std::string& host = session->spec->host;
+      if (session->left_behind) continue;  // the line on stopping every host names it
       if (session->exit_code == kSshFailed)
         err_->write_message(fmt::format("dlaunch ssh: lost the ssh connection to {} ({})", host,
                                         label(*session)));
@@ -248,6 +319,8 @@ class SessionLoop {
   int stop_signal_ = 0;
   bool hung_up_ = false;
   std::string reason_;
+  std::optional<launch::AnnouncedVerdict> verdict_;  // the job's, once a host's launcher said it
+  std::string verdict_host_;
   process::EventLoop::Timer drain_timer_;  // armed when the last ssh ended
   bool drained_ = false;
   char buffer_[64 * 1024];  // every session's pipe is read through it

@@ -7,6 +7,12 @@
 // whole lines, so hosts never interleave mid-line. When one session ends
 // badly, or dlaunch ssh is told to stop, every other host is hung up, then
 // its ssh is sent SIGTERM, then SIGKILL, each after a grace period.
+//
+// The job ends when its verdict is in: the launcher that speaks for the job
+// says it in an authenticated line (launch/verdict_line.h). Hosts that have
+// not ended verdict_grace later (frozen, cut off, powered off: their
+// sessions never end by themselves) are hung up, and dlaunch ssh exits with
+// the verdict's code.
 #pragma once
 
 #include <chrono>
@@ -14,6 +20,10 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+#include <string_view>
+
+#include "launch/verdict_line.h"
 #include "process/signal_channel.h"
 #include "util/console.h"
 
@@ -36,12 +46,18 @@ struct SessionSettings {
   // The job outlives a host (spare nodes, --min-nodes): a session that ends
   // early does not stop the others; the rendezvous replaces its node.
   bool hosts_replaceable = false;
+  // Reads a line of a host's launcher (its stderr) as the job's verdict;
+  // null: no verdict is looked for.
+  std::function<std::optional<launch::AnnouncedVerdict>(std::string_view line)> read_verdict;
+  // After the verdict, how long the other hosts have to end by themselves.
+  std::chrono::milliseconds verdict_grace{5'000};
 };
 
-// Runs SESSIONS to the end and returns the job's exit code: node 0's, as
-// every host's dlaunch run agrees on one; when node 0's ssh itself failed,
-// the first other host's code; 128+N when dlaunch ssh was stopped by
-// signal N. Throws SystemError when ssh cannot be started.
+// Runs SESSIONS to the end and returns the job's exit code: the verdict's
+// when a host announced it; else node 0's, as every host's dlaunch run
+// agrees on one; when node 0's ssh itself failed, the first other host's
+// code; 128+N when dlaunch ssh was stopped by signal N. Throws SystemError
+// when ssh cannot be started.
 int run_sessions(const std::vector<Session>& sessions, const SessionSettings& settings,
                  process::SignalChannel& signals);
 
