@@ -84,8 +84,8 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
   for (const char* name : {"python", "tee", "redirects", "prefix"}) {
     if (auto value = settings.string(name)) args.insert(args.end(), {std::string("--") + name, *value});
   }
-  for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "min-nodes", "node-fail-limit",
-                           "hang-timeout", "straggler-lag", "stack-timeout", "gate-timeout"}) {
+  for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "heartbeat-timeout", "min-nodes",
+                           "node-fail-limit", "hang-timeout", "straggler-lag", "stack-timeout", "gate-timeout"}) {
     if (auto value = settings.integer(name))
       args.insert(args.end(), {std::string("--") + name, std::to_string(*value)});
   }
@@ -485,12 +485,19 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
         "hang-timeout (from {}) needs --launch node: with one task per GPU no dlaunch run watches the "
         "workers' progress",
         settings.find("hang-timeout")->source));
+  if (request.launch == LaunchMode::kTask && settings.integer("heartbeat-timeout"))
+    throw util::InputError(fmt::format(
+        "heartbeat-timeout (from {}) needs --launch node: with one task per GPU no dlaunch run keeps a "
+        "heartbeat between the nodes",
+        settings.find("heartbeat-timeout")->source));
   request.gate = settings.flag("gate");
   request.min_nodes = small_int(settings, "min-nodes", 1, 100000).value_or(request.nodes);
   if (request.min_nodes > request.nodes)
     throw util::InputError(fmt::format("min-nodes {} (from {}) must be at most nodes ({}): it is the "
                                        "fewest nodes the job goes on with",
                                        request.min_nodes, settings.find("min-nodes")->source, request.nodes));
+  // Refused now, as the launchers would refuse it on the nodes.
+  (void)small_int(settings, "heartbeat-timeout", 1, 7 * 24 * 3600);
   request.run_args = run_arguments(settings);
   (void)shutdown_seconds(request.run_args);  // refused now, not on the nodes
   if (auto signal = settings.string("signal"))

@@ -995,3 +995,28 @@ TEST(JobScriptGate, GateTimeoutNeedsTheGateAndTheGateNeedsNodeLaunch) {
 
 }  // namespace
 }  // namespace dlaunch::submit
+
+namespace dlaunch::submit {
+namespace {
+
+// --heartbeat-timeout (and heartbeat_timeout in dlaunch.toml): how soon a
+// silent node (frozen, cut off, powered off) is lost, on every launcher.
+TEST(JobScriptHeartbeat, TheHeartbeatTimeoutReachesEveryLauncher) {
+  auto request = request_for(with({{"nodes", std::int64_t{2}}, {"heartbeat-timeout", std::int64_t{10}}}));
+  EXPECT_NE(job_script(request).find("--end-job-after 45 --heartbeat-timeout 10 -- train.py"), std::string::npos)
+      << job_script(request);
+  EXPECT_NE(util::shell_join(srun_job_command(request)).find("--heartbeat-timeout 10 -- train.py"),
+            std::string::npos);
+}
+
+TEST(JobScriptHeartbeat, AHeartbeatTimeoutTheLaunchersWouldRefuseIsRefusedNow) {
+  using test_support::input_error_of;
+  std::string zero = input_error_of([] { request_for(with({{"heartbeat-timeout", std::int64_t{0}}})); });
+  EXPECT_NE(zero.find("heartbeat-timeout must be from 1 to 604800, got 0 (from test)"), std::string::npos) << zero;
+  std::string task = input_error_of(
+      [] { request_for(with({{"heartbeat-timeout", std::int64_t{5}}, {"launch", std::string("task")}})); });
+  EXPECT_NE(task.find("heartbeat-timeout (from test) needs --launch node"), std::string::npos) << task;
+}
+
+}  // namespace
+}  // namespace dlaunch::submit
