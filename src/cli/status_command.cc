@@ -82,6 +82,11 @@ void print_status(const submit::SubmissionRecord& record, const submit::JobStatu
   }
   if (!status.failure_summary.empty()) fmt::print("failure:\n{}\n", status.failure_summary);
   else if (!status.failure.empty()) fmt::print("failure: {}\n", status.failure);
+  // A launcher that decided alone and saw otherwise: the other side of a cut.
+  if (status.verdict && !status.verdict->also_seen.empty()) {
+    fmt::print("also seen:\n");
+    for (const auto& line : status.verdict->also_seen) fmt::print("  {}\n", line);
+  }
 }
 
 }  // namespace

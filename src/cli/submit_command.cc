@@ -225,9 +225,12 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
   if (!end.note.empty()) fmt::print(stderr, "dlaunch: job {}: {}\n", job_id, end.note);
   fmt::print(stderr, "dlaunch: job {} ended {} with exit code {}\n", job_id, end.state, end.exit_code);
   // dlaunch status reads it once Slurm has forgotten the job (MinJobAge).
-  std::string unsaved = submit::save_recorded_end(
-      request.submission_dir,
-      {end.state, end.exit_code, fmt::format("Slurm, seen by submit --wait at {}", util::local_time_now()), "", ""});
+  // Slurm's own end when Slurm showed it; the verdict, saying so, when not.
+  std::string source = end.note.empty() ? fmt::format("Slurm, seen by submit --wait at {}", util::local_time_now())
+                                        : fmt::format("the job's verdict, seen by submit --wait at {} ({})",
+                                                      util::local_time_now(), end.note);
+  std::string unsaved =
+      submit::save_recorded_end(request.submission_dir, {end.state, end.exit_code, source, "", ""});
   if (!unsaved.empty()) fmt::print(stderr, "dlaunch: cannot record the job's end: {}\n", unsaved);
   return end.exit_code;
 }

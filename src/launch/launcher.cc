@@ -12,6 +12,7 @@
 #include "launch/log_root.h"
 #include "launch/run_record.h"
 #include "launch/report_duty.h"
+#include "launch/verdict_line.h"
 #include "process/signal_channel.h"
 #include "process/stdin_watch.h"
 #include "launch/supervisor.h"
@@ -139,7 +140,8 @@ void write_exit_code(const LaunchConfig& config, const rendezvous::Verdict& verd
 // is still alive then (the job's end would have stopped it), it cancels the
 // job itself, the one way Slurm offers a job's owner to end it.
 void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environment& environment,
-                                process::SignalChannel& signals, const LogRoot& log_root, const std::string& host) {
+                                process::SignalChannel& signals, const LogRoot& log_root, const std::string& host,
+                                const std::string& incarnation) {
   auto job_id = environment.get("SLURM_JOB_ID");
   if (!config.end_job_after || !job_id || config.topology.node_rank.value == 0) return;
   auto deadline = util::Clock::now() + *config.end_job_after;
@@ -157,7 +159,7 @@ void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environm
       *job_id, std::chrono::duration_cast<std::chrono::seconds>(*config.end_job_after).count(), host);
   say("dlaunch: " + why);
   if (!log_root.temporary()) {
-    if (auto error = note_slurm_end(log_root.path(), "cancelled by dlaunch: " + why); !error.empty())
+    if (auto error = note_slurm_end(log_root.path(), incarnation, "cancelled by dlaunch: " + why); !error.empty())
       say("dlaunch: " + error);
   }
   try {
@@ -272,7 +274,10 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     }
     if (log_root.temporary() && log_root.kept())
       say(fmt::format("dlaunch: worker logs are in {}", log_root.path()));
-    if (records) end_job_if_batch_host_lost(config, environment, signals, log_root, host);
+    // Under dlaunch ssh: the job is over, whatever a frozen host does.
+    if (records && config.stop_on_stdin_close && config.rdzv_token)
+      say(verdict_line(verdict, config.topology.run_id.value, config.rdzv_token->value));
+    if (records) end_job_if_batch_host_lost(config, environment, signals, log_root, host, world.incarnation);
     return verdict.exit_code;
   }
 }

@@ -1,5 +1,6 @@
 #include "launch/run_record.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <fmt/format.h>
@@ -20,6 +21,53 @@ std::string write_json(const std::string& path, const nlohmann::json& document) 
   } catch (const std::exception& error) {
     return fmt::format("cannot write {}: {}", path, error.what());
   }
+}
+
+// The JSON document at PATH, or null when it is missing or unreadable.
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return nullptr;
+  auto document = nlohmann::json::parse(file, nullptr, false);
+  return document.is_discarded() || !document.is_object() ? nlohmann::json(nullptr) : document;
+}
+
+std::string text_field(const nlohmann::json& document, const char* name) {
+  auto found = document.find(name);
+  return found != document.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+bool of_job(const nlohmann::json& document, const std::string& incarnation) {
+  return document.is_object() && text_field(document, "job") == incarnation;
+}
+
+// DOCUMENT, with what EXISTING (this job's result, made alone by another
+// launcher) saw otherwise kept in its "also_seen".
+nlohmann::json keeping_other_views(nlohmann::json document, const nlohmann::json& existing) {
+  nlohmann::json also = nlohmann::json::array();
+  if (auto earlier = existing.find("also_seen"); earlier != existing.end() && earlier->is_array()) also = *earlier;
+  const std::string failure = text_field(existing, "failure");
+  if (!failure.empty() && failure != text_field(document, "failure")) {
+    std::string seen = fmt::format("{}: {}", text_field(existing, "written_by"), failure);
+    if (std::find(also.begin(), also.end(), seen) == also.end()) also.push_back(seen);
+  }
+  if (!also.empty()) document["also_seen"] = also;
+  return document;
+}
+
+// A network cut between two nodes: each side sees the other go silent, and
+// neither can tell which was cut off. The result kept is the first; a
+// launcher that decided otherwise adds what it saw ("also_seen"), so the
+// record names both sides.
+std::string add_another_view(const std::string& path, nlohmann::json document, const RunResult& result) {
+  if (!document.is_object() || !result.verdict.failure) return "";
+  std::string seen = fmt::format("{}: {}", result.host, rendezvous::describe_failure(*result.verdict.failure));
+  if (text_field(document, "failure") == rendezvous::describe_failure(*result.verdict.failure)) return "";
+  nlohmann::json& also = document["also_seen"];
+  if (!also.is_array()) also = nlohmann::json::array();
+  for (const auto& line : also)
+    if (line == seen) return "";
+  also.push_back(seen);
+  return write_json(path, document);
 }
 
 }  // namespace
@@ -53,34 +101,21 @@ std::string write_run_result(const std::string& log_root, const RunResult& resul
       {"written_by", result.host},
   };
   const std::string path = fmt::format("{}/{}", log_root, kRunResultFile);
-  if (!verdict.decided_here) return write_json(path, document);
+  // A service's verdict says most; one made alone replaces no result of
+  // this job (another launcher's, or the service's), but one an earlier run
+  // of the same folder left (--log-dir reused) is not this job's.
+  nlohmann::json existing = read_json(path);
+  if (!of_job(existing, result.incarnation)) return write_json(path, document);
+  if (!verdict.decided_here) return write_json(path, keeping_other_views(std::move(document), existing));
   try {
-    std::filesystem::create_directories(log_root);
-    util::write_file_if_absent(path, document.dump(2) + "\n");
-    return "";
+    if (util::write_file_if_absent(path, document.dump(2) + "\n")) return "";
   } catch (const std::exception& error) {
     return fmt::format("cannot write {}: {}", path, error.what());
   }
+  return add_another_view(path, read_json(path), result);
 }
 
 namespace {
-
-// The JSON document at PATH, or null when it is missing or unreadable.
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return nullptr;
-  auto document = nlohmann::json::parse(file, nullptr, false);
-  return document.is_discarded() || !document.is_object() ? nlohmann::json(nullptr) : document;
-}
-
-std::string text_field(const nlohmann::json& document, const char* name) {
-  auto found = document.find(name);
-  return found != document.end() && found->is_string() ? found->get<std::string>() : "";
-}
-
-bool of_job(const nlohmann::json& document, const std::string& incarnation) {
-  return document.is_object() && text_field(document, "job") == incarnation;
-}
 
 // The first round after PLACE's whose records name this job, and them.
 std::optional<std::pair<int, std::filesystem::path>> later_round(const std::string& log_root,
@@ -100,10 +135,10 @@ std::optional<std::pair<int, std::filesystem::path>> later_round(const std::stri
 
 }  // namespace
 
-std::string note_slurm_end(const std::string& log_root, const std::string& text) {
+std::string note_slurm_end(const std::string& log_root, const std::string& incarnation, const std::string& text) {
   const std::string path = fmt::format("{}/{}", log_root, kRunResultFile);
   nlohmann::json document = read_json(path);
-  if (!document.is_object()) return fmt::format("cannot add to {}: it is missing or unreadable", path);
+  if (!of_job(document, incarnation)) return fmt::format("cannot add to {}: it holds no result of this job", path);
   document["slurm_end"] = text;
   return write_json(path, document);
 }
@@ -114,9 +149,11 @@ std::optional<std::string> job_moved_on(const std::string& log_root, const rende
   if (of_job(result, place.incarnation)) {
     std::string by = text_field(result, "written_by");
     auto code = result.find("exit_code");
-    return fmt::format("the job was decided while this launcher ({}) was unreachable: {} with exit code {}{}",
-                       place.host, text_field(result, "state"),
-                       code != result.end() && code->is_number_integer() ? code->get<int>() : 1,
+    std::string with_code = code != result.end() && code->is_number_integer()
+                                ? fmt::format(" with exit code {}", code->get<int>())
+                                : "";
+    return fmt::format("the job was decided while this launcher ({}) was unreachable: {}{}{}", place.host,
+                       text_field(result, "state"), with_code,
                        by.empty() ? "" : fmt::format(", by the launcher on {}", by));
   }
   auto later = later_round(log_root, place);

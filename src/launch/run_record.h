@@ -44,14 +44,18 @@ struct RunResult {
 // Writes LOG_ROOT/result.json: {"exit_code", "state" (COMPLETED or FAILED),
 // "restarts", "failure" (one line), "failure_summary" (the block printed at
 // the end), "timeline", "started", "ended", "job", "written_by"}. A verdict
-// this launcher made alone (it lost node 0) replaces no result already
-// there: a service's verdict, when there is one, says more. Returns the
-// error text, empty on success (or when an earlier result was kept).
+// this launcher made alone (it lost node 0) replaces no result of this job
+// already there (a service's verdict, when there is one, says more; what
+// this launcher saw is added to it as "also_seen", the other side of a
+// network cut), but does replace one an earlier run of the folder left.
+// Returns the error text, empty on success (or when this job's result was
+// kept).
 std::string write_run_result(const std::string& log_root, const RunResult& result);
 
 // Adds "slurm_end" (TEXT: how the Slurm job was ended, when dlaunch ended
-// it) to LOG_ROOT/result.json. Returns the error text, empty on success.
-std::string note_slurm_end(const std::string& log_root, const std::string& text);
+// it) to LOG_ROOT/result.json, when it holds the result of the job of
+// INCARNATION. Returns the error text, empty on success.
+std::string note_slurm_end(const std::string& log_root, const std::string& incarnation, const std::string& text);
 
 // Whether the records in LOG_ROOT show that the job of PLACE.incarnation
 // went on without the launcher at PLACE (a later round's node records) or

@@ -1058,14 +1058,13 @@ class RendezvousServer::Loop {
     end.min_nodes = min_nodes();
     // Launchers gone silent may live on the other side of a cut: this side
     // goes on only with more than half of those it had.
-    // When that rule alone stops a job that would go on, this side steps
-    // aside: the other side may carry the job on, so the launchers here
-    // write none of its records (Verdict::stepped_aside).
+    // This side then stops; when the other side may carry the job on (it
+    // can replace a node, and has a restart left), this side steps aside:
+    // its launchers write none of the job's records (Verdict::stepped_aside).
     bool minority = silent_losses_ > 0 && 2 * end.nodes_left <= end.nodes_left + silent_losses_;
+    if (minority) end.nodes_left = 0;
     Verdict verdict = decide_verdict(end);
-    if (minority && verdict.kind == Verdict::Kind::kRestart) {
-      end.nodes_left = 0;
-      verdict = decide_verdict(end);
+    if (minority && verdict.kind == Verdict::Kind::kFailed && job_may_go_on_elsewhere()) {
       verdict.stepped_aside = true;
       verdict.not_restarted = fmt::format(
           "{} launcher(s) went silent at once and only {} remain here: this node may be the one cut "
@@ -1091,6 +1090,13 @@ class RendezvousServer::Loop {
     first_failure_.reset();
     lost_node_ = false;
     silent_losses_ = 0;
+  }
+
+  // Launchers on the far side of a cut could take the rendezvous over and
+  // go on: the job replaces lost nodes (spares, --min-nodes) and has a
+  // restart left.
+  bool job_may_go_on_elsewhere() const {
+    return (settings_.spare_nodes > 0 || min_nodes() < settings_.nnodes) && round_ < settings_.max_restarts;
   }
 
   // Launchers that could train in the next round: connected, not benched.

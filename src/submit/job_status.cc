@@ -165,6 +165,8 @@ void add_run_result(JobStatus& status, const std::string& folder) {
 // ended, the verdict how the job did.
 void prefer_a_verdict_dlaunch_enforced(JobStatus& status) {
   if (!status.verdict || status.verdict->slurm_end.empty() || !slurm::is_final_state(status.state)) return;
+  status.slurm_state = status.state;
+  status.slurm_exit_code = status.exit_code;
   status.reason = fmt::format("Slurm records {}: {}", status.state, status.verdict->slurm_end);
   status.state = status.verdict->state;
   status.exit_code = status.verdict->exit_code;
@@ -246,6 +248,7 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
     if (!end->elapsed.empty()) status.elapsed = end->elapsed;  // else the run's own, from result.json
     status.node_list = end->nodes;
     status.source = recorded_source(*end, record.job_id);
+    if (end->source.starts_with("Slurm")) prefer_a_verdict_dlaunch_enforced(status);
   } else {
     status.source = record.job_id.empty()
                         ? "nothing recorded (run with --srun, and it left no result)"
@@ -280,7 +283,10 @@ JobStatus current_status(const SubmissionRecord& record) {
     (void)save_recorded_end(folder, {state, code, fmt::format("Slurm, seen at {}", util::local_time_now()),
                                      elapsed, nodes});
   };
-  if (record.tasks.empty()) remember(record.folder, status.state, status.exit_code, status.elapsed, status.node_list);
+  // Slurm's own words: what it shows, not the verdict that overrides it.
+  if (record.tasks.empty())
+    remember(record.folder, status.slurm_state.empty() ? status.state : status.slurm_state,
+             status.slurm_state.empty() ? status.exit_code : status.slurm_exit_code, status.elapsed, status.node_list);
   for (const auto& task : status.tasks)
     if (task.reason.empty() || !task.reason.starts_with("recorded"))
       remember(task.folder, task.state, task.exit_code, task.elapsed, "");
@@ -337,7 +343,8 @@ nlohmann::json status_json(const SubmissionRecord& record, const JobStatus& stat
     document["verdict"] = {{"state", status.verdict->state},
                            {"exit_code", status.verdict->exit_code},
                            {"written_by", status.verdict->written_by},
-                           {"slurm_end", status.verdict->slurm_end}};
+                           {"slurm_end", status.verdict->slurm_end},
+                           {"also_seen", status.verdict->also_seen}};
     document["timeline"] = status.verdict->timeline;
   }
   return document;

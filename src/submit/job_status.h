@@ -29,6 +29,10 @@ struct ArrayTask {
 
 struct JobStatus {
   std::string state = "UNKNOWN";
+  // What Slurm (or sacct) itself shows, when it differs from STATE: dlaunch
+  // cancelled the job after its verdict (its batch host was lost).
+  std::string slurm_state;
+  std::optional<int> slurm_exit_code;
   std::string reason;         // Slurm's, when it gives one ("Priority"); never "None"
   std::string source;         // "Slurm", "sacct", or what recorded it
   bool slurm_answered = true;  // false: scontrol failed (no Slurm here, or its controller is down)

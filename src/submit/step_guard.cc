@@ -100,11 +100,10 @@ class StepGuard {
     if (!verdict_ || asked_to_end_ || now < verdict_at_ + settings_.grace) return;
     asked_to_end_ = true;
     say(fmt::format(
-        "dlaunch: the job's verdict is in (exit code {}, in {}), but srun still waits {} s later for "
+        "dlaunch: the job's verdict is in (exit code {}, in {}), but srun still waits {:.3g} s later for "
         "a task that cannot end (its node froze, lost its link or lost its power): ending the step, "
         "so that the job ends now",
-        *verdict_, settings_.verdict_file,
-        std::chrono::duration_cast<std::chrono::seconds>(settings_.grace).count()));
+        *verdict_, settings_.verdict_file, std::chrono::duration<double>(settings_.grace).count()));
     if (!settings_.foreground) {
       ::kill(pid_, SIGKILL);
       return;

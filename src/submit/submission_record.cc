@@ -204,9 +204,11 @@ std::optional<RunVerdict> run_verdict(const std::string& folder) {
     verdict.exit_code = (*result)["exit_code"].get<int>();
   verdict.written_by = string_in(*result, "written_by");
   verdict.slurm_end = string_in(*result, "slurm_end");
-  if (auto timeline = result->find("timeline"); timeline != result->end() && timeline->is_array()) {
-    for (const auto& event : *timeline)
-      if (event.is_string()) verdict.timeline.push_back(event.get<std::string>());
+  for (auto [key, lines] : {std::pair{"timeline", &verdict.timeline}, {"also_seen", &verdict.also_seen}}) {
+    auto found = result->find(key);
+    if (found == result->end() || !found->is_array()) continue;
+    for (const auto& line : *found)
+      if (line.is_string()) lines->push_back(line.get<std::string>());
   }
   return verdict;
 }

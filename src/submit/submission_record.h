@@ -89,6 +89,9 @@ struct RunVerdict {
   std::string slurm_end;
   // The job's life: nodes lost and how, spares that took their place.
   std::vector<std::string> timeline;
+  // What launchers that decided alone saw otherwise ("HOST: node 0 (...)
+  // sent nothing ..."): the other side of a network cut.
+  std::vector<std::string> also_seen;
 };
 
 // The verdict of the last run in FOLDER; nullopt when none was written.

@@ -160,5 +160,96 @@ TEST(ParseSacct, ReadsItsParsableLines) {
   EXPECT_EQ(tasks[1].state, "CANCELLED");
 }
 
+// --- dlaunch run's verdict (result.json), read back ---
+
+constexpr const char* kVerdictResult =
+    R"({"state": "COMPLETED", "exit_code": 0, "written_by": "h2", "restarts": 1,
+        "slurm_end": "cancelled by dlaunch: the batch host h0 was lost",
+        "timeline": ["10:00:05 node 0 (h0) lost: no heartbeat for 30 s", "10:00:40 h2 took its place", 7]})";
+
+TEST(RunVerdict, ReadsTheVerdictItsWriterHowSlurmWasEndedAndTheTimeline) {
+  test_support::TempDir dir;
+  write(dir.path() + "/logs/result.json", kVerdictResult);
+  auto verdict = run_verdict(dir.path());
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->state, "COMPLETED");
+  EXPECT_EQ(verdict->exit_code, 0);
+  EXPECT_EQ(verdict->written_by, "h2");
+  EXPECT_EQ(verdict->slurm_end, "cancelled by dlaunch: the batch host h0 was lost");
+  // What is not a line of text is left out of the timeline.
+  EXPECT_EQ(verdict->timeline, (std::vector<std::string>{"10:00:05 node 0 (h0) lost: no heartbeat for 30 s",
+                                                         "10:00:40 h2 took its place"}));
+}
+
+TEST(RunVerdict, AfterARequeueTheLastRunsVerdictCounts) {
+  test_support::TempDir dir;
+  write(dir.path() + "/logs/result.json", R"({"state": "FAILED", "exit_code": 4})");
+  write(dir.path() + "/logs/requeue_1/result.json", R"({"state": "COMPLETED", "exit_code": 0})");
+  auto verdict = run_verdict(dir.path());
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->state, "COMPLETED");
+  EXPECT_EQ(verdict->slurm_end, "");
+  EXPECT_TRUE(verdict->timeline.empty());
+}
+
+TEST(RunVerdict, NoneWithoutAResultAStateOrReadableJson) {
+  test_support::TempDir dir;
+  EXPECT_EQ(run_verdict(dir.path()), std::nullopt);
+  write(dir.path() + "/logs/result.json", R"({"exit_code": 0, "written_by": "h2"})");
+  EXPECT_EQ(run_verdict(dir.path()), std::nullopt) << "no state";
+  write(dir.path() + "/logs/result.json", R"({"state": "COMPL)");  // cut short by a full disk
+  EXPECT_EQ(run_verdict(dir.path()), std::nullopt);
+  write(dir.path() + "/logs/result.json", R"(["COMPLETED", 0])");
+  EXPECT_EQ(run_verdict(dir.path()), std::nullopt);
+}
+
+// The batch host was lost and dlaunch cancelled the Slurm job once the
+// job's verdict was in: Slurm records CANCELLED, the job completed.
+TEST(JobStatus, AVerdictDlaunchEnforcedByCancellingTheJobIsTheJobsEnd) {
+  test_support::TempDir dir;
+  auto record = submission(dir.path() + "/s", "12");
+  write(record.folder + "/logs/result.json", kVerdictResult);
+  auto records = slurm::parse_job_records("JobId=12 JobState=CANCELLED Reason=None ExitCode=0:15 NodeList=n[0-2]\n");
+  JobStatus status = job_status(record, records, {});
+  EXPECT_EQ(status.state, "COMPLETED");
+  EXPECT_EQ(status.exit_code, 0);
+  EXPECT_EQ(status.reason, "Slurm records CANCELLED: cancelled by dlaunch: the batch host h0 was lost");
+  EXPECT_EQ(status.source, "Slurm");
+  EXPECT_EQ(state_text(status), "COMPLETED");
+
+  auto json = status_json(record, status);
+  EXPECT_EQ(json["state"], "COMPLETED");
+  EXPECT_EQ(json["exit_code"], 0);
+  EXPECT_EQ(json["verdict"]["state"], "COMPLETED");
+  EXPECT_EQ(json["verdict"]["exit_code"], 0);
+  EXPECT_EQ(json["verdict"]["written_by"], "h2");
+  EXPECT_EQ(json["verdict"]["slurm_end"], "cancelled by dlaunch: the batch host h0 was lost");
+  EXPECT_EQ(json["timeline"], nlohmann::json({"10:00:05 node 0 (h0) lost: no heartbeat for 30 s",
+                                              "10:00:40 h2 took its place"}));
+}
+
+// The job runs on while Slurm still waits for a frozen node: the verdict
+// is shown beside Slurm's state, which stays Slurm's until Slurm ends it.
+TEST(JobStatus, AVerdictWhileSlurmStillRunsTheJobIsShownBesideSlurmsState) {
+  test_support::TempDir dir;
+  auto record = submission(dir.path() + "/s", "12");
+  write(record.folder + "/logs/result.json", kVerdictResult);
+  JobStatus status = job_status(record, slurm::parse_job_records("JobId=12 JobState=COMPLETING\n"), {});
+  EXPECT_EQ(status.state, "COMPLETING");
+  ASSERT_TRUE(status.verdict);
+  EXPECT_EQ(status.verdict->state, "COMPLETED");
+  EXPECT_EQ(status_json(record, status)["verdict"]["written_by"], "h2");
+}
+
+TEST(JobStatus, WithoutAVerdictTheJsonSaysSo) {
+  test_support::TempDir dir;
+  auto record = submission(dir.path() + "/s", "12");
+  JobStatus status = job_status(record, slurm::parse_job_records("JobId=12 JobState=CANCELLED ExitCode=0:15\n"), {});
+  EXPECT_EQ(status.state, "CANCELLED");
+  auto json = status_json(record, status);
+  EXPECT_TRUE(json["verdict"].is_null());
+  EXPECT_EQ(json["timeline"], nlohmann::json::array());
+}
+
 }  // namespace
 }  // namespace dlaunch::submit
