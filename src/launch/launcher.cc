@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <memory>
 #include <poll.h>
+#include <unistd.h>
 
 #include "process/console_report.h"
 #include "launch/escaped_processes.h"
@@ -130,24 +131,34 @@ void write_exit_code(const LaunchConfig& config, const rendezvous::Verdict& verd
   }
 }
 
+// How often this launcher looks for the step guard's answer.
+constexpr std::chrono::milliseconds kGuardPoll(100);
+
 // In a Slurm batch job the batch script, on slot 0's host (the batch
 // host), ends the job once the verdict is in. When this launcher speaks for
 // the job from another host (it took the rendezvous over, or decided
 // alone), that host may be lost: frozen, cut off or powered off, its batch
 // script with it. Slurm then keeps the job RUNNING, holding every node,
-// until that host comes back (and then fails it) or the time limit. So it
-// gives the batch script --end-job-after to end the job; if this launcher
-// is still alive then (the job's end would have stopped it), it cancels the
-// job itself, the one way Slurm offers a job's owner to end it.
+// until that host comes back (and then fails it) or the time limit. The
+// batch script's step guard says when it has read the verdict (it lives,
+// and ends the job): this launcher then exits at once, as srun waits for
+// it. Without that word within --end-job-after, if this launcher is still
+// alive (the job's end would have stopped it), it cancels the job itself,
+// the one way Slurm offers a job's owner to end it.
 void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environment& environment,
                                 process::SignalChannel& signals, const LogRoot& log_root, const std::string& host,
                                 const std::string& incarnation) {
   auto job_id = environment.get("SLURM_JOB_ID");
-  if (!config.end_job_after || !job_id || config.topology.node_rank.value == 0) return;
-  auto deadline = util::Clock::now() + *config.end_job_after;
+  if (!config.end_job_after || !config.exit_code_file || !job_id || config.topology.node_rank.value == 0) return;
+  // The batch script's step guard says it read the verdict: it lives, and
+  // ends the job (this launcher must not hold srun up meanwhile).
+  const std::string seen = *config.exit_code_file + std::string(kVerdictSeenSuffix);
+  const auto deadline = util::Clock::now() + *config.end_job_after;
   while (util::Clock::now() < deadline) {
+    if (::access(seen.c_str(), F_OK) == 0) return;
     pollfd fd{signals.fd(), POLLIN, 0};
-    ::poll(&fd, 1, util::millis_until(deadline));
+    auto wake = util::Clock::now() + kGuardPoll;
+    ::poll(&fd, 1, util::millis_until(std::min(wake, deadline)));
     while (auto signal = signals.next()) {
       if (process::SignalChannel::stops_job(*signal)) return;  // the job ended: Slurm stops its steps
     }

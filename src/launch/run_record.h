@@ -26,6 +26,13 @@ namespace dlaunch::launch {
 
 inline constexpr std::string_view kRunResultFile = "result.json";
 
+// Beside the exit-code file (--exit-code-file), the job script's step guard
+// (submit/step_guard.h) writes this file once it has read the verdict: the
+// batch script lives, and will end the job. A launcher that speaks for the
+// job from another host than the batch host waits for it; without it, it
+// takes the batch host for lost and ends the job itself.
+inline constexpr std::string_view kVerdictSeenSuffix = ".seen";
+
 // Writes LOG_ROOT/attempt_<ROUND>/node<NODE_RANK>.json: {"node_rank", "host",
 // "ranks": [first..]}. Returns the error text, empty on success.
 std::string write_node_record(const std::string& log_root, const rendezvous::World& world, int node_rank,

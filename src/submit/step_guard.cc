@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launch/run_record.h"
+#include "util/atomic_file.h"
 #include "util/console.h"
+#include "util/ports.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/strings.h"
@@ -45,6 +48,7 @@ class StepGuard {
   int run(const std::vector<std::string>& step) {
     // A verdict left by an earlier run of the script (after a requeue) is not this run's.
     ::unlink(settings_.verdict_file.c_str());
+    ::unlink(seen_file().c_str());
     pid_ = util::spawn_inheriting(step);
     while (!step_status_) {
       wait_for_signal(next_wake());
@@ -86,8 +90,18 @@ class StepGuard {
   void look_for_verdict() {
     if (verdict_) return;
     verdict_ = read_verdict(settings_.verdict_file);
-    if (verdict_) verdict_at_ = Clock::now();
+    if (!verdict_) return;
+    verdict_at_ = Clock::now();
+    // The launcher that wrote it may be on another host, and waits to know
+    // that this batch script lives (launch/run_record.h).
+    try {
+      util::write_file_atomically(seen_file(), util::local_host_name() + "\n");
+    } catch (const util::SystemError&) {
+      // It then takes this host for lost and cancels the job: the job still ends.
+    }
   }
+
+  std::string seen_file() const { return settings_.verdict_file + std::string(launch::kVerdictSeenSuffix); }
 
   // GRACE after the verdict: the task srun still waits for can never end.
   void end_step_when_due() {

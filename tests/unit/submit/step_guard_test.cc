@@ -149,6 +149,23 @@ TEST_F(StepGuard, ASignalTheGuardReceivesIsForwardedToTheStep) {
   EXPECT_TRUE(said_.empty()) << said_.front();
 }
 
+// A launcher on another host that wrote the verdict waits to know that the
+// batch script lives: the guard says it read the verdict beside the file
+// (launch/run_record.h), and removes such a word an earlier run left.
+TEST_F(StepGuard, ItSaysItReadTheVerdictBesideTheFile) {
+  const std::string seen = settings_.verdict_file + ".seen";
+  std::ofstream(seen) << "an earlier run's\n";
+  // The step checks the word is gone when it starts, writes the verdict,
+  // then waits (bounded) for the guard's word before it ends.
+  EXPECT_EQ(run("[ -e \"$2.seen\" ] && exit 97; echo 0 >\"$2\"; "
+                "for i in $(seq 300); do [ -s \"$2.seen\" ] && exit 9; sleep 0.02; done; exit 98"),
+            0);
+  std::ifstream word(seen);
+  std::string host;
+  std::getline(word, host);
+  EXPECT_FALSE(host.empty()) << "it names the host of the batch script";
+}
+
 TEST_F(StepGuard, AStepThatCannotBeStartedThrows) {
   EXPECT_THROW(run_step_until_verdict({"/nonexistent/dlaunch-no-such-srun", "--wait=60"}, settings_, signals_),
                util::SystemError);
