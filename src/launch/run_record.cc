@@ -99,6 +99,7 @@ std::string write_run_result(const std::string& log_root, const RunResult& resul
       {"ended", util::local_time_now()},
       {"job", result.incarnation},
       {"written_by", result.host},
+      {"decided_alone", verdict.decided_here},
   };
   const std::string path = fmt::format("{}/{}", log_root, kRunResultFile);
   // A service's verdict says most; one made alone replaces no result of
@@ -133,6 +134,18 @@ std::optional<std::pair<int, std::filesystem::path>> later_round(const std::stri
   return std::nullopt;
 }
 
+// Whether RESULT is a verdict another launcher made alone in PLACE's own
+// round: it lost node 0 at the same moment as this launcher (node 0's
+// launcher killed, its host lost, no spare to go on with), so it decided
+// beside this one, not after it: this launcher was not left behind, and
+// decides alone too (its view is added as "also_seen" when it differs).
+bool decided_beside(const nlohmann::json& result, const rendezvous::LauncherPlace& place) {
+  auto alone = result.find("decided_alone");
+  auto round = result.find("restarts");
+  return alone != result.end() && alone->is_boolean() && alone->get<bool>() && round != result.end() &&
+         round->is_number_integer() && round->get<int>() == place.round;
+}
+
 }  // namespace
 
 std::string note_slurm_end(const std::string& log_root, const std::string& incarnation, const std::string& text) {
@@ -146,7 +159,7 @@ std::string note_slurm_end(const std::string& log_root, const std::string& incar
 std::optional<std::string> job_moved_on(const std::string& log_root, const rendezvous::LauncherPlace& place) {
   if (log_root.empty() || place.incarnation.empty()) return std::nullopt;
   nlohmann::json result = read_json(fmt::format("{}/{}", log_root, kRunResultFile));
-  if (of_job(result, place.incarnation)) {
+  if (of_job(result, place.incarnation) && !decided_beside(result, place)) {
     std::string by = text_field(result, "written_by");
     auto code = result.find("exit_code");
     std::string with_code = code != result.end() && code->is_number_integer()

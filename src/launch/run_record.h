@@ -50,7 +50,8 @@ struct RunResult {
 
 // Writes LOG_ROOT/result.json: {"exit_code", "state" (COMPLETED or FAILED),
 // "restarts", "failure" (one line), "failure_summary" (the block printed at
-// the end), "timeline", "started", "ended", "job", "written_by"}. A verdict
+// the end), "timeline", "started", "ended", "job", "written_by",
+// "decided_alone" (by a launcher that lost node 0, not by a service)}. A verdict
 // this launcher made alone (it lost node 0) replaces no result of this job
 // already there (a service's verdict, when there is one, says more; what
 // this launcher saw is added to it as "also_seen", the other side of a
@@ -66,7 +67,9 @@ std::string note_slurm_end(const std::string& log_root, const std::string& incar
 
 // Whether the records in LOG_ROOT show that the job of PLACE.incarnation
 // went on without the launcher at PLACE (a later round's node records) or
-// ended (a result): the one line that says so, or nullopt. Reads a few
+// ended (a result; not one another launcher made alone in PLACE's own round,
+// having lost node 0 at the same moment): the one line that says so, or
+// nullopt. Reads a few
 // small files; the caller bounds the time (util/bounded_call.h).
 std::optional<std::string> job_moved_on(const std::string& log_root, const rendezvous::LauncherPlace& place);
 

@@ -231,6 +231,30 @@ TEST(JobMovedOn, AResultWithoutItsWriterOrCodeStillSaysTheJobWasDecided) {
             "the job was decided while this launcher (h1) was unreachable: FAILED");
 }
 
+// Node 0's launcher killed with no spare: every other launcher loses it at
+// once and decides alone. The first to write is no sign that the others
+// were left behind: they decide too, and say what they saw.
+TEST(JobMovedOn, AVerdictAnotherLauncherMadeAloneInThisRoundIsNoSignOfBeingLeftBehind) {
+  test_support::TempDir dir;
+  auto alone = failed_with(1);
+  alone.decided_here = true;
+  ASSERT_EQ(write_result(dir.path(), alone, "h2"), "");
+  EXPECT_EQ(read_json(dir.path() + "/result.json")["decided_alone"], true);
+  EXPECT_EQ(job_moved_on(dir.path(), cut_off("h1")), std::nullopt);
+}
+
+// Made alone, but in a round after this launcher's: the job went on
+// without it first.
+TEST(JobMovedOn, AVerdictMadeAloneInALaterRoundSaysTheJobWasDecided) {
+  test_support::TempDir dir;
+  auto alone = failed_with(1);
+  alone.decided_here = true;
+  ASSERT_EQ(write_result(dir.path(), alone, "h2", kThisJob, 1), "");
+  EXPECT_EQ(job_moved_on(dir.path(), cut_off("h1")),
+            "the job was decided while this launcher (h1) was unreachable: FAILED with exit code 1, by the "
+            "launcher on h2");
+}
+
 // The same log folder holds an earlier run's records: they say nothing of
 // this job.
 TEST(JobMovedOn, RecordsOfAnotherIncarnationAreIgnored) {
