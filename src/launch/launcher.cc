@@ -140,22 +140,25 @@ constexpr std::chrono::milliseconds kGuardPoll(100);
 // alone), that host may be lost: frozen, cut off or powered off, its batch
 // script with it. Slurm then keeps the job RUNNING, holding every node,
 // until that host comes back (and then fails it) or the time limit. The
-// batch script's step guard says when it has read the verdict (it lives,
-// and ends the job): this launcher then exits at once, as srun waits for
-// it. Without that word within --end-job-after, if this launcher is still
-// alive (the job's end would have stopped it), it cancels the job itself,
-// the one way Slurm offers a job's owner to end it.
+// batch script's step guard says when it has read the verdict: when slot
+// 0's launcher was lost by a connection that closed (BATCH_HOST_ANSWERED:
+// that host's kernel and network work, only its launcher died), the guard's
+// script ends the job, and this launcher exits at once, as srun waits for
+// it. When slot 0's host fell silent, the word proves nothing: a cut-off
+// host's guard still reads a shared folder, but its script's end cannot
+// reach slurmctld. Then, or without the word, if this launcher is still
+// alive --end-job-after after the verdict (the job's end would have stopped
+// it), it cancels the job itself, the one way Slurm offers a job's owner
+// to end it.
 void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environment& environment,
                                 process::SignalChannel& signals, const LogRoot& log_root, const std::string& host,
-                                const std::string& incarnation) {
+                                const std::string& incarnation, bool batch_host_answered) {
   auto job_id = environment.get("SLURM_JOB_ID");
   if (!config.end_job_after || !config.exit_code_file || !job_id || config.topology.node_rank.value == 0) return;
-  // The batch script's step guard says it read the verdict: it lives, and
-  // ends the job (this launcher must not hold srun up meanwhile).
   const std::string seen = *config.exit_code_file + std::string(kVerdictSeenSuffix);
   const auto deadline = util::Clock::now() + *config.end_job_after;
   while (util::Clock::now() < deadline) {
-    if (::access(seen.c_str(), F_OK) == 0) return;
+    if (batch_host_answered && ::access(seen.c_str(), F_OK) == 0) return;
     pollfd fd{signals.fd(), POLLIN, 0};
     auto wake = util::Clock::now() + kGuardPoll;
     ::poll(&fd, 1, util::millis_until(std::min(wake, deadline)));
@@ -288,7 +291,9 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     // Under dlaunch ssh: the job is over, whatever a frozen host does.
     if (records && config.stop_on_stdin_close && config.rdzv_token)
       say(verdict_line(verdict, config.topology.run_id.value, config.rdzv_token->value));
-    if (records) end_job_if_batch_host_lost(config, environment, signals, log_root, host, world.incarnation);
+    if (records)
+      end_job_if_batch_host_lost(config, environment, signals, log_root, host, world.incarnation,
+                                 coordinator.first_node0_loss() == rendezvous::NodeZeroLoss::kClosed);
     return verdict.exit_code;
   }
 }

@@ -60,6 +60,11 @@ class Fenced : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How a launcher lost node 0: its connection closed or was reset (node 0's
+// host answered: its kernel lives and its network works), or it fell
+// silent (a frozen, cut-off or powered-off host looks the same).
+enum class NodeZeroLoss { kClosed, kSilent };
+
 class Coordinator {
  public:
   virtual ~Coordinator() = default;
@@ -112,6 +117,10 @@ class Coordinator {
     (void)request;
     (void)stacks;
   }
+
+  // How this launcher lost the job's first node 0 (slot 0's launcher; in a
+  // Slurm job, on the batch host) after the World; nullopt: it did not.
+  virtual std::optional<NodeZeroLoss> first_node0_loss() const { return std::nullopt; }
 
   // For a launcher the World left without workers (a spare, a benched
   // node): keeps its heartbeat and blocks until the round's verdict.

@@ -141,7 +141,7 @@ class RendezvousCoordinator : public Coordinator {
         }
         pending_.push_back(std::move(*frame));
       }
-      if (!connected) throw LinkLost(lost_message());
+      if (!connected) throw link_lost(NodeZeroLoss::kClosed, lost_message());
       keep_link();
     } catch (const rendezvous::ProtocolError& error) {
       return mark_lost(malformed_message(error));
@@ -303,6 +303,7 @@ class RendezvousCoordinator : public Coordinator {
     Takeover takeover = *takeover_;
     takeover_.reset();
     link_.reset();
+    on_first_service_ = false;
     lost_ = false;
     lost_reason_.clear();
     pending_.clear();
@@ -579,7 +580,7 @@ class RendezvousCoordinator : public Coordinator {
     } catch (const rendezvous::ProtocolError& error) {
       throw LinkLost(malformed_message(error));
     }
-    if (!open) throw LinkLost(lost_message());
+    if (!open) throw link_lost(NodeZeroLoss::kClosed, lost_message());
   }
 
   // What one wait of wait_for_link() found ready.
@@ -691,12 +692,12 @@ class RendezvousCoordinator : public Coordinator {
     wake();
     auto now = util::Clock::now();
     if (now - heard_since() > heartbeat_timeout_)
-      throw LinkLost(fmt::format("node 0 ({}:{}) sent nothing for {} s (--heartbeat-timeout): its host "
+      throw link_lost(NodeZeroLoss::kSilent, fmt::format("node 0 ({}:{}) sent nothing for {} s (--heartbeat-timeout): its host "
                                  "may be down, its network cut, or its launcher frozen",
                                  settings_.master_addr, settings_.port, seconds_of(heartbeat_timeout_)));
-    if (!link_->flush()) throw LinkLost(lost_message());
+    if (!link_->flush()) throw link_lost(NodeZeroLoss::kClosed, lost_message());
     if (link_->has_backlog() && now - std::max(link_->backlog_since(), stall_.resumed()) > heartbeat_timeout_)
-      throw LinkLost(fmt::format("node 0 ({}:{}) read nothing from node {} for {} s "
+      throw link_lost(NodeZeroLoss::kSilent, fmt::format("node 0 ({}:{}) read nothing from node {} for {} s "
                                  "(--heartbeat-timeout): its launcher is stuck or its network cut",
                                  settings_.master_addr, settings_.port, settings_.node_rank,
                                  seconds_of(heartbeat_timeout_)));
@@ -737,6 +738,16 @@ class RendezvousCoordinator : public Coordinator {
     captures_.push_back(CaptureRequest{message.id, message.hang});
   }
 
+  std::optional<NodeZeroLoss> first_node0_loss() const override { return first_node0_loss_; }
+
+  // The link to node 0 failed HOW; remembered when that node 0 is the
+  // job's first (slot 0's launcher, whose host runs a Slurm job's batch
+  // script: launch/launcher.cc asks how it was lost).
+  LinkLost link_lost(NodeZeroLoss how, const std::string& why) {
+    if (last_world_ && on_first_service_ && !first_node0_loss_) first_node0_loss_ = how;
+    return LinkLost(why);
+  }
+
   std::string lost_message() const {
     return fmt::format("lost contact with the rendezvous on node 0 ({}:{}): its launcher exited or "
                        "was killed",
@@ -758,7 +769,7 @@ class RendezvousCoordinator : public Coordinator {
         pending_.erase(pending_.begin());
         return frame;
       }
-      if (lost_) throw LinkLost(lost_message());
+      if (lost_) throw link_lost(NodeZeroLoss::kClosed, lost_message());
       try {
         if (auto frame = next_frame()) return *frame;
       } catch (const rendezvous::ProtocolError& error) {
@@ -772,7 +783,7 @@ class RendezvousCoordinator : public Coordinator {
         } catch (const rendezvous::ProtocolError& error) {
           throw LinkLost(malformed_message(error));
         }
-        throw LinkLost(lost_message());
+        throw link_lost(NodeZeroLoss::kClosed, lost_message());
       }
       keep_link();
       if (deadline && util::Clock::now() >= *deadline && !link_->mid_frame())
@@ -804,6 +815,8 @@ class RendezvousCoordinator : public Coordinator {
   std::optional<World> last_world_;
   std::vector<std::string> last_timeline_;
   std::optional<Takeover> takeover_;
+  bool on_first_service_ = true;  // the link is to slot 0's service (no take-over yet)
+  std::optional<NodeZeroLoss> first_node0_loss_;
   std::unique_ptr<rendezvous::RendezvousServer> service_;
   std::vector<net::Interface> interfaces_;  // this host's, as every Join reports them
   std::unique_ptr<ProbeResponder> responder_;

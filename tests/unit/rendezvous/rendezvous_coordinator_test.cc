@@ -485,5 +485,38 @@ TEST_F(RendezvousCoordinatorTest, WithoutSuchRecordsALauncherThatLostNodeZeroTak
   EXPECT_TRUE(asked);
 }
 
+// How node 0 was lost decides whether a Slurm job's batch host may still
+// end the job (launch/launcher.cc): a connection that closed is a host that
+// answered; silence is a host frozen, cut off or powered off.
+TEST_F(RendezvousCoordinatorTest, ANodeZeroWhoseConnectionClosedWasLostClosed) {
+  FakeNode0 node0(node0_then(world_of({1, 1}), [](util::Fd& fd) { fd.reset(); }));
+  auto coordinator = make_rendezvous_coordinator(settings(node0.port()), signals_);
+  coordinator->join(0);
+  EXPECT_EQ(coordinator->first_node0_loss(), std::nullopt) << "not lost yet";
+  ASSERT_TRUE(stop_request(*coordinator));
+  EXPECT_EQ(coordinator->first_node0_loss(), NodeZeroLoss::kClosed);
+}
+
+TEST_F(RendezvousCoordinatorTest, ANodeZeroThatFellSilentWasLostSilent) {
+  World world = world_of({1, 1});
+  world.heartbeat_timeout_ms = 1'000;
+  FakeNode0 node0([world](util::Fd& fd) {
+    rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 1'000};
+    send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
+    if (!read_frame(fd)) return;
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{1'000}));
+    send_frame(fd, MessageType::kWorld, rendezvous::encode(world));
+    // Then nothing, with the connection held open: a frozen or cut-off host.
+  });
+  RendezvousSettings node = settings(node0.port());
+  node.heartbeat_timeout = 1s;
+  auto coordinator = make_rendezvous_coordinator(node, signals_);
+  coordinator->join(0);
+  auto reason = stop_request(*coordinator);
+  ASSERT_TRUE(reason);
+  EXPECT_TRUE(contains(*reason, "sent nothing for 1 s")) << *reason;
+  EXPECT_EQ(coordinator->first_node0_loss(), NodeZeroLoss::kSilent);
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous
