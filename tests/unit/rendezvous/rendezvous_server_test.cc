@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <csignal>
@@ -152,7 +153,8 @@ class Client {
 
   util::Fd fd_;
   FrameReader reader_;
-  std::uint32_t generation_ = 0;
+  // Read by the heartbeat thread (beat_in_background) while a test joins a new round.
+  std::atomic<std::uint32_t> generation_ = 0;
   std::optional<std::string> token_;
   ChallengeMessage challenge_;
   std::string nonce_ = random_bytes(kChallengeSize);
