@@ -139,7 +139,9 @@ std::optional<std::pair<int, std::filesystem::path>> later_round(const std::stri
 // launcher killed, its host lost, no spare to go on with), so it decided
 // beside this one, not after it: this launcher was not left behind, and
 // decides alone too (its view is added as "also_seen" when it differs).
+// Not when this launcher was that node 0: the verdict was made without it.
 bool decided_beside(const nlohmann::json& result, const rendezvous::LauncherPlace& place) {
+  if (place.node_rank == 0) return false;
   auto alone = result.find("decided_alone");
   auto round = result.find("restarts");
   return alone != result.end() && alone->is_boolean() && alone->get<bool>() && round != result.end() &&

@@ -241,6 +241,11 @@ TEST(JobMovedOn, AVerdictAnotherLauncherMadeAloneInThisRoundIsNoSignOfBeingLeftB
   ASSERT_EQ(write_result(dir.path(), alone, "h2"), "");
   EXPECT_EQ(read_json(dir.path() + "/result.json")["decided_alone"], true);
   EXPECT_EQ(job_moved_on(dir.path(), cut_off("h1")), std::nullopt);
+  // But node 0 itself, frozen and thawed, was the one they lost.
+  rendezvous::LauncherPlace old_node0{kThisJob, 0, 0, 0, "h0"};
+  EXPECT_EQ(job_moved_on(dir.path(), old_node0),
+            "the job was decided while this launcher (h0) was unreachable: FAILED with exit code 1, by the "
+            "launcher on h2");
 }
 
 // Made alone, but in a round after this launcher's: the job went on
