@@ -1030,6 +1030,11 @@ TEST(RendezvousServerFencing, AMinoritySideStepsAside) {
   node0.beat_in_background(std::chrono::milliseconds(50));
   // node 1 and the spare fall silent together, as the far side of a cut.
   ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  // The spare joined last, so its silence may be counted a moment after
+  // node 1's (much later on a slow machine): node 0 answers once both are,
+  // as it would at the end of a real cut, where its own outcome takes
+  // longer than that moment to come.
+  ASSERT_TRUE(service.await_log("spare slot 2 (host2) sent nothing for")) << service.joined_log();
   node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
   Verdict verdict = receive_verdict(node0);
   EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
