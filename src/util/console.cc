@@ -63,7 +63,19 @@ ConsoleSink::ConsoleSink(int fd, std::size_t capacity) : fd_(fd), capacity_(capa
 
 void ConsoleSink::write_lines(std::string_view lines, bool filed) {
   std::lock_guard lock(mutex_);
-  write_locked(lines, filed, capacity_);
+  end_open_line_locked();
+  write_locked(lines, filed, lines_limit_locked());
+}
+
+void ConsoleSink::write_owned(const void* owner, OwnedText text, bool ends_line, bool filed) {
+  std::lock_guard lock(mutex_);
+  std::string_view chosen = text.continued;
+  if (owner == nullptr || open_owner_ != owner || !mid_line_) {
+    end_open_line_locked();
+    chosen = text.fresh;
+  }
+  write_locked(chosen, filed, lines_limit_locked());
+  open_owner_ = ends_line ? nullptr : owner;
 }
 
 void ConsoleSink::write_message(std::string_view text) {
@@ -74,7 +86,34 @@ void ConsoleSink::write_message(std::string_view text) {
     text = line;
   }
   std::lock_guard lock(mutex_);
-  write_locked(text, false, capacity_ + kMessageReserve);
+  end_open_line_locked();
+  write_locked(text, false, messages_limit_locked());
+}
+
+std::size_t ConsoleSink::lines_limit_locked() const {
+  return overflow_ == ConsoleOverflow::kBlock ? kUnbounded : capacity_;
+}
+
+// Messages are bounded under both policies (a hostile peer may make node 0
+// log refusals for as long as the console stalls). Under kBlock the relayed
+// lines pass the capacity by what their feeders read before they saw
+// full(), so messages get room well beyond it.
+std::size_t ConsoleSink::messages_limit_locked() const {
+  return overflow_ == ConsoleOverflow::kBlock ? kBlockedMessageRoom * capacity_ + kMessageReserve
+                                              : capacity_ + kMessageReserve;
+}
+
+// Another writer's line must not continue the one shown in part: the
+// newline ends it where it stands (a progress bar stays as drawn).
+void ConsoleSink::end_open_line_locked() {
+  open_owner_ = nullptr;
+  if (mid_line_) write_locked("\n", false, kUnbounded);
+}
+
+// What the console took or the backlog kept, in order: whether the console
+// will stand mid-line after it.
+void ConsoleSink::note_accepted(std::string_view accepted) {
+  if (!accepted.empty()) mid_line_ = accepted.back() != '\n';
 }
 
 // The backlog goes first, so lines keep their order; TEXT is written at
@@ -83,6 +122,7 @@ void ConsoleSink::write_locked(std::string_view text, bool filed, std::size_t li
   if (!backlog_.empty()) flush_locked();
   if (mode_ != Mode::kBroken && backlog_.empty()) {
     WriteResult result = write_some(text);
+    note_accepted(text.substr(0, result.written));
     if (result.written == text.size()) return;
     bool mid_line = result.written > 0 && text[result.written - 1] != '\n';
     text.remove_prefix(result.written);
@@ -94,6 +134,7 @@ void ConsoleSink::write_locked(std::string_view text, bool filed, std::size_t li
       end = end == std::string_view::npos ? text.size() : end + 1;
       backlog_.push_back(Segment{std::string(text.substr(0, end)), 0, filed});
       backlog_bytes_ += end;
+      note_accepted(text.substr(0, end));
       text.remove_prefix(end);
     }
   }
@@ -122,6 +163,7 @@ void ConsoleSink::enqueue_locked(std::string_view lines, bool filed, std::size_t
     else
       backlog_.push_back(Segment{std::string(lines.substr(0, keep)), 0, filed});
     backlog_bytes_ += keep;
+    note_accepted(lines.substr(0, keep));
   }
   count_dropped(lines.substr(keep), filed);
 }
@@ -158,6 +200,7 @@ void ConsoleSink::write_notice_locked() {
   since_notice_ = {};
   if (notice.empty()) return;
   if (notice.back() != '\n') notice.push_back('\n');
+  end_open_line_locked();
   // The backlog is empty here, so this writes at once and does not recurse.
   write_locked(notice, false, capacity_ + kMessageReserve);
 }
@@ -195,9 +238,35 @@ bool ConsoleSink::drain(std::chrono::steady_clock::time_point deadline) {
 void ConsoleSink::abandon() {
   std::lock_guard lock(mutex_);
   for (const Segment& segment : backlog_)
-    unwritten_ += count_lines(std::string_view(segment.bytes).substr(segment.sent));
+    (segment.filed ? unwritten_.filed : unwritten_.unfiled) +=
+        count_lines(std::string_view(segment.bytes).substr(segment.sent));
   backlog_.clear();
   backlog_bytes_ = 0;
+}
+
+void ConsoleSink::set_overflow(ConsoleOverflow overflow) {
+  std::lock_guard lock(mutex_);
+  overflow_ = overflow;
+}
+
+ConsoleOverflow ConsoleSink::overflow() const {
+  std::lock_guard lock(mutex_);
+  return overflow_;
+}
+
+bool ConsoleSink::full() const {
+  std::lock_guard lock(mutex_);
+  return overflow_ == ConsoleOverflow::kBlock && mode_ != Mode::kBroken && backlog_bytes_ >= capacity_;
+}
+
+bool ConsoleSink::has_room() const {
+  std::lock_guard lock(mutex_);
+  return overflow_ == ConsoleOverflow::kDrop || mode_ == Mode::kBroken || backlog_bytes_ <= capacity_ / 2;
+}
+
+std::size_t ConsoleSink::backlog_bytes() const {
+  std::lock_guard lock(mutex_);
+  return backlog_bytes_;
 }
 
 bool ConsoleSink::backlogged() const {
@@ -226,7 +295,7 @@ ConsoleDrops ConsoleSink::dropped() const {
   return dropped_;
 }
 
-std::uint64_t ConsoleSink::unwritten_lines() const {
+ConsoleDrops ConsoleSink::unwritten() const {
   std::lock_guard lock(mutex_);
   return unwritten_;
 }

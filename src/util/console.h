@@ -5,11 +5,25 @@
 // terminal, a slow log pipe) must not stop the program that writes to it:
 // the loop that writes worker output also sends heartbeats and reads
 // signals. A ConsoleSink never waits. What the console does not take at once
-// waits in a bounded backlog, written when the console has room again (an
-// event loop watches watch_fd() for EPOLLOUT while backlogged(); every later
-// write tries too). When the backlog is full, whole lines are dropped and
-// counted, never half lines, and a notice takes their place once the
-// console drains.
+// waits in a backlog, written when the console has room again (an event
+// loop watches watch_fd() for EPOLLOUT while backlogged(); every later
+// write tries too). What happens when the backlog reaches its capacity is
+// the overflow policy:
+//   kBlock (the default)  nothing is dropped: the sink reports full(), and
+//                         whoever feeds it stops reading its sources (the
+//                         workers' pipes) until it has_room() again, so the
+//                         writers wait as on a slow terminal. The backlog
+//                         passes the capacity only by what was read before
+//                         full() was asked.
+//   kDrop                 whole lines are dropped and counted, never half
+//                         lines, and a notice takes their place once the
+//                         console drains.
+// A console that breaks (EPIPE, EIO: nobody will ever read it) drops every
+// line under both, counted.
+//
+// A line shown before its end (a progress bar, a prompt) stays open on the
+// console for its owner (write_owned); any other write ends it first with a
+// newline, so the owner's next part starts a fresh line.
 //
 // How it writes without waiting, without touching the descriptor's flags
 // (O_NONBLOCK belongs to the open file description, which the sink shares
@@ -51,6 +65,16 @@ struct ConsoleDrops {
   std::uint64_t total() const { return filed + unfiled; }
 };
 
+enum class ConsoleOverflow { kBlock, kDrop };
+
+// Text for the console from the owner of a line that may be open there:
+// CONTINUED when the owner's line is still open (nobody wrote since), FRESH
+// when it starts on a line of its own.
+struct OwnedText {
+  std::string_view continued;
+  std::string_view fresh;
+};
+
 class ConsoleSink {
  public:
   // The backlog's bound for lines written with write_lines().
@@ -66,13 +90,20 @@ class ConsoleSink {
   ConsoleSink& operator=(const ConsoleSink&) = delete;
 
   // Writes LINES, one or more whole lines (each ending in '\n'), without
-  // waiting. What neither the console nor the backlog takes is dropped in
-  // whole lines and counted: FILED says whether a file has those lines too.
-  // The rest of a line the console took only in part is always kept.
+  // waiting. Under kDrop, what neither the console nor the backlog takes is
+  // dropped in whole lines and counted: FILED says whether a file has those
+  // lines too. The rest of a line the console took only in part is always
+  // kept.
   void write_lines(std::string_view lines, bool filed);
+  // Writes TEXT for OWNER's line, which stays open on the console unless
+  // TEXT ends it (ENDS_LINE: its last byte is '\n'); otherwise as
+  // write_lines().
+  void write_owned(const void* owner, OwnedText text, bool ends_line, bool filed);
   // Writes TEXT, one or more lines of the program's own (a '\n' is added
   // when the last one lacks it), like write_lines() but with the message
-  // reserve on top of the capacity. Never waits.
+  // reserve on top of the capacity (under kBlock, on top of four times the
+  // capacity: messages are dropped, counted, only behind a console stalled
+  // for good). Never waits.
   void write_message(std::string_view text);
 
   // Writes as much of the backlog as the console takes now.
@@ -84,13 +115,24 @@ class ConsoleSink {
   // unwritten. Later writes are tried as usual.
   void abandon();
 
+  void set_overflow(ConsoleOverflow overflow);
+  ConsoleOverflow overflow() const;
+  // kBlock: the backlog has reached the capacity; stop feeding the sink.
+  bool full() const;
+  // kBlock: a fed sink that was full() has room again (its backlog is down
+  // to half the capacity, so that feeding resumes in long runs); always
+  // under kDrop or once broken.
+  bool has_room() const;
+  std::size_t backlog_bytes() const;
+
   bool backlogged() const;
   // What to watch for EPOLLOUT while backlogged(); -1 when nothing can be
   // watched (regular files, which epoll refuses, never have a backlog).
   int watch_fd() const;
 
   ConsoleDrops dropped() const;           // in all, since the sink was made
-  std::uint64_t unwritten_lines() const;  // given up by abandon()
+  ConsoleDrops unwritten() const;         // given up by abandon()
+  std::uint64_t unwritten_lines() const { return unwritten().total(); }
   // The errno that broke the console (EPIPE: nobody reads it any more);
   // 0 while it works. A broken console drops every line.
   int error() const;
@@ -113,7 +155,17 @@ class ConsoleSink {
     bool filed = false;
   };
 
+  // No bound on the backlog (kBlock: the feeder stops at full()).
+  static constexpr std::size_t kUnbounded = static_cast<std::size_t>(-1);
+  // Under kBlock, messages are kept until the backlog reaches this many
+  // capacities (plus the reserve).
+  static constexpr std::size_t kBlockedMessageRoom = 4;
+
   void write_locked(std::string_view text, bool filed, std::size_t limit);
+  std::size_t lines_limit_locked() const;
+  std::size_t messages_limit_locked() const;
+  void end_open_line_locked();
+  void note_accepted(std::string_view accepted);
   void enqueue_locked(std::string_view lines, bool filed, std::size_t limit);
   void flush_locked();
   void write_notice_locked();
@@ -135,9 +187,12 @@ class ConsoleSink {
   std::size_t backlog_bytes_ = 0;  // not yet written
   ConsoleDrops dropped_;
   ConsoleDrops since_notice_;
-  std::uint64_t unwritten_ = 0;
+  ConsoleDrops unwritten_;
   int error_ = 0;
   std::function<std::string(const ConsoleDrops&)> notice_;
+  ConsoleOverflow overflow_ = ConsoleOverflow::kBlock;
+  const void* open_owner_ = nullptr;  // whose line the console shows in part
+  bool mid_line_ = false;             // the last byte taken or kept was not '\n'
 };
 
 // The process's stdout and stderr, made on first use and never destroyed

@@ -1,5 +1,6 @@
-// The console sink: never waits for its reader, drops whole lines only,
-// counts them, and delivers the rest in order once the reader is back.
+// The console sink: never waits for its reader; by default tells its
+// feeder to stop when full and drops nothing; under kDrop drops whole lines
+// only, counts them, and delivers the rest in order once the reader is back.
 #include "util/console.h"
 
 #include <gtest/gtest.h>
@@ -47,9 +48,10 @@ struct NoSigpipe {
   ~NoSigpipe() { ::signal(SIGPIPE, previous); }
 };
 
-TEST(ConsoleSink, NeverWaitsForAReaderThatDoesNotReadAndDropsWholeLines) {
+TEST(ConsoleSink, UnderDropItNeverWaitsForAReaderThatDoesNotReadAndDropsWholeLines) {
   SmallPipe console;
   ConsoleSink sink(console.writer(), /*capacity=*/8192);
+  sink.set_overflow(ConsoleOverflow::kDrop);
   for (int n = 0; n < 2000; ++n) sink.write_lines(numbered_line(n), n % 2 == 0);  // 120 KB
   ConsoleDrops drops = sink.dropped();
   EXPECT_GT(drops.total(), 1700u);
@@ -78,6 +80,7 @@ TEST(ConsoleSink, NeverWaitsForAReaderThatDoesNotReadAndDropsWholeLines) {
 TEST(ConsoleSink, TheRestOfALineTheConsoleTookInPartIsKeptBeyondTheCapacity) {
   SmallPipe console;
   ConsoleSink sink(console.writer(), /*capacity=*/0);
+  sink.set_overflow(ConsoleOverflow::kDrop);
   std::string three = numbered_line(1, 3000) + numbered_line(2, 3000) + numbered_line(3, 3000);
   sink.write_lines(three, false);  // the pipe takes line 1 and part of line 2
   EXPECT_EQ(sink.dropped().unfiled, 1u);
@@ -90,9 +93,10 @@ TEST(ConsoleSink, TheRestOfALineTheConsoleTookInPartIsKeptBeyondTheCapacity) {
                           "console stalled, 1 lines dropped\n");
 }
 
-TEST(ConsoleSink, MessagesHaveRoomBeyondTheCapacity) {
+TEST(ConsoleSink, UnderDropMessagesHaveRoomBeyondTheCapacity) {
   SmallPipe console;
   ConsoleSink sink(console.writer(), /*capacity=*/1024);
+  sink.set_overflow(ConsoleOverflow::kDrop);
   for (int n = 0; n < 200; ++n) sink.write_lines(numbered_line(n), false);
   ASSERT_GT(sink.dropped().total(), 0u);
   std::uint64_t dropped = sink.dropped().total();
@@ -105,6 +109,120 @@ TEST(ConsoleSink, MessagesHaveRoomBeyondTheCapacity) {
   }
   received += console.read_now();
   EXPECT_NE(received.find("dlaunch: the summary that matters\n"), std::string::npos);
+}
+
+// The default: a console that does not read makes the sink full(), the
+// feeder stops, and every line arrives once the reader is back, in order.
+TEST(ConsoleSink, UnderBlockNothingIsDroppedAndTheFeederIsToldToStop) {
+  SmallPipe console;
+  ConsoleSink sink(console.writer(), /*capacity=*/8192);
+  ASSERT_EQ(sink.overflow(), ConsoleOverflow::kBlock);
+  int written = 0;
+  for (; !sink.full() && written < 10000; ++written) sink.write_lines(numbered_line(written), written % 2 == 0);
+  ASSERT_TRUE(sink.full()) << "a pipe of 4 KiB and a backlog of 8 KiB take some 200 lines";
+  EXPECT_LT(written, 300);
+  EXPECT_FALSE(sink.has_room());
+  // A feeder that read one more chunk before it asked: kept, not dropped.
+  for (int n = 0; n < 50; ++n) sink.write_lines(numbered_line(written++), false);
+  EXPECT_EQ(sink.dropped().total(), 0u);
+
+  std::string received;
+  bool had_room_again = false;
+  for (int i = 0; i < 1000 && sink.backlogged(); ++i) {
+    received += console.read_now();
+    sink.flush();
+    had_room_again = had_room_again || sink.has_room();
+  }
+  received += console.read_now();
+  EXPECT_TRUE(had_room_again);
+  EXPECT_FALSE(sink.full());
+  std::vector<int> numbers = line_numbers(received);
+  ASSERT_EQ(numbers.size(), static_cast<std::size_t>(written));
+  for (int n = 0; n < written; ++n) EXPECT_EQ(numbers[static_cast<std::size_t>(n)], n);
+}
+
+// Room comes back at half the capacity, not at the first byte written, so
+// a feeder resumes for long runs rather than one chunk at a time.
+TEST(ConsoleSink, UnderBlockRoomComesBackAtHalfTheCapacity) {
+  SmallPipe console;
+  ConsoleSink sink(console.writer(), /*capacity=*/8192);
+  int written = 0;
+  while (!sink.full()) sink.write_lines(numbered_line(written++), false);
+  std::size_t backlog = sink.backlog_bytes();
+  ASSERT_GE(backlog, 8192u);
+  console.read_now();
+  sink.flush();  // the pipe takes 4 KiB: more than half is left
+  EXPECT_LT(sink.backlog_bytes(), backlog);
+  EXPECT_EQ(sink.has_room(), sink.backlog_bytes() <= 4096);
+  while (!sink.has_room()) {
+    console.read_now();
+    sink.flush();
+  }
+  EXPECT_LE(sink.backlog_bytes(), 4096u);
+}
+
+// A console that is gone for good (EPIPE) is not waited for: the sink
+// never says full(), so its feeders go on (filing), and every line is
+// counted as dropped.
+TEST(ConsoleSink, UnderBlockABrokenConsoleIsNeverFull) {
+  NoSigpipe no_sigpipe;
+  SmallPipe console;
+  ConsoleSink sink(console.writer(), /*capacity=*/1024);
+  console.pipe.read_end.reset();
+  for (int n = 0; n < 100; ++n) sink.write_lines(numbered_line(n), true);
+  EXPECT_FALSE(sink.full());
+  EXPECT_TRUE(sink.has_room());
+  EXPECT_EQ(sink.dropped().filed, 100u);
+}
+
+// Messages under kBlock are bounded too (a hostile peer may make node 0
+// log for as long as the console stalls): beyond four capacities and the
+// reserve they are dropped and counted.
+TEST(ConsoleSink, UnderBlockMessagesAreBoundedToo) {
+  SmallPipe console;
+  ConsoleSink sink(console.writer(), /*capacity=*/1024);
+  std::string message(1000, 'm');
+  for (int n = 0; n < 1000; ++n) sink.write_message(message);
+  EXPECT_LE(sink.backlog_bytes(), 4 * 1024 + ConsoleSink::kMessageReserve);
+  EXPECT_GT(sink.dropped().unfiled, 0u);
+}
+
+// A line shown in part (a progress bar) stays open for its owner: the
+// owner continues it; any other writer ends it first, and the owner then
+// starts afresh.
+TEST(ConsoleSink, AnOpenLineIsEndedBeforeAnyoneElseWrites) {
+  SmallPipe console;
+  ConsoleSink sink(console.writer());
+  int bar = 0, other = 0;
+  sink.write_owned(&bar, OwnedText{"", "[rank0]: 10%"}, false, false);
+  sink.write_owned(&bar, OwnedText{"\r[rank0]: 20%", "[rank0]: 20%"}, false, false);
+  EXPECT_EQ(console.read_now(), "[rank0]: 10%\r[rank0]: 20%");
+  sink.write_owned(&other, OwnedText{"", "[rank1]: ready\n"}, true, false);
+  EXPECT_EQ(console.read_now(), "\n[rank1]: ready\n");
+  sink.write_owned(&bar, OwnedText{"\r[rank0]: 30%", "[rank0]: 30%"}, false, false);
+  sink.write_message("dlaunch: a message");
+  sink.write_owned(&bar, OwnedText{" done\n", "[rank0]: 30% done\n"}, true, false);
+  EXPECT_EQ(console.read_now(), "[rank0]: 30%\ndlaunch: a message\n[rank0]: 30% done\n");
+  sink.write_lines("[rank1]: next\n", false);
+  EXPECT_EQ(console.read_now(), "[rank1]: next\n") << "a line its owner ended is not ended again";
+}
+
+// The notice of dropped lines ends an open line too.
+TEST(ConsoleSink, TheDropNoticeEndsAnOpenLine) {
+  SmallPipe console;
+  ConsoleSink sink(console.writer(), /*capacity=*/100);
+  sink.set_overflow(ConsoleOverflow::kDrop);
+  int bar = 0;
+  for (int n = 0; n < 200; ++n) sink.write_lines(numbered_line(n), false);
+  ASSERT_GT(sink.dropped().total(), 0u);
+  sink.write_owned(&bar, OwnedText{"", "[rank0]: 10%"}, false, false);
+  std::string received;
+  for (int i = 0; i < 100 && (sink.backlogged() || received.find("dropped") == std::string::npos); ++i) {
+    received += console.read_now();
+    sink.flush();
+  }
+  received += console.read_now();
+  EXPECT_NE(received.find("[rank0]: 10%\nconsole stalled, "), std::string::npos) << received;
 }
 
 TEST(ConsoleSink, DrainWaitsOnlyUntilTheDeadline) {
@@ -159,8 +277,9 @@ TEST(ConsoleSink, ASocketIsWrittenWithoutWaiting) {
   int size = 4096;
   ::setsockopt(ours.get(), SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
   ConsoleSink sink(ours.get(), /*capacity=*/4096);
-  for (int n = 0; n < 5000; ++n) sink.write_lines(numbered_line(n), false);
-  EXPECT_GT(sink.dropped().total(), 0u);
+  for (int n = 0; n < 5000 && !sink.full(); ++n) sink.write_lines(numbered_line(n), false);
+  EXPECT_TRUE(sink.full());
+  EXPECT_EQ(sink.dropped().total(), 0u);
   EXPECT_EQ(sink.watch_fd(), ours.get());
 }
 
