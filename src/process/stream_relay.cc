@@ -1,11 +1,28 @@
 #include "process/stream_relay.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace dlaunch::process {
 namespace {
 constexpr std::size_t kTailKeep = 8 * 1024;
+
+// What a terminal ends up showing of LINE (no '\n'): its text after the
+// last '\r', a trailing '\r' (a CRLF line end) aside.
+std::string_view visible_of(std::string_view line) {
+  while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::size_t last_return = line.rfind('\r');
+  return last_return == std::string_view::npos ? line : line.substr(last_return + 1);
 }
+
+// Columns TEXT takes, near enough: UTF-8 characters (a bar's blocks are 3
+// bytes, 1 column each).
+std::size_t columns_of(std::string_view text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char byte) { return (static_cast<unsigned char>(byte) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
 
 void OutputTail::append(std::string_view bytes) {
   if (bytes.size() >= kTailKeep) {
@@ -42,7 +59,7 @@ StreamRelay::StreamRelay(std::string prefix, Outputs outputs)
   if (outputs.file_error != 0) fail_file(LogFileFault{outputs.file_error, false, 0, 0});
 }
 
-void StreamRelay::feed(std::string_view chunk) {
+void StreamRelay::feed(std::string_view chunk, Clock::time_point now) {
   if (on_bytes_) on_bytes_(chunk);
   std::string_view for_console = chunk;
   if (file_) for_console = write_file(chunk);
@@ -50,7 +67,7 @@ void StreamRelay::feed(std::string_view chunk) {
   if (tail_ != nullptr) tail_->append(chunk);
   // A hidden stream with a file still follows its lines, so that it can
   // start on a line's first byte should the file fail.
-  if (shown_ || (file_ && console_ != nullptr)) cut_lines(for_console);
+  if (shown_ || (file_ && console_ != nullptr)) cut_lines(for_console, now);
 }
 
 // Files CHUNK; returns what of it the console is to see (all of it, unless
@@ -68,6 +85,7 @@ std::string_view StreamRelay::write_file(std::string_view chunk) {
   std::size_t newline = chunk.substr(0, result.written).rfind('\n');
   if (newline == std::string_view::npos) return chunk;
   partial_.clear();
+  held_since_.reset();
   return chunk.substr(newline + 1);
 }
 
@@ -80,56 +98,147 @@ void StreamRelay::fail_file(LogFileFault fault) {
   if (on_file_fault_) on_file_fault_(*fault_);
 }
 
-void StreamRelay::cut_lines(std::string_view chunk) {
+void StreamRelay::cut_lines(std::string_view chunk, Clock::time_point now) {
+  std::size_t first_newline = chunk.find('\n');
+  if (first_newline == std::string_view::npos) return hold(chunk, now);
   std::size_t last_newline = chunk.rfind('\n');
-  if (last_newline == std::string_view::npos) {
-    partial_.append(chunk);
-    if (partial_.size() >= kMaxHeldLine) {
-      if (shown_) {
-        partial_.push_back('\n');
-        show(partial_);
-      }
-      partial_.clear();
+  std::string_view lines = chunk.substr(0, last_newline + 1);
+  if (!on_console_.empty()) {
+    // Its start is on the console already: continued or redrawn there.
+    end_held_line(lines.substr(0, first_newline));
+    lines.remove_prefix(first_newline + 1);
+    if (shown_ && !lines.empty()) show("", lines);
+  } else if (shown_) {
+    show(partial_, lines);
+  }
+  partial_.clear();
+  held_since_.reset();
+  hold(chunk.substr(last_newline + 1), now);
+}
+
+// Keeps PART, the start of a line, until its end comes or it is shown.
+void StreamRelay::hold(std::string_view part, Clock::time_point now) {
+  if (part.empty()) return;
+  partial_.append(part);
+  // Only what follows the last '\r' can show: a bar redrawn for an hour
+  // holds one drawing, not all of them.
+  std::size_t last_return = partial_.rfind('\r');
+  if (last_return != std::string::npos && last_return + 1 < partial_.size()) partial_.erase(0, last_return + 1);
+  if (partial_.size() >= kMaxHeldLine) return end_held_line("");
+  if (!held_since_) held_since_ = now;
+}
+
+std::optional<StreamRelay::Clock::time_point> StreamRelay::partial_due() const {
+  if (!shown_ || !held_since_) return std::nullopt;
+  std::string_view visible = visible_of(partial_);
+  if (visible.empty() || visible == on_console_) return std::nullopt;
+  return *held_since_ + kPartialDelay;
+}
+
+void StreamRelay::show_partial() {
+  held_since_.reset();
+  if (!shown_) return;
+  std::string_view visible = visible_of(partial_);
+  if (visible.empty() || visible == on_console_) return;
+  std::string continued;
+  render_update(visible, continued);
+  std::string fresh = prefix_;
+  fresh.append(visible);
+  console_->write_owned(this, util::OwnedText{continued, fresh}, false, file_.valid());
+  on_console_.assign(visible);
+}
+
+// The held line ends with REST_OF_LINE: shown whole, or its shown start
+// completed (or redrawn) on the console.
+void StreamRelay::end_held_line(std::string_view rest_of_line) {
+  partial_.append(rest_of_line);
+  if (shown_) {
+    std::string_view visible = visible_of(partial_);
+    std::string fresh = prefix_;
+    fresh.append(visible).push_back('\n');
+    if (on_console_.empty()) {
+      console_->write_lines(fresh, file_.valid());
+    } else {
+      std::string continued;
+      render_update(visible, continued);
+      continued.push_back('\n');
+      console_->write_owned(this, util::OwnedText{continued, fresh}, true, file_.valid());
     }
+  }
+  partial_.clear();
+  on_console_.clear();
+  held_since_.reset();
+}
+
+// What takes the console from ON_CONSOLE_ to VISIBLE while the line is
+// still open there: the new text when the line grew, else the line redrawn
+// under its prefix, blanking what is left of the old one.
+void StreamRelay::render_update(std::string_view visible, std::string& continued) const {
+  if (!on_console_.empty() && visible.starts_with(on_console_)) {
+    continued.assign(visible.substr(on_console_.size()));
     return;
   }
-  std::string_view lines = chunk.substr(0, last_newline + 1);
-  if (shown_ && partial_.empty()) {
-    show(lines);
-  } else if (shown_) {
-    partial_.append(lines);
-    show(partial_);
-  }
-  partial_.assign(chunk.substr(last_newline + 1));
+  continued.clear();
+  continued.reserve(1 + prefix_.size() + visible.size());
+  continued.push_back('\r');
+  continued.append(prefix_);
+  continued.append(visible);
+  std::size_t old_columns = columns_of(on_console_);
+  std::size_t new_columns = columns_of(visible);
+  if (old_columns > new_columns) continued.append(old_columns - new_columns, ' ');
 }
 
 void StreamRelay::finish() {
-  if (shown_ && !partial_.empty()) {
-    partial_.push_back('\n');
-    show(partial_);
-  }
+  if (!partial_.empty() || !on_console_.empty()) end_held_line("");
   partial_.clear();
 }
 
-// Writes WHOLE_LINES (each ending in '\n') with the prefix before each line.
-void StreamRelay::show(std::string_view whole_lines) {
+bool StreamRelay::console_full() const { return shown_ && console_->full(); }
+
+bool StreamRelay::console_has_room() const { return !shown_ || console_->has_room(); }
+
+// Writes WHOLE_LINES (each ending in '\n') with the prefix before each
+// line, HEAD (the start of the first, held from an earlier chunk) before
+// the first.
+void StreamRelay::show(std::string_view head, std::string_view whole_lines) {
+  if (std::memchr(whole_lines.data(), '\r', whole_lines.size()) != nullptr || head.find('\r') != std::string_view::npos)
+    return show_with_returns(head, whole_lines);
   // One batch buffer for every relay: the launcher relays from one thread,
   // and a buffer per stream would multiply its peak memory by the workers.
   thread_local std::string batch;
   batch.clear();
   // Short lines are the common case; guess generously to avoid regrowth.
-  batch.reserve(whole_lines.size() + prefix_.size() * (whole_lines.size() / 16 + 1));
+  batch.reserve(head.size() + whole_lines.size() + prefix_.size() * (whole_lines.size() / 16 + 1));
+  batch.append(prefix_).append(head);
   const char* cursor = whole_lines.data();
   const char* end = cursor + whole_lines.size();
-  while (cursor < end) {
+  for (bool first = true; cursor < end; first = false) {
     const char* newline =
         static_cast<const char*>(std::memchr(cursor, '\n', static_cast<std::size_t>(end - cursor)));
-    batch.append(prefix_);
+    if (!first) batch.append(prefix_);
     batch.append(cursor, static_cast<std::size_t>(newline - cursor) + 1);
     cursor = newline + 1;
   }
   // One write per batch when the console takes it; whole lines dropped and
-  // counted when it is stalled.
+  // counted when it is stalled (ConsoleOverflow::kDrop).
+  console_->write_lines(batch, file_.valid());
+}
+
+// As show(), for lines that hold a '\r': each shown as a terminal would
+// leave it, its text after the last '\r' under the prefix (a progress bar
+// written whole in one chunk, a CRLF line end).
+void StreamRelay::show_with_returns(std::string_view head, std::string_view whole_lines) {
+  std::string batch;
+  std::string first_line(head);
+  std::size_t first_end = whole_lines.find('\n');
+  first_line.append(whole_lines.substr(0, first_end));
+  batch.append(prefix_).append(visible_of(first_line)).push_back('\n');
+  std::string_view rest = whole_lines.substr(first_end + 1);
+  while (!rest.empty()) {
+    std::size_t newline = rest.find('\n');
+    batch.append(prefix_).append(visible_of(rest.substr(0, newline))).push_back('\n');
+    rest.remove_prefix(newline + 1);
+  }
   console_->write_lines(batch, file_.valid());
 }
 

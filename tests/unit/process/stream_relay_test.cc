@@ -232,10 +232,11 @@ TEST(StreamRelay, AFileThatCouldNotBeCreatedSendsTheStreamToTheConsole) {
   EXPECT_EQ(console.text(), "[r]:x\n");
 }
 
-TEST(StreamRelay, LinesOfAStalledConsoleAreCountedAsFiledWhileTheFileHoldsThem) {
+TEST(StreamRelay, UnderDropLinesOfAStalledConsoleAreCountedAsFiledWhileTheFileHoldsThem) {
   util::Pipe console = util::make_pipe();
   ::fcntl(console.write_end.get(), F_SETPIPE_SZ, 4096);
   util::ConsoleSink sink(console.write_end.get(), /*capacity=*/0);
+  sink.set_overflow(util::ConsoleOverflow::kDrop);
   util::Pipe file = util::make_pipe();
   StreamRelay::Outputs outputs = to_console(&sink);
   outputs.file = std::move(file.write_end);
@@ -245,6 +246,141 @@ TEST(StreamRelay, LinesOfAStalledConsoleAreCountedAsFiledWhileTheFileHoldsThem) 
   for (int i = 0; i < 8; ++i) relay.feed(line);  // the console pipe holds 4 of them
   EXPECT_GT(sink.dropped().filed, 0u);
   EXPECT_EQ(sink.dropped().unfiled, 0u);
+}
+
+// The default: a stalled console says full, the relay says so to its
+// reader (which stops reading), and nothing is dropped.
+TEST(StreamRelay, AStalledConsoleHoldsTheReaderBackAndDropsNothing) {
+  util::Pipe console = util::make_pipe();
+  ::fcntl(console.write_end.get(), F_SETPIPE_SZ, 4096);
+  util::ConsoleSink sink(console.write_end.get(), /*capacity=*/4096);
+  StreamRelay relay("[r]:", to_console(&sink));
+  std::string line(1000, 'x');
+  line.push_back('\n');
+  int fed = 0;
+  for (; fed < 100 && !relay.console_full(); ++fed) relay.feed(line);
+  EXPECT_TRUE(relay.console_full());
+  EXPECT_LT(fed, 20);
+  EXPECT_FALSE(relay.console_has_room());
+  EXPECT_EQ(sink.dropped().total(), 0u);
+  // A relay whose stream the console does not show is never held back.
+  StreamRelay hidden("[h]:", to_console(&sink, /*shown=*/false));
+  EXPECT_FALSE(hidden.console_full());
+  EXPECT_TRUE(hidden.console_has_room());
+}
+
+using Clock = StreamRelay::Clock;
+using std::chrono::milliseconds;
+
+// The start of a line waits kPartialDelay for its end, then shows; its
+// end continues it on the console.
+TEST(StreamRelay, ALinesStartIsShownAfterTheDelayAndItsEndContinuesIt) {
+  MemoryConsole console;
+  StreamRelay relay("[r]:", to_console(&console.sink));
+  Clock::time_point start = Clock::now();
+  EXPECT_FALSE(relay.partial_due());
+  relay.feed("loading", start);
+  ASSERT_TRUE(relay.partial_due());
+  EXPECT_EQ(*relay.partial_due(), start + StreamRelay::kPartialDelay);
+  EXPECT_EQ(console.text(), "");
+  relay.show_partial();
+  EXPECT_EQ(console.text(), "[r]:loading");
+  EXPECT_FALSE(relay.partial_due()) << "nothing new to show";
+  relay.feed("... done\nnext\n", start + milliseconds(500));
+  EXPECT_EQ(console.text(), "[r]:loading... done\n[r]:next\n");
+}
+
+// A line whose end comes within the delay is shown whole, once.
+TEST(StreamRelay, ALineWrittenInTwoPiecesWithinTheDelayIsShownWhole) {
+  MemoryConsole console;
+  StreamRelay relay("[r]:", to_console(&console.sink));
+  Clock::time_point start = Clock::now();
+  relay.feed("hel", start);
+  relay.feed("lo\n", start + milliseconds(50));
+  EXPECT_FALSE(relay.partial_due());
+  EXPECT_EQ(console.text(), "[r]:hello\n");
+}
+
+// A '\r' progress bar is redrawn under its prefix: '\r', the prefix, the
+// new drawing, spaces over what is left of a longer old one. The file gets
+// the worker's bytes unchanged.
+TEST(StreamRelay, AProgressBarIsRedrawnUnderItsPrefix) {
+  MemoryConsole console;
+  util::Fd file(::memfd_create("file", MFD_CLOEXEC));
+  StreamRelay::Outputs outputs = to_console(&console.sink);
+  outputs.file = util::Fd(::dup(file.get()));
+  StreamRelay relay("[r]:", std::move(outputs));
+  Clock::time_point now = Clock::now();
+  std::string written;
+  auto step = [&](std::string_view chunk) {
+    written.append(chunk);
+    now += milliseconds(500);
+    relay.feed(chunk, now);
+    if (relay.partial_due()) relay.show_partial();
+  };
+  step("\r 10%|#");
+  EXPECT_EQ(console.text(), "[r]: 10%|#");
+  step("\r 20%|##");
+  EXPECT_EQ(console.text(), "[r]: 10%|#\r[r]: 20%|##");
+  step("\r 2/9");
+  EXPECT_EQ(console.text(), "[r]: 10%|#\r[r]: 20%|##\r[r]: 2/9   ");
+  step("\r100%|###\n");
+  EXPECT_EQ(console.text(), "[r]: 10%|#\r[r]: 20%|##\r[r]: 2/9   \r[r]:100%|###\n");
+  ::lseek(file.get(), 0, SEEK_SET);
+  EXPECT_EQ(drain(file.get()), written);
+}
+
+// Updates that come faster than the delay are shown as the latest drawing,
+// at most once per delay: a bar redrawn 1,000 times a second does not
+// write 1,000 lines' worth to the console.
+TEST(StreamRelay, FastUpdatesShowOnlyTheLatestDrawing) {
+  MemoryConsole console;
+  StreamRelay relay("[r]:", to_console(&console.sink));
+  Clock::time_point now = Clock::now();
+  for (int percent = 0; percent < 50; ++percent) {
+    std::string drawing = std::to_string(percent);  // "\r" + ... trips GCC 12's -Wrestrict
+    drawing.insert(0, 1, '\r');
+    drawing.push_back('%');
+    relay.feed(drawing, now);
+  }
+  relay.show_partial();
+  EXPECT_EQ(console.text(), "[r]:49%");
+}
+
+// Another writer's line ends the bar where it stands; the bar's next
+// drawing starts on a line of its own.
+TEST(StreamRelay, ABarInterruptedByAnotherRankStartsAfresh) {
+  MemoryConsole console;
+  StreamRelay bar("[rank0]:", to_console(&console.sink));
+  StreamRelay other("[rank1]:", to_console(&console.sink));
+  Clock::time_point now = Clock::now();
+  bar.feed("\r10%", now);
+  bar.show_partial();
+  other.feed("checkpoint saved\n", now);
+  bar.feed("\r20%", now);
+  bar.show_partial();
+  bar.feed("\r30%\n", now);
+  EXPECT_EQ(console.text(), "[rank0]:10%\n[rank1]:checkpoint saved\n[rank0]:20%\r[rank0]:30%\n");
+}
+
+// CRLF line ends (a Windows-minded program, a pty) show as plain lines.
+TEST(StreamRelay, CrlfLinesShowAsPlainLines) {
+  MemoryConsole console;
+  StreamRelay relay("[r]:", to_console(&console.sink));
+  relay.feed("one\r\ntwo\r");
+  relay.feed("\nthree\r\n");
+  EXPECT_EQ(console.text(), "[r]:one\n[r]:two\n[r]:three\n");
+}
+
+// The stream's end shows a held drawing with a newline.
+TEST(StreamRelay, TheEndOfTheStreamEndsAShownBar) {
+  MemoryConsole console;
+  StreamRelay relay("[r]:", to_console(&console.sink));
+  relay.feed("\r50%");
+  relay.show_partial();
+  relay.feed("\r60%");
+  relay.finish();
+  EXPECT_EQ(console.text(), "[r]:50%\r[r]:60%\n");
 }
 
 }  // namespace
