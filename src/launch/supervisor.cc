@@ -134,10 +134,24 @@ class RoundSupervisor {
   bool finished() {
     // Worker output (or node 0's rendezvous thread) may have left a backlog.
     console_watch_.update();
+    resume_held_back_output();
     follow_coordinator_deadline();
     // Before the end is judged: the clean-up may find escaped processes to reap.
     if (groups_.running() == 0 && !groups_cleaned_) clean_up_groups();
     return drained_ || (groups_.running() == 0 && open_pipes_ == 0 && escaped_.empty());
+  }
+
+  // Pipes held back while the console was full are read again once it has
+  // room. A worker held back waits to write because of the console, not
+  // because it is stuck: its output counts as progress (--hang-timeout).
+  void resume_held_back_output() {
+    const auto now = util::Clock::now();
+    for (std::size_t index = 0; index < workers_.size(); ++index) {
+      process::ChildOutput& output = *workers_[index]->output;
+      if (!output.held_back()) continue;
+      output.resume_if_room();
+      progress_.on_output(index, now);
+    }
   }
 
   // The coordinator's deadlines (heartbeats) wake the loop too; they move

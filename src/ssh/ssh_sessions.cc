@@ -101,6 +101,7 @@ class SessionLoop {
   // relayed, or the drain after the last one ended is over.
   bool finished() {
     console_watch_.update();
+    for (auto& session : sessions_) session->output->resume_if_room();
     if (groups_.running() == 0 && !drain_timer_)
       drain_timer_ = loop_.at(Clock::now() + kDrain, [this] {
         // As the supervisor does: what the pipes already hold is relayed,

@@ -12,6 +12,10 @@
 #include <fcntl.h>
 #include <fstream>
 #include <functional>
+#include <thread>
+#include <sstream>
+#include <poll.h>
+#include <atomic>
 
 namespace dlaunch::launch {
 namespace {
@@ -134,10 +138,11 @@ TEST_F(SupervisorTest, UnterminatedLastLineIsShown) {
 
 // The console is a pipe nobody reads: the round must still end, and the
 // lines it could not take are counted, not waited for.
-TEST_F(SupervisorTest, AStalledConsoleDoesNotStopTheRound) {
+TEST_F(SupervisorTest, UnderDropAStalledConsoleDoesNotStopTheRound) {
   util::Pipe stalled = util::make_pipe();
   ::fcntl(stalled.write_end.get(), F_SETPIPE_SZ, 4096);
   util::ConsoleSink sink(stalled.write_end.get(), /*capacity=*/4096);
+  sink.set_overflow(util::ConsoleOverflow::kDrop);
   rendezvous::NodeOutcome outcome =
       run_with(2, "i=0; while [ $i -lt 5000 ]; do echo line $i of $RANK; i=$((i+1)); done",
                [&](LaunchConfig&, SupervisorSettings& settings) {
@@ -147,6 +152,71 @@ TEST_F(SupervisorTest, AStalledConsoleDoesNotStopTheRound) {
   EXPECT_TRUE(outcome.succeeded);
   EXPECT_GT(sink.dropped().unfiled, 0u);
   EXPECT_EQ(sink.dropped().filed, 0u);
+}
+
+// The default: a console that stalls holds the workers back (their
+// writes wait) rather than losing their lines. The reader here starts only
+// once the console is full; then every line of every rank arrives, whole
+// and in order, and the backlog never grew past the console's capacity by
+// more than the pipes the supervisor had read before it saw it full.
+TEST_F(SupervisorTest, AStalledConsoleHoldsTheWorkersBackAndLosesNothing) {
+  util::Pipe stalled = util::make_pipe();
+  ::fcntl(stalled.write_end.get(), F_SETPIPE_SZ, 4096);
+  util::ConsoleSink sink(stalled.write_end.get(), /*capacity=*/4096);
+  constexpr int kLines = 5000;
+  std::string received;
+  std::size_t peak_backlog = 0;
+  std::atomic<bool> done{false};
+  // The reader thread takes no signals: SIGCHLD delivered to it would never
+  // reach the supervisor's signalfd (a thread made before the supervisor
+  // blocked them).
+  sigset_t all, previous;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &previous);
+  std::thread reader([&] {
+    while (!sink.full() && !done) peak_backlog = std::max(peak_backlog, sink.backlog_bytes());
+    char buffer[4096];
+    for (;;) {
+      peak_backlog = std::max(peak_backlog, sink.backlog_bytes());
+      pollfd readable{stalled.read_end.get(), POLLIN, 0};
+      if (::poll(&readable, 1, 200) <= 0) {
+        if (done) break;
+        continue;
+      }
+      ssize_t got = ::read(stalled.read_end.get(), buffer, sizeof(buffer));
+      if (got <= 0) break;
+      received.append(buffer, static_cast<std::size_t>(got));
+    }
+  });
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  rendezvous::NodeOutcome outcome =
+      run_with(2, "i=0; while [ $i -lt " + std::to_string(kLines) + " ]; do echo line $i of $RANK; i=$((i+1)); done",
+               [&](LaunchConfig&, SupervisorSettings& settings) {
+                 settings.console_stdout = &sink;
+                 settings.console_stderr = &sink;
+               });
+  // What the supervisor left in the backlog at the end is written by the
+  // process's exit drain; here the test drains it.
+  EXPECT_TRUE(sink.drain(std::chrono::steady_clock::now() + std::chrono::seconds(30)));
+  done = true;
+  reader.join();
+  EXPECT_TRUE(outcome.succeeded);
+  EXPECT_EQ(sink.dropped().total(), 0u);
+  // Two workers, two streams each, one read (256 KiB at most) after the
+  // console was full.
+  EXPECT_LE(peak_backlog, 4096u + 4 * (256u << 10));
+  int next[2] = {0, 0};
+  std::istringstream lines(received);
+  std::string line;
+  while (std::getline(lines, line)) {
+    int number = -1, rank = -1;
+    ASSERT_EQ(std::sscanf(line.c_str(), "[rank%*d]:line %d of %d", &number, &rank), 2) << line;
+    ASSERT_TRUE(rank == 0 || rank == 1) << line;
+    EXPECT_EQ(number, next[rank]) << "rank " << rank << " out of order or lost";
+    next[rank] = number + 1;
+  }
+  EXPECT_EQ(next[0], kLines);
+  EXPECT_EQ(next[1], kLines);
 }
 
 // Logs must not kill training: a log file that cannot be created (here a

@@ -5,6 +5,7 @@
 #include "process/child_output.h"
 
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -108,6 +109,102 @@ TEST(ChildOutput, DrainAndCloseKeepsWhatWasWrittenAndStopsWatching) {
   EXPECT_EQ(closed, 2);
   EXPECT_FALSE(loop.watching(out_fd));
   EXPECT_EQ(consoles.out_pipe.read_now(), "> kept\n> partial\n");
+}
+
+// Bytes waiting in the pipe whose read end is FD.
+int unread(int fd) {
+  int bytes = 0;
+  ::ioctl(fd, FIONREAD, &bytes);
+  return bytes;
+}
+
+// Backpressure: a console that does not read leaves the child's pipe
+// unread (its writes would wait) while the loop runs on; once the console
+// has room the pipe is read again, and every line arrives, in order.
+TEST(ChildOutput, AFullConsoleLeavesThePipeUnreadUntilItHasRoom) {
+  EventLoop loop;
+  test_support::SmallPipe console;
+  util::ConsoleSink sink(console.writer(), /*capacity=*/4096);
+  ChildOutput output("", [&] {
+    StreamRelay::Outputs out;
+    out.console = &sink;
+    return out;
+  }(), StreamRelay::Outputs{});
+  util::Pipe out = util::make_pipe(), err = util::make_pipe();
+  const int out_fd = out.read_end.get();
+  char buffer[1024];
+  bool ended = false;
+  output.relay(loop, std::move(out.read_end), std::move(err.read_end), buffer, [&] { ended = true; });
+  std::string expected;
+  for (int n = 0; n < 600; ++n) expected += test_support::numbered_line(n);  // 36 KB: the pipe holds it
+  ASSERT_TRUE(util::write_all(out.write_end.get(), expected));
+  out.write_end.reset();
+
+  for (auto give_up = EventLoop::Clock::now() + 10s; !output.held_back() && EventLoop::Clock::now() < give_up;)
+    loop.run_once(100ms);
+  ASSERT_TRUE(output.held_back());
+  EXPECT_FALSE(loop.watching(out_fd));
+  const int left = unread(out_fd);
+  EXPECT_GT(left, 20000) << "read no further than the console's capacity and a chunk";
+  // Longer than StreamRelay::kPartialDelay: the start of the line the last
+  // read cut (1024 bytes end mid-line) is not shown while the pipe is held
+  // back (it would show as a fragment, then the line again whole).
+  for (auto until = EventLoop::Clock::now() + 3 * StreamRelay::kPartialDelay; EventLoop::Clock::now() < until;)
+    loop.run_once(20ms);
+  // Another rank's line then lands between whole lines of this one.
+  const std::string other = "[rank1]: a line of another rank\n";
+  sink.write_lines(other, false);
+  output.resume_if_room();  // no room yet: stays held back
+  EXPECT_TRUE(output.held_back());
+  EXPECT_EQ(unread(out_fd), left);
+  EXPECT_EQ(sink.dropped().total(), 0u);
+
+  std::string seen;
+  for (auto give_up = EventLoop::Clock::now() + 10s; !ended && EventLoop::Clock::now() < give_up;) {
+    seen += console.read_now();
+    sink.flush();
+    output.resume_if_room();
+    loop.run_once(10ms);
+  }
+  while (sink.backlogged()) {
+    seen += console.read_now();
+    sink.flush();
+  }
+  seen += console.read_now();
+  EXPECT_TRUE(ended);
+  std::size_t at = seen.find(other);
+  ASSERT_NE(at, std::string::npos) << seen;
+  EXPECT_TRUE(at == 0 || seen[at - 1] == '\n') << "the other line starts a line of its own";
+  seen.erase(at, other.size());
+  EXPECT_EQ(seen, expected);
+}
+
+// A line without its end is shown on the loop's deadline, not when the
+// next byte comes.
+TEST(ChildOutput, ALinesStartIsShownWithoutWaitingForMoreOutput) {
+  EventLoop loop;
+  Consoles consoles;
+  ChildOutput output("[rank0]: ", [&] {
+    StreamRelay::Outputs out;
+    out.console = &consoles.out;
+    return out;
+  }(), StreamRelay::Outputs{});
+  util::Pipe out = util::make_pipe(), err = util::make_pipe();
+  char buffer[64];
+  output.relay(loop, std::move(out.read_end), std::move(err.read_end), buffer, [] {});
+  ASSERT_TRUE(util::write_all(out.write_end.get(), "\r 50%"));
+  std::string seen;
+  for (auto give_up = EventLoop::Clock::now() + 10s; seen.empty() && EventLoop::Clock::now() < give_up;) {
+    loop.run_once(1000ms);
+    seen += consoles.out_pipe.read_now();
+  }
+  EXPECT_EQ(seen, "[rank0]:  50%");
+  ASSERT_TRUE(util::write_all(out.write_end.get(), "\r100%\n"));
+  for (auto give_up = EventLoop::Clock::now() + 10s; seen.back() != '\n' && EventLoop::Clock::now() < give_up;) {
+    loop.run_once(1000ms);
+    seen += consoles.out_pipe.read_now();
+  }
+  EXPECT_EQ(seen, "[rank0]:  50%\r[rank0]: 100%\n");
 }
 
 }  // namespace
