@@ -326,6 +326,17 @@ util::Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
       setting.source, setting.value));
 }
 
+util::Sourced<util::ConsoleOverflow> parse_console_overflow(const Setting& setting) {
+  for (auto overflow : {util::ConsoleOverflow::kBlock, util::ConsoleOverflow::kDrop}) {
+    if (setting.value == console_overflow_name(overflow)) return sourced(overflow, setting.source);
+  }
+  throw util::InputError(fmt::format(
+      "{} must be block (the default: when the console is slower than the workers, their writes "
+      "wait and nothing is lost) or drop (whole lines are dropped and counted, the workers never "
+      "wait), got '{}'",
+      setting.source, setting.value));
+}
+
 void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
   const int nnodes = config.topology.nnodes.value;
   config.min_nodes = nnodes;
@@ -382,6 +393,7 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
   config.allow_uneven = options.allow_uneven;
   config.stop_on_stdin_close = options.stop_on_stdin_close;
   if (options.kill_escaped) config.kill_escaped = parse_kill_escaped(*options.kill_escaped);
+  if (options.console_overflow) config.console_overflow = parse_console_overflow(*options.console_overflow);
   config.log_dir_required = options.log_dir_required;
   resolve_replacement(config, options);
 }
@@ -406,6 +418,10 @@ std::vector<std::string> worker_command(const RunOptions& options, const util::E
   if (options.module) command.push_back("-m");
   command.insert(command.end(), options.command.begin(), options.command.end());
   return command;
+}
+
+const char* console_overflow_name(util::ConsoleOverflow overflow) {
+  return overflow == util::ConsoleOverflow::kDrop ? "drop" : "block";
 }
 
 const char* kill_escaped_name(KillEscaped mode) {

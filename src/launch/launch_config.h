@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "launch/run_options.h"
+#include "util/console.h"
 #include "util/environment.h"
 #include "util/sourced.h"
 
@@ -57,6 +58,7 @@ enum class KillEscaped { kOff, kSubreaper, kCgroup };
 
 // "off", "subreaper", "cgroup".
 const char* kill_escaped_name(KillEscaped mode);
+const char* console_overflow_name(util::ConsoleOverflow overflow);
 
 // dlaunch run's --shutdown-timeout when none is given.
 inline constexpr std::chrono::seconds kDefaultShutdownTimeout{30};
@@ -84,6 +86,7 @@ struct LaunchConfig {
   // subreaper everywhere by default, Slurm steps included: Slurm tracks a
   // step's processes with a cgroup of its own.
   util::Sourced<KillEscaped> kill_escaped{KillEscaped::kSubreaper, "default"};
+  util::Sourced<util::ConsoleOverflow> console_overflow{util::ConsoleOverflow::kBlock, "default"};
   bool log_dir_required = false;  // a log file that cannot be written stops the job
 
   // Node replacement (docs/RELIABILITY.md, "Spare nodes"): node 0's values rule.

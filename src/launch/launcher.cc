@@ -328,6 +328,8 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   auto coordinator = make_coordinator(signals, host, log_root.path());
   if (preflight) fail_preflight(*preflight, config, *coordinator);
   process::describe_console_drops(log_root.path(), !log_root.temporary());
+  util::console_out().set_overflow(config.console_overflow.value);
+  util::console_err().set_overflow(config.console_overflow.value);
 
   std::vector<process::IncompleteLog> incomplete_logs;
   SupervisorSettings settings;

@@ -68,6 +68,10 @@ constexpr ValueOption kValueOptions[] = {
      "Send worker streams to files and the console (same values as -r)"},
     {"local-ranks-filter", "", &RunOptions::local_ranks_filter, kOutput, "LIST",
      "Show console output only of these local ranks (e.g. 0 or 0,2)"},
+    {"console-overflow", "", &RunOptions::console_overflow, kOutput, "block|drop",
+     "When the console takes output slower than the workers write it (srun, ssh, a slow pipe): "
+     "block (default: the workers' writes wait, as on a slow terminal; nothing is lost) or drop "
+     "(whole lines are dropped and counted; the workers never wait)"},
     {"rdzv-id", "", &RunOptions::rdzv_id, kRendezvous, "ID",
      "Job id shared by all nodes (TORCHELASTIC_RUN_ID)"},
     {"rdzv-backend", "", &RunOptions::rdzv_backend, kCompatibility, "static|c10d",

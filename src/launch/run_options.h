@@ -62,6 +62,7 @@ struct RunOptions {
   bool allow_uneven = false;               // nodes may run different numbers of workers
   bool stop_on_stdin_close = false;        // dlaunch ssh: a closed session stops this node
   std::optional<Setting> kill_escaped;     // subreaper, cgroup or off
+  std::optional<Setting> console_overflow;  // block or drop
   bool log_dir_required = false;           // a log file that cannot be written stops the job
   std::optional<Setting> spare_nodes;      // launchers beyond --nnodes that stand by
   std::optional<Setting> min_nodes;        // go on with fewer nodes, down to this, once no spare is left

@@ -288,6 +288,22 @@ TEST(LaunchConfig, KillEscapedDefaultsToTheSubreaperEvenInSlurm) {
   EXPECT_NE(bad.find("subreaper"), std::string::npos) << bad;
 }
 
+TEST(LaunchConfig, ConsoleOverflowBlocksByDefaultAndDropsOnlyWhenAsked) {
+  auto plain = resolve({}, {});
+  EXPECT_EQ(plain.console_overflow.value, util::ConsoleOverflow::kBlock);
+  EXPECT_EQ(plain.console_overflow.source, "default");
+  EXPECT_EQ(resolve({}, slurm_step()).console_overflow.value, util::ConsoleOverflow::kBlock);
+  auto drop = resolve({"--console-overflow", "drop"}, {});
+  EXPECT_EQ(drop.console_overflow.value, util::ConsoleOverflow::kDrop);
+  EXPECT_EQ(drop.console_overflow.source, "--console-overflow");
+  auto from_environment = resolve({}, {{"PET_CONSOLE_OVERFLOW", "drop"}});
+  EXPECT_EQ(from_environment.console_overflow.value, util::ConsoleOverflow::kDrop);
+  std::string bad = error_of({"--console-overflow", "lose"}, {});
+  EXPECT_NE(bad.find("--console-overflow"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("'lose'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("block"), std::string::npos) << bad;
+}
+
 TEST(LaunchConfig, LogDirRequiredFromTheFlagOrItsVariable) {
   EXPECT_FALSE(resolve({}, {}).log_dir_required);
   EXPECT_TRUE(resolve({"--log-dir-required"}, {}).log_dir_required);
