@@ -1,5 +1,7 @@
 #include "process/console_report.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -10,6 +12,7 @@ namespace {
 struct DropPlace {
   std::string log_root;
   bool from_log_dir = false;
+  std::chrono::steady_clock::duration exit_wait{};  // how long the exit drain waited
 };
 DropPlace& drop_place() {
   static DropPlace place;
@@ -38,10 +41,13 @@ std::string account(const util::ConsoleSink& sink, const std::string& name) {
   else if (drops.total() > 0)
     text += fmt::format("dlaunch: console stalled, {} lines dropped in all ({}); {}\n", drops.total(),
                         name, where_they_are(drops, place.log_root, place.from_log_dir));
-  if (sink.unwritten_lines() > 0)
+  util::ConsoleDrops unwritten = sink.unwritten();
+  if (unwritten.total() > 0)
     text += fmt::format(
-        "dlaunch: {} more lines could not be written to {}: it did not drain within {} s before exit\n",
-        sink.unwritten_lines(), name, kConsoleExitWait.count());
+        "dlaunch: {} more lines could not be written to {}: it did not drain before exit (waited "
+        "{:.1f} s); {}\n",
+        unwritten.total(), name, std::chrono::duration<double>(place.exit_wait).count(),
+        where_they_are(unwritten, place.log_root, place.from_log_dir));
   return text;
 }
 
@@ -62,13 +68,36 @@ void describe_console_drops(const std::string& log_root, bool from_log_dir) {
   util::console_err().set_drop_notice(notice);
 }
 
+namespace {
+
+// Drains OUT and ERR (the same sink when SHARED) while they move: each
+// while of kConsoleExitWait that took kConsoleExitProgress bytes or more
+// earns another, up to kConsoleExitLimit. A console nobody reads costs
+// kConsoleExitWait; one that srun forwards slowly is written to the end.
+void drain_while_moving(util::ConsoleSink& out, util::ConsoleSink& err, bool shared) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto backlog = [&] { return out.backlog_bytes() + (shared ? 0 : err.backlog_bytes()); };
+  for (;;) {
+    std::size_t before = backlog();
+    auto deadline = std::min(Clock::now() + kConsoleExitWait, start + kConsoleExitLimit);
+    bool drained = out.drain(deadline);
+    if (!shared) drained = err.drain(deadline) && drained;
+    std::size_t after = backlog();
+    if (drained || after == 0 || before < after + kConsoleExitProgress ||
+        Clock::now() >= start + kConsoleExitLimit)
+      break;
+  }
+  drop_place().exit_wait = Clock::now() - start;
+}
+
+}  // namespace
+
 void finish_console_output() {
   util::ConsoleSink& out = util::console_out();
   util::ConsoleSink& err = util::console_err();
   const bool shared = &out == &err;
-  auto deadline = std::chrono::steady_clock::now() + kConsoleExitWait;
-  out.drain(deadline);
-  if (!shared) err.drain(deadline);
+  drain_while_moving(out, err, shared);
   out.abandon();
   err.abandon();
   std::string report = account(out, shared ? "stdout and stderr" : "stdout");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 
 #include "util/console.h"
@@ -10,8 +11,12 @@
 namespace dlaunch::process {
 
 // How long dlaunch waits at exit for a stalled console to take what it
-// still holds, before it exits anyway.
+// still holds, before it exits anyway; a console that took at least
+// kConsoleExitProgress bytes in that while (a slow srun or ssh path still
+// moving) gets another while, up to kConsoleExitLimit in all.
 inline constexpr std::chrono::seconds kConsoleExitWait{2};
+inline constexpr std::size_t kConsoleExitProgress = 64 << 10;
+inline constexpr std::chrono::seconds kConsoleExitLimit{30};
 
 // Where dropped worker lines can still be read: LOG_ROOT, the folder of the
 // workers' files, which is the user's --log-dir when FROM_LOG_DIR (else a
@@ -24,8 +29,8 @@ void describe_console_drops(const std::string& log_root, bool from_log_dir);
 std::string console_drop_notice(const util::ConsoleDrops& drops, const std::string& log_root,
                                 bool from_log_dir);
 
-// At exit: writes what the consoles still hold, waiting at most
-// kConsoleExitWait for a stalled one, then repeats on stderr how many
+// At exit: writes what the consoles still hold, waiting kConsoleExitWait
+// for a stalled one (longer while it moves), then repeats on stderr how many
 // lines were dropped in all and how many could not be written at all.
 void finish_console_output();
 
