@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace dlaunch::process {
 namespace {
@@ -205,20 +206,33 @@ void StreamRelay::show(std::string_view head, std::string_view whole_lines) {
     return show_with_returns(head, whole_lines);
   // One batch buffer for every relay: the launcher relays from one thread,
   // and a buffer per stream would multiply its peak memory by the workers.
-  thread_local std::string batch;
-  batch.clear();
-  // Short lines are the common case; guess generously to avoid regrowth.
-  batch.reserve(head.size() + whole_lines.size() + prefix_.size() * (whole_lines.size() / 16 + 1));
-  batch.append(prefix_).append(head);
+  // Sized for the worst case (every byte a newline) without being filled,
+  // then written through a cursor: per line one memchr and two copies,
+  // which is most of the relay's own work for short lines.
+  thread_local std::unique_ptr<char[]> buffer;
+  thread_local std::size_t capacity = 0;
+  const std::size_t bound = prefix_.size() + head.size() + whole_lines.size() * (prefix_.size() + 1);
+  if (bound > capacity) {
+    capacity = std::max(bound, 2 * capacity);
+    buffer = std::make_unique_for_overwrite<char[]>(capacity);
+  }
+  char* out = buffer.get();
+  auto put = [&out](const char* bytes, std::size_t size) {
+    std::memcpy(out, bytes, size);
+    out += size;
+  };
+  put(prefix_.data(), prefix_.size());
+  put(head.data(), head.size());
   const char* cursor = whole_lines.data();
   const char* end = cursor + whole_lines.size();
   for (bool first = true; cursor < end; first = false) {
     const char* newline =
         static_cast<const char*>(std::memchr(cursor, '\n', static_cast<std::size_t>(end - cursor)));
-    if (!first) batch.append(prefix_);
-    batch.append(cursor, static_cast<std::size_t>(newline - cursor) + 1);
+    if (!first) put(prefix_.data(), prefix_.size());
+    put(cursor, static_cast<std::size_t>(newline - cursor) + 1);
     cursor = newline + 1;
   }
+  std::string_view batch(buffer.get(), static_cast<std::size_t>(out - buffer.get()));
   // One write per batch when the console takes it; whole lines dropped and
   // counted when it is stalled (ConsoleOverflow::kDrop).
   console_->write_lines(batch, file_.valid());
