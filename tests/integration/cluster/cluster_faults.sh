@@ -128,9 +128,9 @@ BOUND_FULL=$((START_LIMIT + HEARTBEAT + 30))
 # Lines of 128 bytes per worker: 768 KiB. The node's two workers write 1.5
 # MiB into a 1 MiB tmpfs, so the files fail; what they could not take (about
 # 0.6 MiB with the rank prefixes) fits the console's 1 MiB backlog, so a
-# slow srun I/O path only delays those lines. At 1 MiB per worker the rest
-# came to about 1.06 MiB: past the backlog, and dlaunch dropped and counted
-# lines by design when srun lagged (case 9's subject, not this case's).
+# slow srun I/O path only delays those lines (past the backlog the workers
+# would wait for srun: the console never drops a line unless the job asks
+# for --console-overflow drop).
 FULL_LINES=6144
 #   cases 11, 13-15 (spare nodes): from the fault, the next attempt's workers
 #   start within the shutdown timeout + the heartbeat timeout + 30 s (case
