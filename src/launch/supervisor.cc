@@ -16,6 +16,7 @@
 #include "launch/error_file.h"
 #include "launch/progress_tracker.h"
 #include "process/child_output.h"
+#include "process/console_report.h"
 #include "process/console_watch.h"
 #include "process/event_loop.h"
 #include "process/process_groups.h"
@@ -134,11 +135,28 @@ class RoundSupervisor {
   bool finished() {
     // Worker output (or node 0's rendezvous thread) may have left a backlog.
     console_watch_.update();
+    say_if_a_console_broke();
     resume_held_back_output();
     follow_coordinator_deadline();
     // Before the end is judged: the clean-up may find escaped processes to reap.
     if (groups_.running() == 0 && !groups_cleaned_) clean_up_groups();
     return drained_ || (groups_.running() == 0 && open_pipes_ == 0 && escaped_.empty());
+  }
+
+  // A console gone for good (its reader closed it: EPIPE; a hung-up
+  // terminal: EIO) never holds a worker back: its lines are dropped and
+  // counted. That is said once, on the other stream while it works, and
+  // the job goes on filing.
+  void say_if_a_console_broke() {
+    if (!said_broken_[0] && console_out_->error() != 0) {
+      said_broken_[0] = true;
+      if (console_err_ != console_out_)
+        console_err_->write_message(process::broken_console_notice(*console_out_, "stdout"));
+    }
+    if (!said_broken_[1] && console_err_ != console_out_ && console_err_->error() != 0) {
+      said_broken_[1] = true;
+      console_out_->write_message(process::broken_console_notice(*console_err_, "stderr"));
+    }
   }
 
   // Pipes held back while the console was full are read again once it has
@@ -530,6 +548,7 @@ class RoundSupervisor {
   process::Watchdog& watchdog_;
   util::ConsoleSink* console_out_;
   util::ConsoleSink* console_err_;
+  bool said_broken_[2] = {false, false};  // stdout's, stderr's console broke and that was said
   process::EventLoop loop_;  // before what watches in it: they unwatch before it closes
   process::ConsoleWatch console_watch_;
   process::ProcessGroups groups_;  // the workers' groups

@@ -59,6 +59,18 @@ std::string console_drop_notice(const util::ConsoleDrops& drops, const std::stri
                      where_they_are(drops, log_root, from_log_dir));
 }
 
+std::string broken_console_notice(const util::ConsoleSink& sink, const std::string& name) {
+  const DropPlace& place = drop_place();
+  // Every line from here on is dropped unfiled or filed alike: say where
+  // they are as for lines that were all filed, or all not.
+  util::ConsoleDrops kind;
+  (place.from_log_dir ? kind.filed : kind.unfiled) = 1;
+  return fmt::format("dlaunch: {} cannot be written any more ({}): its lines are dropped from here on; {}",
+                     name, std::strerror(sink.error()),
+                     place.from_log_dir ? "the --log-dir files have them"
+                                        : where_they_are(kind, place.log_root, place.from_log_dir));
+}
+
 void describe_console_drops(const std::string& log_root, bool from_log_dir) {
   drop_place() = DropPlace{log_root, from_log_dir};
   auto notice = [log_root, from_log_dir](const util::ConsoleDrops& drops) {

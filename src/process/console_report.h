@@ -29,6 +29,11 @@ void describe_console_drops(const std::string& log_root, bool from_log_dir);
 std::string console_drop_notice(const util::ConsoleDrops& drops, const std::string& log_root,
                                 bool from_log_dir);
 
+// "dlaunch: stdout cannot be written any more (Broken pipe): its lines are
+// dropped from here on; the --log-dir files have them": said once, on the
+// other stream, when NAME's console SINK broke (its reader is gone).
+std::string broken_console_notice(const util::ConsoleSink& sink, const std::string& name);
+
 // At exit: writes what the consoles still hold, waiting kConsoleExitWait
 // for a stalled one (longer while it moves), then repeats on stderr how many
 // lines were dropped in all and how many could not be written at all.

@@ -219,6 +219,26 @@ TEST_F(SupervisorTest, AStalledConsoleHoldsTheWorkersBackAndLosesNothing) {
   EXPECT_EQ(next[1], kLines);
 }
 
+// A console gone for good (its reader closed it) holds no worker back: the
+// round ends, the lines are counted, and that is said once, on stderr.
+TEST_F(SupervisorTest, AConsoleWhoseReaderIsGoneIsSaidOnceAndHoldsNoWorkerBack) {
+  sighandler_t previous = ::signal(SIGPIPE, SIG_IGN);
+  util::Pipe gone = util::make_pipe();
+  gone.read_end.reset();
+  util::ConsoleSink out(gone.write_end.get(), /*capacity=*/4096);
+  rendezvous::NodeOutcome outcome =
+      run_with(2, "i=0; while [ $i -lt 3000 ]; do echo line $i of $RANK; i=$((i+1)); done",
+               [&](LaunchConfig&, SupervisorSettings& settings) { settings.console_stdout = &out; });
+  ::signal(SIGPIPE, previous);
+  EXPECT_TRUE(outcome.succeeded);
+  EXPECT_EQ(out.dropped().total(), 6000u);
+  std::string said = console();
+  std::size_t first = said.find("dlaunch: stdout cannot be written any more (Broken pipe): its lines are dropped "
+                                "from here on");
+  EXPECT_NE(first, std::string::npos) << said;
+  EXPECT_EQ(said.find("cannot be written any more", first + 40), std::string::npos) << "said once";
+}
+
 // Logs must not kill training: a log file that cannot be created (here a
 // folder sits where it belongs) is reported, and the output meant for it
 // (-r 3: files only) reaches the console instead.
