@@ -4,25 +4,11 @@
 #include <cstring>
 #include <memory>
 
+#include "util/terminal_text.h"
+
 namespace dlaunch::process {
 namespace {
 constexpr std::size_t kTailKeep = 8 * 1024;
-
-// What a terminal ends up showing of LINE (no '\n'): its text after the
-// last '\r', a trailing '\r' (a CRLF line end) aside.
-std::string_view visible_of(std::string_view line) {
-  while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  std::size_t last_return = line.rfind('\r');
-  return last_return == std::string_view::npos ? line : line.substr(last_return + 1);
-}
-
-// Columns TEXT takes, near enough: UTF-8 characters (a bar's blocks are 3
-// bytes, 1 column each).
-std::size_t columns_of(std::string_view text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char byte) { return (static_cast<unsigned char>(byte) & 0xC0) != 0x80; }));
-}
-
 }  // namespace
 
 void OutputTail::append(std::string_view bytes) {
@@ -131,7 +117,7 @@ void StreamRelay::hold(std::string_view part, Clock::time_point now) {
 
 std::optional<StreamRelay::Clock::time_point> StreamRelay::partial_due() const {
   if (!shown_ || !held_since_) return std::nullopt;
-  std::string_view visible = visible_of(partial_);
+  std::string_view visible = util::visible_of(partial_);
   if (visible.empty() || visible == on_console_) return std::nullopt;
   return *held_since_ + kPartialDelay;
 }
@@ -139,7 +125,7 @@ std::optional<StreamRelay::Clock::time_point> StreamRelay::partial_due() const {
 void StreamRelay::show_partial() {
   held_since_.reset();
   if (!shown_) return;
-  std::string_view visible = visible_of(partial_);
+  std::string_view visible = util::visible_of(partial_);
   if (visible.empty() || visible == on_console_) return;
   std::string continued;
   render_update(visible, continued);
@@ -154,7 +140,7 @@ void StreamRelay::show_partial() {
 void StreamRelay::end_held_line(std::string_view rest_of_line) {
   partial_.append(rest_of_line);
   if (shown_) {
-    std::string_view visible = visible_of(partial_);
+    std::string_view visible = util::visible_of(partial_);
     std::string fresh = prefix_;
     fresh.append(visible).push_back('\n');
     if (on_console_.empty()) {
@@ -184,8 +170,8 @@ void StreamRelay::render_update(std::string_view visible, std::string& continued
   continued.push_back('\r');
   continued.append(prefix_);
   continued.append(visible);
-  std::size_t old_columns = columns_of(on_console_);
-  std::size_t new_columns = columns_of(visible);
+  std::size_t old_columns = util::columns_of(on_console_);
+  std::size_t new_columns = util::columns_of(visible);
   if (old_columns > new_columns) continued.append(old_columns - new_columns, ' ');
 }
 
@@ -246,11 +232,11 @@ void StreamRelay::show_with_returns(std::string_view head, std::string_view whol
   std::string first_line(head);
   std::size_t first_end = whole_lines.find('\n');
   first_line.append(whole_lines.substr(0, first_end));
-  batch.append(prefix_).append(visible_of(first_line)).push_back('\n');
+  batch.append(prefix_).append(util::visible_of(first_line)).push_back('\n');
   std::string_view rest = whole_lines.substr(first_end + 1);
   while (!rest.empty()) {
     std::size_t newline = rest.find('\n');
-    batch.append(prefix_).append(visible_of(rest.substr(0, newline))).push_back('\n');
+    batch.append(prefix_).append(util::visible_of(rest.substr(0, newline))).push_back('\n');
     rest.remove_prefix(newline + 1);
   }
   console_->write_lines(batch, file_.valid());
