@@ -1,12 +1,11 @@
 #include "cli/logs_command.h"
 
 #include <CLI/CLI.hpp>
-#include <deque>
 #include <fmt/format.h>
 #include <poll.h>
-#include <regex.h>
 
 #include "cli/job_argument.h"
+#include "cli/line_printer.h"
 #include "submit/job_status.h"
 #include "submit/log_merge.h"
 #include "submit/rank_logs.h"
@@ -64,33 +63,6 @@ void configure_app(CLI::App& app, LogsArgs& args) {
                           {"dlaunch logs 20_3 --attempt 0", "task 3 of sweep 20, its first attempt"}});
 }
 
-// A POSIX regular expression: glibc's matcher needs no recursion, so a long
-// line from a worker cannot overflow the stack as std::regex's can.
-class LineFilter {
- public:
-  explicit LineFilter(const std::string& pattern) : active_(!pattern.empty()) {
-    if (!active_) return;
-    int error = ::regcomp(&regex_, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
-    if (error != 0) {
-      char text[256];
-      ::regerror(error, &regex_, text, sizeof(text));
-      active_ = false;
-      throw util::UsageError(fmt::format("--grep '{}': not a regular expression: {}", pattern, text));
-    }
-  }
-  ~LineFilter() {
-    if (active_) ::regfree(&regex_);
-  }
-  LineFilter(const LineFilter&) = delete;
-  LineFilter& operator=(const LineFilter&) = delete;
-
-  bool keeps(const std::string& line) const { return !active_ || ::regexec(&regex_, line.c_str(), 0, nullptr, 0) == 0; }
-
- private:
-  bool active_;
-  regex_t regex_{};
-};
-
 std::vector<std::unique_ptr<submit::LogLineSource>> open_sources(const submit::AttemptLogs& logs) {
   std::vector<std::unique_ptr<submit::LogLineSource>> sources;
   for (const auto& rank : logs.ranks) {
@@ -116,39 +88,6 @@ bool job_is_over(const submit::FoundJob& found) {
   if (found.record.job_id.empty()) return true;
   return submit::has_ended(submit::current_status(found.record), found.task);
 }
-
-// What is printed: the lines --grep keeps, prefixed when several ranks
-// show; with --tail only the last N of what is there now (then everything
-// new, when following).
-class LinePrinter {
- public:
-  LinePrinter(const std::string& pattern, int tail) : filter_(pattern), tail_(tail) {}
-
-  void set_prefixed(bool prefixed) { prefixed_ = prefixed; }
-  void print(const submit::MergedLine& line) {
-    if (!filter_.keeps(line.text)) return;
-    std::string text = prefixed_ ? fmt::format("[rank{}]:{}\n", line.rank, line.text) : line.text + "\n";
-    if (tail_ < 0) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      return;
-    }
-    kept_.push_back(std::move(text));
-    if (kept_.size() > static_cast<std::size_t>(tail_)) kept_.pop_front();
-  }
-  // Prints what --tail kept; from now on every line goes out at once.
-  void flush_tail() {
-    for (const auto& text : kept_) std::fwrite(text.data(), 1, text.size(), stdout);
-    kept_.clear();
-    tail_ = -1;
-    std::fflush(stdout);
-  }
-
- private:
-  LineFilter filter_;
-  int tail_;
-  bool prefixed_ = false;
-  std::deque<std::string> kept_;
-};
 
 void say_which_attempt(const submit::AttemptLogs& logs, const submit::LogChoice& choice) {
   if (logs.attempts > 1 && !choice.attempt)
@@ -193,6 +132,8 @@ void follow(const submit::FoundJob& found, const std::string& folder, const subm
   bool over = job_is_over(found);
   Sources sources = print_attempt(*logs, printer, over);
   printer.flush_tail();
+  WaitingLines waiting;
+  waiting.show(sources, printer);  // notes what is held now: shown at the next poll if still held
   auto print = [&](const submit::MergedLine& line) { printer.print(line); };
   for (int polls = 1; !over; ++polls) {
     ::poll(nullptr, 0, kFollowPollMs);
@@ -200,6 +141,7 @@ void follow(const submit::FoundJob& found, const std::string& folder, const subm
     if (look && (over = job_is_over(found)))
       for (auto& source : sources) source->finish();
     submit::merge_available(sources, print);
+    waiting.show(sources, printer);
     if (look && !over && !choice.attempt) {
       submit::AttemptLogs latest = submit::find_rank_logs(folder, choice);
       if (latest.attempt != logs->attempt) {
@@ -208,6 +150,7 @@ void follow(const submit::FoundJob& found, const std::string& folder, const subm
         fmt::print(stderr, "dlaunch: attempt {} started (the workers restarted)\n", latest.attempt);
         logs = latest;
         sources = print_attempt(*logs, printer, false);
+        waiting.forget();
       }
     }
     std::fflush(stdout);

@@ -84,6 +84,13 @@ bool LogLineSource::next(MergedLine& line) {
   return true;
 }
 
+std::optional<std::string_view> LogLineSource::held_part() const {
+  // After next() returned false the buffer holds no newline and less than
+  // kMaxLineBytes: all of it is the start of one line.
+  if (finished_ || buffer_.empty() || buffer_.find('\n') != std::string::npos) return std::nullopt;
+  return std::string_view(buffer_);
+}
+
 std::size_t merge_available(std::vector<std::unique_ptr<LogLineSource>>& sources,
                             const std::function<void(const MergedLine&)>& emit) {
   struct Head {

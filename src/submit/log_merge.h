@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/fd.h"
@@ -29,7 +31,8 @@ struct MergedLine {
 
 // One log file read line by line from where it was left, with the times
 // of its index. Follows a growing file: a line without its newline yet is
-// held back until it is complete (or finish() is called).
+// held back until it is complete (or finish() is called); held_part() lets
+// a follower show its start meanwhile (a progress bar redrawn with '\r').
 class LogLineSource {
  public:
   LogLineSource(int rank, int stream, std::string log_path);
@@ -39,6 +42,15 @@ class LogLineSource {
   // The file will not grow any more: an unterminated last line is a line.
   void finish() { finished_ = true; }
   int rank() const { return rank_; }
+  int stream() const { return stream_; }
+
+  // The start of a line whose newline has not come yet, as next() holds it
+  // back once it has returned false; nullopt when none is held, or after
+  // finish() (the rest is a line then). Valid until the next call of next().
+  std::optional<std::string_view> held_part() const;
+  // Where in the file the held line starts: the same offset at two looks
+  // means the same line is still waiting for its end (it may have grown).
+  std::uint64_t held_offset() const { return buffer_offset_; }
 
  private:
   bool fill();

@@ -4,7 +4,8 @@
 # machine) filled. The time-ordered merge, --rank, --node, --attempt after a
 # restart, --tail, --grep, --follow, the failure summary from node 0's
 # result.json; hostile contents (a FIFO for a log, garbage in the time
-# index and in result.json) give output or a clear error, never a hang.
+# index and in result.json) give output or a clear error, never a hang;
+# --follow on a running job shows a progress bar before its newline.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -95,5 +96,44 @@ expect_exit 2 "$DLAUNCH" status "$TEST_DIR"
 expect_contains "a folder that is no submission is named" "$(cat "$ERR")" "is not a dlaunch submit folder"
 expect_exit 2 "$DLAUNCH" logs "12;rm"
 expect_contains "a JOB that is neither id, folder nor last" "$(cat "$ERR")" "neither a job id"
+
+section "--follow on a running job: a progress bar shows before its newline"
+# A submitted job's folder (job_id) whose Slurm is a stand-in: RUNNING
+# while $TEST_DIR/running exists. The test writes the workers' logs itself.
+LIVE=$TEST_DIR/live
+mkdir -p "$LIVE/logs/attempt_0/rank0" "$LIVE/logs/attempt_0/rank1" "$TEST_DIR/fake_slurm"
+cp "$SUB/config.json" "$LIVE/"
+echo 4242 >"$LIVE/job_id"
+# shellcheck disable=SC2016  # $state is the stand-in's own variable
+printf '#!/bin/bash\nif [ -e "%s/running" ]; then state=RUNNING; else state=COMPLETED; fi\necho "JobId=4242 JobName=w JobState=$state ExitCode=0:0"\n' \
+  "$TEST_DIR" >"$TEST_DIR/fake_slurm/scontrol"
+chmod +x "$TEST_DIR/fake_slurm/scontrol"
+touch "$TEST_DIR/running"
+LOG0=$LIVE/logs/attempt_0/rank0/stdout.log
+LOG1=$LIVE/logs/attempt_0/rank1/stdout.log
+: >"$LOG0"
+: >"$LOG1"
+PATH="$TEST_DIR/fake_slurm:$PATH" timeout -k 5 60 "$DLAUNCH" logs "$LIVE" --follow \
+  >"$TEST_DIR/follow.out" 2>"$TEST_DIR/follow.err" &
+FOLLOWER=$!
+# follow_shows TEXT: the follower's output so far is TEXT, to the byte.
+# shellcheck disable=SC2317  # called through wait_until
+follow_shows() { [ "$(cat "$TEST_DIR/follow.out"; printf x)" == "${1}x" ]; }
+printf ' 10%%' >>"$LOG0"
+expect_true "the bar's start shows without its newline" wait_until 10 follow_shows $'[rank0]: 10%'
+printf '\r 50%%' >>"$LOG0"
+expect_true "redrawn under its prefix" wait_until 10 follow_shows $'[rank0]: 10%\r[rank0]: 50%'
+echo "rank 1 line" >>"$LOG1"
+expect_true "another rank's line ends it first" \
+  wait_until 10 follow_shows $'[rank0]: 10%\r[rank0]: 50%\n[rank1]:rank 1 line\n'
+printf '\r100%%\n' >>"$LOG0"
+rm "$TEST_DIR/running"
+wait_pid 30 "$FOLLOWER"
+expect_eq "--follow returns when the job ends" 0 "$STATUS"
+expect_eq "its newline completes it on a line of its own, as drawn" \
+  $'[rank0]: 10%\r[rank0]: 50%\n[rank1]:rank 1 line\n[rank0]:100%\nx' "$(cat "$TEST_DIR/follow.out"; printf x)"
+expect_exit 0 "$DLAUNCH" logs "$LIVE"
+expect_eq "without --follow: the lines as they are in the files" \
+  $'[rank0]: 10%\r 50%\r100%\n[rank1]:rank 1 line\nx' "$(cat "$OUT"; printf x)"
 
 finish

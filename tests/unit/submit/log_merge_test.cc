@@ -80,5 +80,46 @@ TEST(LogLineSource, AMissingFileHasNoLines) {
   EXPECT_FALSE(source.next(line));
 }
 
+TEST(LogLineSource, HeldPartIsTheStartOfTheLineWaitingForItsNewline) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/a.log";
+  write(path, "one\ntwo\n 10%\r 20%");
+  LogLineSource source(0, 2, path);
+  EXPECT_EQ(source.stream(), 2);
+  MergedLine line;
+  ASSERT_TRUE(source.next(line));
+  EXPECT_EQ(source.held_part(), std::nullopt) << "a whole line is still there to read";
+  ASSERT_TRUE(source.next(line));
+  EXPECT_FALSE(source.next(line));
+  ASSERT_TRUE(source.held_part());
+  EXPECT_EQ(*source.held_part(), " 10%\r 20%");
+  EXPECT_EQ(source.held_offset(), 8u);
+  write(path, "\r 30%");
+  EXPECT_FALSE(source.next(line));
+  EXPECT_EQ(*source.held_part(), " 10%\r 20%\r 30%") << "grown, the same line";
+  EXPECT_EQ(source.held_offset(), 8u);
+  write(path, "\nnext");
+  ASSERT_TRUE(source.next(line));
+  EXPECT_EQ(line.text, " 10%\r 20%\r 30%");
+  EXPECT_FALSE(source.next(line));
+  EXPECT_EQ(*source.held_part(), "next");
+  EXPECT_EQ(source.held_offset(), 23u) << "a new line starts where the last one ended";
+  source.finish();
+  EXPECT_EQ(source.held_part(), std::nullopt) << "finished: the rest is a line";
+  ASSERT_TRUE(source.next(line));
+  EXPECT_EQ(line.text, "next");
+}
+
+TEST(LogLineSource, HoldsNothingAfterWholeLines) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/a.log";
+  write(path, "one\ntwo\n");
+  LogLineSource source(0, 1, path);
+  MergedLine line;
+  while (source.next(line)) {
+  }
+  EXPECT_EQ(source.held_part(), std::nullopt);
+}
+
 }  // namespace
 }  // namespace dlaunch::submit

@@ -1,0 +1,146 @@
+#include "cli/line_printer.h"
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/terminal_text.h"
+
+namespace dlaunch::cli {
+
+LineFilter::LineFilter(const std::string& pattern) : active_(!pattern.empty()) {
+  if (!active_) return;
+  int error = ::regcomp(&regex_, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (error != 0) {
+    char text[256];
+    ::regerror(error, &regex_, text, sizeof(text));
+    active_ = false;
+    throw util::UsageError(fmt::format("--grep '{}': not a regular expression: {}", pattern, text));
+  }
+}
+
+LineFilter::~LineFilter() {
+  if (active_) ::regfree(&regex_);
+}
+
+bool LineFilter::keeps(const std::string& line) const {
+  return !active_ || ::regexec(&regex_, line.c_str(), 0, nullptr, 0) == 0;
+}
+
+LinePrinter::LinePrinter(const std::string& pattern, int tail, std::FILE* out)
+    : filter_(pattern), tail_(tail), out_(out) {}
+
+std::string LinePrinter::prefix_of(int rank) const {
+  return prefixed_ ? fmt::format("[rank{}]:", rank) : std::string();
+}
+
+void LinePrinter::write(std::string_view text) { std::fwrite(text.data(), 1, text.size(), out_); }
+
+void LinePrinter::print(const submit::MergedLine& line) {
+  if (!filter_.keeps(line.text)) return;
+  Source source{line.rank, line.stream};
+  if (drawn_.contains(source)) return complete_drawn_line(source, line.text);
+  std::string text = prefix_of(line.rank);
+  text.append(line.text).push_back('\n');
+  if (tail_ < 0) {
+    end_open_line();
+    write(text);
+    return;
+  }
+  kept_.push_back(std::move(text));
+  if (kept_.size() > static_cast<std::size_t>(tail_)) kept_.pop_front();
+}
+
+void LinePrinter::flush_tail() {
+  for (const auto& text : kept_) write(text);
+  kept_.clear();
+  tail_ = -1;
+  std::fflush(out_);
+}
+
+void LinePrinter::show_partial(int rank, int stream, std::string_view held) {
+  if (!shows_partials()) return;
+  std::string_view visible = util::visible_of(held);
+  if (visible.empty()) return;  // only '\r's so far: a terminal would show nothing new
+  Source source{rank, stream};
+  auto drawn = drawn_.find(source);
+  // Unchanged: nothing to do, also when another line interrupted it (eight
+  // ranks each waiting on a prompt would otherwise print eight lines a poll).
+  if (drawn != drawn_.end() && drawn->second == visible) return;
+  std::string text;
+  if (on_screen_ == source) {
+    redraw(rank, drawn->second, visible, text);
+  } else {
+    end_open_line();
+    text = prefix_of(rank);
+    text.append(visible);
+    on_screen_ = source;
+  }
+  write(text);
+  drawn_[source].assign(visible);
+}
+
+// The newline of SOURCE's drawn line came with TEXT, the whole line: its
+// drawing is completed where the cursor still ends it (no line printed
+// twice), else the line is shown whole on a line of its own, as drawn:
+// after the last '\r'.
+void LinePrinter::complete_drawn_line(const Source& source, std::string_view text) {
+  auto drawn = drawn_.find(source);
+  std::string_view visible = util::visible_of(text);
+  std::string out;
+  if (on_screen_ == source) {
+    redraw(source.first, drawn->second, visible, out);
+    on_screen_.reset();
+  } else {
+    end_open_line();
+    out = prefix_of(source.first);
+    out.append(visible);
+  }
+  out.push_back('\n');
+  write(out);
+  drawn_.erase(drawn);
+}
+
+// Another line is to be printed: the drawing the cursor ends gets its '\n'
+// first, so no two lines share one; it stays drawn, and its next drawing
+// starts a line of its own.
+void LinePrinter::end_open_line() {
+  if (!on_screen_) return;
+  write("\n");
+  on_screen_.reset();
+}
+
+// What takes the screen from OLD_TEXT to VISIBLE while the cursor still
+// ends the line: the new text when the line grew, else the line redrawn
+// under its prefix, blanking what is left of the old one. Nothing when
+// they are the same (a CRLF line whose '\r' came late).
+void LinePrinter::redraw(int rank, std::string_view old_text, std::string_view visible, std::string& out) const {
+  if (visible.starts_with(old_text)) {
+    out.assign(visible.substr(old_text.size()));
+    return;
+  }
+  const std::string prefix = prefix_of(rank);
+  out.clear();
+  out.reserve(1 + prefix.size() + visible.size());
+  out.push_back('\r');
+  out.append(prefix);
+  out.append(visible);
+  std::size_t old_columns = util::columns_of(old_text);
+  std::size_t new_columns = util::columns_of(visible);
+  if (old_columns > new_columns) out.append(old_columns - new_columns, ' ');
+}
+
+void WaitingLines::show(const Sources& sources, LinePrinter& printer) {
+  if (!printer.shows_partials()) return;
+  held_at_.resize(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const submit::LogLineSource& source = *sources[i];
+    auto held = source.held_part();
+    std::optional<std::uint64_t> offset;
+    if (held) offset = source.held_offset();
+    // The same start as at the last look: the line waited a poll for its end.
+    if (held && held_at_[i] == offset) printer.show_partial(source.rank(), source.stream(), *held);
+    held_at_[i] = offset;
+  }
+}
+
+}  // namespace dlaunch::cli
