@@ -87,6 +87,11 @@ std::vector<Row> supervision_rows(const launch::LaunchConfig& config) {
   const util::Sourced<launch::KillEscaped>& mode = config.kill_escaped;
   std::string source = mode.source + ": " + kCatches[static_cast<int>(mode.value)];
   std::vector<Row> rows{{"kill_escaped", "escaped processes", launch::kill_escaped_name(mode.value), source}};
+  const util::Sourced<util::ConsoleOverflow>& overflow = config.console_overflow;
+  rows.push_back({"console_overflow", "slow console", launch::console_overflow_name(overflow.value),
+                  overflow.source + (overflow.value == util::ConsoleOverflow::kBlock
+                                         ? ": the workers' writes wait for it; no line is lost"
+                                         : ": whole lines are dropped and counted; the workers never wait")});
   if (config.log_dir_required)
     rows.push_back({"log_dir_required", "log files required", true,
                     "a worker log file that cannot be written stops the job"});

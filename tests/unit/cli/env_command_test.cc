@@ -97,6 +97,16 @@ TEST(EnvCommand, ASingleNodeHasNoRendezvous) {
   EXPECT_TRUE(document.contains("kill_escaped"));
 }
 
+TEST(EnvCommand, TheSlowConsolePolicyAndItsSource) {
+  ProcessEnvironment environment({});
+  auto plain = env_json({"--nproc-per-node", "2"});
+  EXPECT_EQ(plain["console_overflow"]["value"], "block");
+  EXPECT_TRUE(contains(plain["console_overflow"]["source"].get<std::string>(), "no line is lost"));
+  auto drop = env_json({"--nproc-per-node", "2", "--console-overflow", "drop"});
+  EXPECT_EQ(drop["console_overflow"]["value"], "drop");
+  EXPECT_TRUE(contains(drop["console_overflow"]["source"].get<std::string>(), "--console-overflow"));
+}
+
 TEST(EnvCommand, InsideASlurmStepTheVariablesAreTheSources) {
   ProcessEnvironment environment({{"SLURM_JOB_ID", "77"},
                                   {"SLURM_STEP_ID", "0"},
