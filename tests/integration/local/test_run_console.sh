@@ -4,8 +4,8 @@
 # workers' pipes, so their writes wait as on a slow terminal, while the
 # launcher goes on sending heartbeats, obeys SIGTERM within
 # --shutdown-timeout and files what it read under --log-dir.
-#   - 2 nodes: node 1's stdout is a FIFO this shell holds open and never
-#     reads (a stalled srun or ssh I/O path, a stopped terminal);
+#   - 2 nodes: node 1's stdout is a FIFO read one byte a second (a stalled
+#     srun or ssh I/O path, a stopped terminal, all but stopped);
 #   - 1 node: a burst written while nobody reads arrives whole and complete
 #     once a reader comes;
 #   - --console-overflow drop: the burst's lines are dropped whole and
@@ -52,10 +52,13 @@ check_log() {
   fi
 }
 
-section "2 nodes: node 1's stdout is a FIFO nobody reads"
+section "2 nodes: node 1's stdout is a FIFO read one byte a second"
 FIFO=$TEST_DIR/console.fifo
 mkfifo "$FIFO"
-exec 3<>"$FIFO" # holds the FIFO open so it has a reader, which never reads
+exec 3<>"$FIFO" # holds the FIFO open for the launcher's open; reads nothing
+# The slow reader: one byte, then a second's pause, until it is stopped.
+(while dd bs=1 count=1 status=none; do sleep 1; done) <"$FIFO" >"$TEST_DIR/slow.out" 3<&- &
+slow_reader=$!
 port=$(free_port)
 common=(--nnodes 2 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port"
   --heartbeat-timeout "$HEARTBEAT" --shutdown-timeout "$SHUTDOWN")
@@ -97,6 +100,14 @@ expect_eq "node 1's launcher exits with the signal's code" 143 "$STATUS"
 expect_within "it exits within --shutdown-timeout (+ 3 s)" $((SHUTDOWN + 3))
 wait_pid 30 "$node0"
 expect_eq "node 0 ends the job alike" 143 "$STATUS"
+kill "$slow_reader" 2>/dev/null
+pkill -P "$slow_reader" 2>/dev/null
+wait "$slow_reader" 2>/dev/null
+slow=$(cat "$TEST_DIR/slow.out"; printf x)
+slow=${slow%x}
+expected=$(printf '[rank1]:rank 1 line %d\n' $(seq 0 9); printf x)
+expect_true "the slow reader got some bytes (${#slow})" [ "${#slow}" -ge 5 ]
+expect_eq "what it got is the start of rank 1's lines, nothing skipped" "${expected:0:${#slow}}" "$slow"
 node1_err=$(cat "$TEST_DIR/node1.err")
 expect_not_contains "node 1 dropped no line while it ran" "$node1_err" "lines dropped"
 expect_true "node 1 says how many lines its console never took, and where they are" \
