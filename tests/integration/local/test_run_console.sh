@@ -133,7 +133,9 @@ EOF
 FIFO=$TEST_DIR/burst.fifo
 mkfifo "$FIFO"
 exec 3<>"$FIFO"
-timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nproc-per-node 1 -- "$BURST" \
+# --hang-timeout 2: a worker that waits on its console is not hung (its
+# output counts as progress while it is held back).
+timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nproc-per-node 1 --hang-timeout 2 -- "$BURST" \
   >"$FIFO" 2>"$TEST_DIR/burst.err" 3>&- &
 launcher=$!
 # seq blocks in a pipe write once the FIFO, the backlog and its own pipe are full.
@@ -143,7 +145,10 @@ seq_waits() {
   [ -n "$pid" ] && grep -q pipe "/proc/$pid/wchan" 2>/dev/null
 }
 expect_true "the worker waits in its write while nobody reads" wait_until 60 seq_waits
-expect_true "the launcher still runs" kill -0 "$launcher"
+# Three hang timeouts of waiting: the launcher must not take it for a hang.
+launcher_gone() { ! kill -0 "$launcher" 2>/dev/null; }
+launcher_stays() { ! wait_until 6 launcher_gone; }
+expect_true "the launcher still runs after 3 hang timeouts of it" launcher_stays
 cat "$FIFO" >"$TEST_DIR/burst.out" 3<&- &
 reader=$!
 wait_pid 60 "$launcher"
