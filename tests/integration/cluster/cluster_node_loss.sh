@@ -118,16 +118,26 @@ host_of_rank() { cat "$FOLDER/started.$1.$2" 2>/dev/null; }
 # The JSON field NAME of `dlaunch status` of the job.
 status_field() { "$DLAUNCH" status "$FOLDER" --json 2>/dev/null | "$PY" -c "import json,sys; print(json.load(sys.stdin).get('$1'))"; }
 
+# Every node answers and is free: after a thaw or a reconnected link,
+# slurmctld may still flag the host as not responding (idle*) until its
+# next ping (SlurmdTimeout / 3: 100 s here), and schedules nothing there
+# meanwhile; a job submitted then waits that long (CI once saw a case's
+# job not started after 90 s).
+nodes_ready() { [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | grep -c ' idle$')" -ge 3 ]; }
+node_states() { sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | tr '\n' ' '; }
+
 # node_loss_case FAULT TARGET SPARE: FAULT on node rank TARGET's host.
 node_loss_case() {
   local fault=$1 target=$2 spare=$3 spares=() other=$((1 - $2))
   [ "$spare" = 1 ] && spares=(--spare-nodes 1)
   section "$fault of node rank $target's host, $([ "$spare" = 1 ] && echo "with a spare" || echo "no spare")"
   RUN_DIR=$TEST_DIR/$fault.$target.$spare
+  wait_until 200 nodes_ready || say "  note: not every node is idle before the job: $(node_states)"
   submit_in_background $((END_LIMIT + 300)) --nodes 2 "${spares[@]}" --gpus-per-node 1 --max-restarts 2 \
     --heartbeat-timeout "$HEARTBEAT" --shutdown-timeout "$SHUTDOWN" --output-dir "$OUTPUTS" -- "$WORKER" || return
   if ! wait_for_files 90 "$FOLDER/started.0.0" "$FOLDER/started.1.0"; then
-    fail "both workers of attempt 0 started" "$(tail -n 20 "$LOG" 2>/dev/null)"
+    fail "both workers of attempt 0 started" \
+      "job: $(squeue -h -j "$JOB_ID" -o '%T %r %N' 2>/dev/null); nodes: $(node_states); log: $(tail -n 20 "$LOG" 2>/dev/null)"
     return
   fi
   local lost survivor
