@@ -198,16 +198,6 @@ void add_kill_on_bad_exit(std::vector<std::string>& srun, const JobRequest& requ
   if (request.outlives_a_node()) srun.insert(srun.end(), {"--no-kill", "--kill-on-bad-exit=0"});
 }
 
-// slurmstepd holds a task's output back until its newline unless the step
-// is unbuffered, and dlaunch run shows a worker's unfinished line (a
-// progress bar) itself: buffered, a bar would wait for its newline in the
-// Slurm log, under submit --wait and on --srun's console. Not for --launch
-// task, whose tasks are the user's program: unbuffered, Slurm may give them
-// a pseudo terminal, which changes what a program prints.
-void add_unbuffered(std::vector<std::string>& srun, const JobRequest& request) {
-  if (request.launch == LaunchMode::kNode) srun.push_back("--unbuffered");
-}
-
 // In node mode the launchers end together, within one shutdown of each
 // other. A launcher that never reached the rendezvous (stuck on a hung file
 // system, say) would keep the step, and the job, alive until its time
@@ -536,7 +526,6 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
   }
   add_kill_on_bad_exit(srun, request);
   add_straggler_wait(srun, request);
-  add_unbuffered(srun, request);
   if (request.resv_ports) srun.push_back("--resv-ports=1");
   srun.insert(srun.end(), request.srun_args.begin(), request.srun_args.end());
   auto program = node_program(request, StepKind::kBatch);
@@ -596,7 +585,6 @@ std::vector<std::string> srun_job_command(const JobRequest& request) {
   add_straggler_wait(srun, request);
   // One Ctrl-C cancels the step (srun's default needs two within a second).
   srun.push_back("--quit-on-interrupt");
-  add_unbuffered(srun, request);
   if (request.resv_ports) srun.push_back("--resv-ports=1");
   srun.insert(srun.end(), request.srun_args.begin(), request.srun_args.end());
   auto program = node_program(request, StepKind::kForeground);

@@ -78,7 +78,7 @@ TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken + kStepGuard +
-                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 --unbuffered "
+                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
                 "/opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " -- train.py\n");
 }
 
@@ -122,21 +122,8 @@ TEST(JobScript, EveryResourceOptionAndPassThrough) {
             "export OUTPUT_DIR=/out/20261202_120000\n" +
                 std::string(kLogDirAndToken) + kStepGuard +
                 "srun --nodes=4 --ntasks-per-node=1 --gpus-per-node=8 --cpus-per-task=48 "
-                "--wait=60 --unbuffered /opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " --python "
+                "--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " --python "
                 "/usr/bin/python3 --max-restarts 3 -- train.py --lr 0.1\n");
-}
-
-// slurmstepd holds output back until a newline unless the step is
-// unbuffered: the launchers' steps are, so a worker's progress bar reaches
-// the Slurm log (and --srun's console) as dlaunch run draws it; the user's
-// own tasks (--launch task) are not, so they get no pseudo terminal.
-TEST(JobScript, TheLaunchersStepIsUnbufferedTheUsersTasksAreNot) {
-  auto nodes = request_for(default_submit_settings());
-  EXPECT_NE(job_script(nodes).find(" --unbuffered /opt/dlaunch run "), std::string::npos) << job_script(nodes);
-  EXPECT_NE(util::shell_join(srun_job_command(nodes)).find(" --unbuffered /opt/dlaunch run "), std::string::npos);
-  auto tasks = request_for(with({{"launch", std::string("task")}}));
-  EXPECT_EQ(job_script(tasks).find("--unbuffered"), std::string::npos) << job_script(tasks);
-  EXPECT_EQ(util::shell_join(srun_job_command(tasks)).find("--unbuffered"), std::string::npos);
 }
 
 TEST(JobScript, TaskLaunchStartsOneTaskPerGpu) {
@@ -178,7 +165,7 @@ TEST(JobScript, SignalAndRequeue) {
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken + kStepGuard +
-                "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --wait=60 --unbuffered /opt/dlaunch run --log-dir "
+                "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --wait=60 /opt/dlaunch run --log-dir "
                 "\"$log_dir\" --preempt-signal USR1 --requeue " + kVerdictOptions + " -- train.py\n");
 }
 
@@ -196,7 +183,7 @@ TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
   // launchers never cancel the job themselves.
   EXPECT_EQ(util::shell_join(srun_job_command(request)),
             "srun --job-name=train.py --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
-            "--signal=R:USR2@600 --wait=60 --quit-on-interrupt --unbuffered /opt/dlaunch run --log-dir "
+            "--signal=R:USR2@600 --wait=60 --quit-on-interrupt /opt/dlaunch run --log-dir "
             "/out/20261202_120000/logs --preempt-signal USR2 --exit-code-file "
             "/out/20261202_120000/exit_code -- train.py");
   // One task per GPU: Slurm signals the tasks, which are the programs themselves.
@@ -329,7 +316,7 @@ TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {
   const std::vector<std::string> srun = srun_job_command(request);
   EXPECT_EQ(util::shell_join(srun),
             "srun --job-name=train.py --partition=debug --nodes=2 --ntasks-per-node=1 "
-            "--gpus-per-node=1 --reservation=r1 --wait=60 --quit-on-interrupt --unbuffered "
+            "--gpus-per-node=1 --reservation=r1 --wait=60 --quit-on-interrupt "
             "/opt/dlaunch run --log-dir /out/20261202_120000/logs --exit-code-file "
             "/out/20261202_120000/exit_code -- train.py");
   // Under the step guard, here: it asks srun to quit (SIGINT) rather than
@@ -386,7 +373,7 @@ TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken + kStepGuard +
                 "srun --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill --kill-on-bad-exit=0 "
-                "--wait=0 --unbuffered /opt/dlaunch run --log-dir \"$log_dir\" --nnodes 2 " + kVerdictOptions +
+                "--wait=0 /opt/dlaunch run --log-dir \"$log_dir\" --nnodes 2 " + kVerdictOptions +
                 " -- train.py\n");
   // srun's --wait=NN would end the step's other tasks NN s after the lost
   // node's task exits; --wait=0 means no limit, whatever the site's WaitTime.
@@ -395,7 +382,7 @@ TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
   // --srun mode: the same options on srun, under the step guard here.
   const std::string srun =
       "srun --job-name=train.py --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
-      "--kill-on-bad-exit=0 --wait=0 --quit-on-interrupt --unbuffered /opt/dlaunch run --log-dir "
+      "--kill-on-bad-exit=0 --wait=0 --quit-on-interrupt /opt/dlaunch run --log-dir "
       "/out/20261202_120000/logs --nnodes 2 --exit-code-file /out/20261202_120000/exit_code -- train.py";
   EXPECT_EQ(util::shell_join(srun_job_command(request)), srun);
   EXPECT_EQ(util::shell_join(foreground_command(request)),
@@ -410,7 +397,7 @@ TEST(JobScriptSpares, MinNodesBelowNodesOutlivesALostNodeWithoutSpares) {
   EXPECT_NE(script.find("#SBATCH --nodes=2\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --no-kill\n"), std::string::npos) << script;
   EXPECT_NE(script.find("srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
-                        "--kill-on-bad-exit=0 --wait=0 --unbuffered /opt/dlaunch run --log-dir \"$log_dir\" " +
+                        "--kill-on-bad-exit=0 --wait=0 /opt/dlaunch run --log-dir \"$log_dir\" " +
                         std::string(kVerdictOptions) + " --min-nodes 1 -- train.py\n"),
             std::string::npos)
       << script;
@@ -423,7 +410,7 @@ TEST(JobScriptSpares, MinNodesBelowNodesOutlivesALostNodeWithoutSpares) {
   EXPECT_FALSE(plain.outlives_a_node());
   script = job_script(plain);
   EXPECT_EQ(script.find("--no-kill"), std::string::npos) << script;
-  EXPECT_NE(script.find("--wait=60 --unbuffered /opt/dlaunch run --log-dir \"$log_dir\" " + std::string(kVerdictOptions) +
+  EXPECT_NE(script.find("--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" " + std::string(kVerdictOptions) +
                         " --min-nodes 2 -- train.py\n"),
             std::string::npos)
       << script;
@@ -481,9 +468,9 @@ TEST(JobScriptSpares, AStepThatNeverEndsEndsAfterTheVerdict) {
 
 TEST(JobScript, ReservedPortsAreRequestedFromSrun) {
   auto request = request_for(with({{"resv-ports", true}}));
-  EXPECT_NE(job_script(request).find("--gpus-per-node=1 --wait=60 --unbuffered --resv-ports=1 /opt/dlaunch run"),
+  EXPECT_NE(job_script(request).find("--gpus-per-node=1 --wait=60 --resv-ports=1 /opt/dlaunch run"),
             std::string::npos);
-  EXPECT_NE(util::shell_join(srun_job_command(request)).find("--wait=60 --quit-on-interrupt --unbuffered --resv-ports=1 "),
+  EXPECT_NE(util::shell_join(srun_job_command(request)).find("--wait=60 --quit-on-interrupt --resv-ports=1 "),
             std::string::npos);
 }
 
@@ -803,7 +790,7 @@ TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
                 "module load cuda/12\n"
                 "source 'my venv'/bin/activate\n" +
                 kStepGuard +
-                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 --unbuffered "
+                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
                 "'--container-image=nvcr.io#pytorch' --export=ALL "
                 "/opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " -- train.py\n");
 }
@@ -811,7 +798,7 @@ TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
 TEST(JobScriptSetup, ASrunArgNamedLikeDlaunchsOptionsIsLeftAsItIs) {
   // The script's "$log_dir" replaces dlaunch run's --log-dir, never an srun-arg's word.
   auto request = request_for(with({{"srun-arg", std::vector<std::string>{"--log-dir", "/x"}}}));
-  EXPECT_NE(job_script(request).find("--wait=60 --unbuffered --log-dir /x /opt/dlaunch run --log-dir \"$log_dir\" " +
+  EXPECT_NE(job_script(request).find("--wait=60 --log-dir /x /opt/dlaunch run --log-dir \"$log_dir\" " +
                                      std::string(kVerdictOptions) + " -- train.py\n"),
             std::string::npos)
       << job_script(request);
@@ -892,7 +879,7 @@ TEST(JobScriptArray, ASweepIsOneArrayWhoseTasksPickTheirArgumentsAndFolders) {
                         "# The step ends when srun does, or shortly after the job's verdict is in: a lost\n"
                         "# node's task (frozen, cut off, powered off) never reports to srun.\n"
                         "/opt/dlaunch __run-step \"$task_dir\"/exit_code 35 -- "
-                        "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 --unbuffered "
+                        "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
                         "/opt/dlaunch run --log-dir \"$log_dir\" --exit-code-file \"$task_dir\"/exit_code "
                         "--end-job-after 45 -- train.py \"${task_args[@]}\"\n"));
 }
