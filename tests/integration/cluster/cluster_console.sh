@@ -90,35 +90,4 @@ check_burst "$TEST_DIR/stalled.out" "$BIG"
 expect_not_contains "nothing was dropped" "$(cat "$TEST_DIR/stalled.err")" "dropped"
 no_leftovers
 
-section "dlaunch submit --wait: a progress bar shows live, each drawing before the line ends"
-# The worker draws a '\r' bar three times and ends the line only after the
-# third; it draws the next only once this shell saw the last in submit
-# --wait's output (the Slurm log, followed as it grows).
-BAR=$(write_worker bar.sh <<'EOF'
-for step in 1 2 3; do
-  printf '\r step %d/3' "$step"
-  wait_files "$DIR/seen.$step"
-done
-printf ' done\n'
-EOF
-)
-timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" submit --nodes 1 --gpus-per-node 1 --wait --output-dir "$TEST_DIR/outputs" \
-  -- "$BAR" >"$TEST_DIR/wait.out" 2>"$TEST_DIR/wait.err" &
-submitter=$!
-for step in 1 2 3; do
-  shows() { grep -q "step $step/3" "$TEST_DIR/wait.out"; }
-  if wait_until 120 shows; then
-    pass "drawing $step/3 reaches submit --wait's output before the line ends"
-  else
-    fail "drawing $step/3 reaches submit --wait's output before the line ends" \
-      "$(cat -A "$TEST_DIR/wait.out" | tail -c 300) $(tail -n 3 "$TEST_DIR/wait.err")"
-  fi
-  touch "$TEST_DIR/seen.$step"
-done
-wait_pid "$RUN_LIMIT" "$submitter"
-expect_eq "submit --wait exits 0" 0 "$STATUS"
-expect_contains "the bar was redrawn under its prefix and ended" "$(cat "$TEST_DIR/wait.out")" \
-  $'[rank0]: step 1/3\r[rank0]: step 2/3\r[rank0]: step 3/3 done'
-no_leftovers
-
 finish
