@@ -68,7 +68,7 @@ void LinePrinter::show_partial(int rank, int stream, std::string_view held) {
   if (drawn != drawn_.end() && drawn->second == visible) return;
   std::string text;
   if (on_screen_ == source) {
-    redraw(rank, drawn->second, visible, text);
+    text = util::update_of_open_line(prefix_of(rank), drawn->second, visible);
   } else {
     end_open_line();
     text = prefix_of(rank);
@@ -88,7 +88,7 @@ void LinePrinter::complete_drawn_line(const Source& source, std::string_view tex
   std::string_view visible = util::visible_of(text);
   std::string out;
   if (on_screen_ == source) {
-    redraw(source.first, drawn->second, visible, out);
+    out = util::update_of_open_line(prefix_of(source.first), drawn->second, visible);
     on_screen_.reset();
   } else {
     end_open_line();
@@ -107,26 +107,6 @@ void LinePrinter::end_open_line() {
   if (!on_screen_) return;
   write("\n");
   on_screen_.reset();
-}
-
-// What takes the screen from OLD_TEXT to VISIBLE while the cursor still
-// ends the line: the new text when the line grew, else the line redrawn
-// under its prefix, blanking what is left of the old one. Nothing when
-// they are the same (a CRLF line whose '\r' came late).
-void LinePrinter::redraw(int rank, std::string_view old_text, std::string_view visible, std::string& out) const {
-  if (visible.starts_with(old_text)) {
-    out.assign(visible.substr(old_text.size()));
-    return;
-  }
-  const std::string prefix = prefix_of(rank);
-  out.clear();
-  out.reserve(1 + prefix.size() + visible.size());
-  out.push_back('\r');
-  out.append(prefix);
-  out.append(visible);
-  std::size_t old_columns = util::columns_of(old_text);
-  std::size_t new_columns = util::columns_of(visible);
-  if (old_columns > new_columns) out.append(old_columns - new_columns, ' ');
 }
 
 void WaitingLines::show(const Sources& sources, LinePrinter& printer) {

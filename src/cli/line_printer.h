@@ -72,7 +72,6 @@ class LinePrinter {
   void write(std::string_view text);
   void end_open_line();
   void complete_drawn_line(const Source& source, std::string_view text);
-  void redraw(int rank, std::string_view old_text, std::string_view visible, std::string& out) const;
 
   LineFilter filter_;
   int tail_;

@@ -127,8 +127,7 @@ void StreamRelay::show_partial() {
   if (!shown_) return;
   std::string_view visible = util::visible_of(partial_);
   if (visible.empty() || visible == on_console_) return;
-  std::string continued;
-  render_update(visible, continued);
+  std::string continued = util::update_of_open_line(prefix_, on_console_, visible);
   std::string fresh = prefix_;
   fresh.append(visible);
   console_->write_owned(this, util::OwnedText{continued, fresh}, false, file_.valid());
@@ -146,8 +145,7 @@ void StreamRelay::end_held_line(std::string_view rest_of_line) {
     if (on_console_.empty()) {
       console_->write_lines(fresh, file_.valid());
     } else {
-      std::string continued;
-      render_update(visible, continued);
+      std::string continued = util::update_of_open_line(prefix_, on_console_, visible);
       continued.push_back('\n');
       console_->write_owned(this, util::OwnedText{continued, fresh}, true, file_.valid());
     }
@@ -155,24 +153,6 @@ void StreamRelay::end_held_line(std::string_view rest_of_line) {
   partial_.clear();
   on_console_.clear();
   held_since_.reset();
-}
-
-// What takes the console from ON_CONSOLE_ to VISIBLE while the line is
-// still open there: the new text when the line grew, else the line redrawn
-// under its prefix, blanking what is left of the old one.
-void StreamRelay::render_update(std::string_view visible, std::string& continued) const {
-  if (!on_console_.empty() && visible.starts_with(on_console_)) {
-    continued.assign(visible.substr(on_console_.size()));
-    return;
-  }
-  continued.clear();
-  continued.reserve(1 + prefix_.size() + visible.size());
-  continued.push_back('\r');
-  continued.append(prefix_);
-  continued.append(visible);
-  std::size_t old_columns = util::columns_of(on_console_);
-  std::size_t new_columns = util::columns_of(visible);
-  if (old_columns > new_columns) continued.append(old_columns - new_columns, ' ');
 }
 
 void StreamRelay::finish() {

@@ -99,7 +99,6 @@ class StreamRelay {
   void end_held_line(std::string_view rest_of_line);
   void show(std::string_view head, std::string_view whole_lines);
   void show_with_returns(std::string_view head, std::string_view whole_lines);
-  void render_update(std::string_view visible, std::string& continued) const;
 
   std::string prefix_;
   util::ConsoleSink* console_;

@@ -22,5 +22,13 @@ TEST(TerminalText, ColumnsAreUtf8Characters) {
   EXPECT_EQ(columns_of("\xe2\x96\x88\xe2\x96\x88 ok"), 5u);  // two full blocks, a space, "ok"
 }
 
+TEST(TerminalText, AnOpenLineIsContinuedWhenItGrewElseRedrawnUnderItsPrefix) {
+  EXPECT_EQ(update_of_open_line("[r]:", "load", "loading"), "ing");
+  EXPECT_EQ(update_of_open_line("[r]:", "10%", "20%"), "\r[r]:20%");
+  EXPECT_EQ(update_of_open_line("[r]:", "100%|###", "2/9"), "\r[r]:2/9     ");
+  EXPECT_EQ(update_of_open_line("[r]:", "same", "same"), "");
+  EXPECT_EQ(update_of_open_line("[r]:", "", "new"), "\r[r]:new") << "nothing shown: redrawn";
+}
+
 }  // namespace
 }  // namespace dlaunch::util
