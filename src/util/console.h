@@ -132,7 +132,6 @@ class ConsoleSink {
 
   ConsoleDrops dropped() const;           // in all, since the sink was made
   ConsoleDrops unwritten() const;         // given up by abandon()
-  std::uint64_t unwritten_lines() const { return unwritten().total(); }
   // The errno that broke the console (EPIPE: nobody reads it any more);
   // 0 while it works. A broken console drops every line.
   int error() const;

@@ -29,18 +29,17 @@ struct Consoles {
   util::ConsoleSink err{err_pipe.writer()};
 };
 
+// A stream shown on CONSOLE (and filed nowhere).
+StreamRelay::Outputs to_console(util::ConsoleSink* console) {
+  StreamRelay::Outputs outputs;
+  outputs.console = console;
+  return outputs;
+}
+
 TEST(ChildOutput, RelaysBothPipesUntilTheyEndAndKeepsTheTail) {
   EventLoop loop;
   Consoles consoles;
-  ChildOutput output("[rank0]: ", [&] {
-    StreamRelay::Outputs out;
-    out.console = &consoles.out;
-    return out;
-  }(), [&] {
-    StreamRelay::Outputs err;
-    err.console = &consoles.err;
-    return err;
-  }());
+  ChildOutput output("[rank0]: ", to_console(&consoles.out), to_console(&consoles.err));
   util::Pipe out = util::make_pipe(), err = util::make_pipe();
   char buffer[64];
   int closed = 0;
@@ -66,11 +65,7 @@ TEST(ChildOutput, RelaysBothPipesUntilTheyEndAndKeepsTheTail) {
 TEST(ChildOutput, ALongOutputArrivesWholeThroughASmallBuffer) {
   EventLoop loop;
   Consoles consoles;
-  ChildOutput output("", [&] {
-    StreamRelay::Outputs out;
-    out.console = &consoles.out;
-    return out;
-  }(), StreamRelay::Outputs{});
+  ChildOutput output("", to_console(&consoles.out), StreamRelay::Outputs{});
   util::Pipe out = util::make_pipe(), err = util::make_pipe();
   char buffer[7];  // one read per event, 7 bytes at most
   bool ended = false;
@@ -93,11 +88,7 @@ TEST(ChildOutput, ALongOutputArrivesWholeThroughASmallBuffer) {
 TEST(ChildOutput, DrainAndCloseKeepsWhatWasWrittenAndStopsWatching) {
   EventLoop loop;
   Consoles consoles;
-  ChildOutput output("> ", [&] {
-    StreamRelay::Outputs out;
-    out.console = &consoles.out;
-    return out;
-  }(), StreamRelay::Outputs{});
+  ChildOutput output("> ", to_console(&consoles.out), StreamRelay::Outputs{});
   util::Pipe out = util::make_pipe(), err = util::make_pipe();
   char buffer[64];
   int closed = 0;
@@ -125,11 +116,7 @@ TEST(ChildOutput, AFullConsoleLeavesThePipeUnreadUntilItHasRoom) {
   EventLoop loop;
   test_support::SmallPipe console;
   util::ConsoleSink sink(console.writer(), /*capacity=*/4096);
-  ChildOutput output("", [&] {
-    StreamRelay::Outputs out;
-    out.console = &sink;
-    return out;
-  }(), StreamRelay::Outputs{});
+  ChildOutput output("", to_console(&sink), StreamRelay::Outputs{});
   util::Pipe out = util::make_pipe(), err = util::make_pipe();
   const int out_fd = out.read_end.get();
   char buffer[1024];
@@ -184,11 +171,7 @@ TEST(ChildOutput, AFullConsoleLeavesThePipeUnreadUntilItHasRoom) {
 TEST(ChildOutput, ALinesStartIsShownWithoutWaitingForMoreOutput) {
   EventLoop loop;
   Consoles consoles;
-  ChildOutput output("[rank0]: ", [&] {
-    StreamRelay::Outputs out;
-    out.console = &consoles.out;
-    return out;
-  }(), StreamRelay::Outputs{});
+  ChildOutput output("[rank0]: ", to_console(&consoles.out), StreamRelay::Outputs{});
   util::Pipe out = util::make_pipe(), err = util::make_pipe();
   char buffer[64];
   output.relay(loop, std::move(out.read_end), std::move(err.read_end), buffer, [] {});
