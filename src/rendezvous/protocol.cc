@@ -280,6 +280,25 @@ JoinMessage decode_join(std::string_view payload) {
   return message;
 }
 
+std::string encode(const SealedJoinMessage& message) {
+  Writer writer;
+  writer.str(message.nonce).u32(message.slot).str(message.sealed);
+  return writer.take();
+}
+
+SealedJoinMessage decode_sealed_join(std::string_view payload) {
+  Reader reader(payload);
+  SealedJoinMessage message;
+  message.nonce = reader.str();
+  message.slot = reader.u32();
+  message.sealed = reader.str();
+  reader.finish();
+  if (message.nonce.size() != kChallengeSize)
+    throw ProtocolError(fmt::format("sealed join with a nonce of {} bytes, expected {}", message.nonce.size(),
+                                    kChallengeSize));
+  return message;
+}
+
 std::string encode(const WelcomeMessage& message) {
   Writer writer;
   writer.u32(message.heartbeat_timeout_ms);

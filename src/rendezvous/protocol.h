@@ -10,9 +10,11 @@
 // nonce); the launcher answers with a Join that carries a nonce of its own,
 // its proof of the job's token (rendezvous/token.h), its dlaunch version and
 // its preflight result; the service answers with a Welcome. With a token,
-// every frame after the Join, both ways, is sealed with a key derived from
-// the token and both nonces (rendezvous/session.h): the Welcome is node 0's
-// proof that it holds the token too. The service sends the World once every
+// the Join itself and every frame after it, both ways, are sealed
+// (encrypted and authenticated) with keys derived from the token and both
+// nonces (rendezvous/session.h): the first Join travels as a SealedJoin, its
+// nonce in clear before the sealed Join. The Welcome is node 0's proof that
+// it holds the token too. The service sends the World once every
 // node joined. From then on both sides send Heartbeats, and
 // Failure/Stop/Outcome/Verdict end the round.
 #pragma once
@@ -43,7 +45,10 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 //    service tells a launcher it dropped why (Fenced), the World names the
 //    job's incarnation, a Verdict says when its side steps aside; launchers
 //    report their workers running (Started), for the job's down time.
-inline constexpr std::uint16_t kVersion = 7;
+// 8: confidentiality: with a token every frame from the first Join on is
+//    encrypted (AES-256-GCM) instead of only tagged; the first Join travels
+//    as a SealedJoin.
+inline constexpr std::uint16_t kVersion = 8;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // What a peer may send before it has proved itself: a Join is a few hundred
@@ -73,8 +78,11 @@ enum class MessageType : std::uint8_t {
   kGateReport = 20,   // launcher -> service: how its gate check ended (its JSON line)
   kFenced = 21,       // service -> launcher: you are out of the job (dropped while unreachable), stop now
   kStarted = 22,      // launcher -> service: my workers of this generation run
+  // launcher -> service, with a token: its first Join of a connection, as
+  // its nonce then the Join sealed under the new session (rendezvous/session.h)
+  kSealedJoin = 23,
 };
-inline constexpr std::uint8_t kLastMessageType = 22;
+inline constexpr std::uint8_t kLastMessageType = 23;
 
 // Bounds on what a launcher reports of its interfaces: a Join must stay
 // within kMaxHandshakePayload whatever the host has.
@@ -157,6 +165,16 @@ struct JoinMessage {
 
 // The bytes of JOIN that its proof covers: everything but the proof.
 std::string signed_part(const JoinMessage& join);
+
+// A launcher's first Join with a token. Only the nonce (which node 0 needs
+// to derive the session) and the slot it claims (so that a refusal for a
+// wrong token can name the node: a slot number tells the path nothing it
+// needs) are in clear; node 0 checks both against the sealed Join.
+struct SealedJoinMessage {
+  std::string nonce;  // kChallengeSize bytes
+  std::uint32_t slot = 0;
+  std::string sealed;  // the Join, sealed by the launcher's Session
+};
 
 struct WelcomeMessage {
   std::uint32_t heartbeat_timeout_ms = 0;  // node 0's --heartbeat-timeout, which every node adopts
@@ -243,6 +261,7 @@ struct VerdictMessage {
 
 std::string encode(const ChallengeMessage& message);
 std::string encode(const JoinMessage& message);
+std::string encode(const SealedJoinMessage& message);
 std::string encode(const WelcomeMessage& message);
 std::string encode(const World& world);
 std::string encode(const TextMessage& message);
@@ -262,6 +281,7 @@ std::string encode(const GateReportMessage& message);
 // Each throws ProtocolError when PAYLOAD is truncated or malformed.
 ChallengeMessage decode_challenge(std::string_view payload);
 JoinMessage decode_join(std::string_view payload);
+SealedJoinMessage decode_sealed_join(std::string_view payload);
 WelcomeMessage decode_welcome(std::string_view payload);
 void decode_heartbeat(std::string_view payload);  // checks that it is empty
 World decode_world(std::string_view payload);

@@ -37,6 +37,7 @@
 #include "util/ports.h"
 #include "util/socket.h"
 #include "util/strings.h"
+#include "util/trusted_folder.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -314,8 +315,13 @@ class RendezvousServer::Loop {
   void handle(Peer& peer, const Frame& frame) {
     if (!peer.authenticated) {
       // Only a Join may come first; it carries its own proof.
+      if (frame.type == MessageType::kSealedJoin) return on_sealed_join(peer, frame);
       if (frame.type != MessageType::kJoin) throw ProtocolError("a message before joining");
-      return on_join(peer, checked_join(frame, frame.payload));
+      JoinMessage join = checked_join(frame, frame.payload);
+      // A holder of the token seals its Join: one in clear with a proof is
+      // not from this dlaunch, and would have shown the Join on the path.
+      if (settings_.token && !join.proof.empty()) throw ProtocolError("a Join with a token proof sent in clear");
+      return on_join(peer, join);
     }
     std::string payload = peer.session.open(frame);
     if (deposed_) {
@@ -355,6 +361,34 @@ class RendezvousServer::Loop {
       case MessageType::kGateReport: return true;
       default: return false;
     }
+  }
+
+  // A launcher's first Join, sealed under the session its nonce and node 0's
+  // challenge make with the token. A Join that does not open is refused
+  // like a wrong proof; node 0 without a token cannot open it at all.
+  void on_sealed_join(Peer& peer, const Frame& frame) {
+    SealedJoinMessage sealed = decode_sealed_join(frame.payload);
+    const int claimed = static_cast<int>(sealed.slot);
+    if (!settings_.token)
+      return refuse(peer, fmt::format("refused {}: it holds a rendezvous token, this node 0 none", describe(peer)),
+                    "it has a rendezvous token but node 0 has none; give every node the same token, or none");
+    Session session(*settings_.token, peer.challenge, sealed.nonce, End::kService);
+    std::string payload;
+    try {
+      payload = session.open(frame.type, frame.generation, sealed.sealed);
+    } catch (const ProtocolError&) {
+      const std::string why = "its rendezvous token is wrong";
+      refused_ranks_[claimed] = fmt::format("a launcher claiming node {} from {} was refused: {}", claimed,
+                                            peer.connection.address(), why);
+      return refuse(peer, fmt::format("refused {} (claiming node {}): {}", describe(peer), claimed, why),
+                    "node 0 refused this launcher: its rendezvous token is wrong. Give every node the same "
+                    "token ($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)");
+    }
+    JoinMessage join = checked_join(frame, payload);
+    if (join.nonce != sealed.nonce || join.node_rank != sealed.slot)
+      throw ProtocolError("a sealed Join whose nonce or slot is not its frame's");
+    peer.session = std::move(session);
+    on_join(peer, join);
   }
 
   // A Join's frame carries the round it joins as its generation.
@@ -545,7 +579,9 @@ class RendezvousServer::Loop {
     peer.authenticated = true;
     unproven_.erase(peer.unproven_entry);
     peer.connection.set_max_payload(kMaxPayload);
-    if (settings_.token) peer.session = Session(*settings_.token, peer.challenge, join.nonce, End::kService);
+    // A SealedJoin made the session already; it has opened one frame.
+    if (settings_.token && !peer.session.sealed())
+      peer.session = Session(*settings_.token, peer.challenge, join.nonce, End::kService);
     WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
     send(peer, MessageType::kWelcome, encode(welcome));
   }
@@ -814,7 +850,7 @@ class RendezvousServer::Loop {
     if (settings_.forensics.report_folder.empty()) return "";
     auto folder = std::filesystem::path(settings_.forensics.report_folder) / "gate";
     try {
-      std::filesystem::create_directories(folder);
+      util::make_own_folders(folder.string(), 1);  // new, or ours and no planted link
       auto json = gate_report_json(result);
       json["network"] = network_lines_;
       util::write_file_atomically((folder / "report.json").string(), json.dump(2) + "\n");

@@ -45,6 +45,7 @@ const char* type_name(MessageType type) {
     case MessageType::kGateReport: return "a GateReport";
     case MessageType::kFenced: return "a Fenced";
     case MessageType::kStarted: return "a Started";
+    case MessageType::kSealedJoin: return "a Join";
   }
   return "a message";
 }
@@ -227,8 +228,8 @@ ServiceDialer::Attempt ServiceDialer::handshake(PeerConnection& connection, cons
                                       "node the same token, or none) or it is not node 0",
                                       address)};
   }
-  send_join(connection, join, challenge.nonce, nonce);
   Session session = settings_.token ? Session(*settings_.token, challenge.nonce, nonce, End::kLauncher) : Session();
+  send_join(connection, join, challenge.nonce, nonce, &session);
   return welcome(connection, std::move(session), address, deadline);
 }
 
@@ -270,11 +271,22 @@ ServiceDialer::Attempt ServiceDialer::welcome(PeerConnection& connection, Sessio
   }
 }
 
+// With SESSION sealed the Join travels sealed (a SealedJoin: the nonce node
+// 0 needs to derive the keys, then the sealed Join), so nothing of it is
+// readable on the path; else in clear, as a launcher without the token must
+// still be told why it is refused.
 void ServiceDialer::send_join(PeerConnection& connection, JoinMessage join, const std::string& challenge,
-                              const std::string& nonce) {
+                              const std::string& nonce, Session* session) {
   join.nonce = nonce;
   if (settings_.token) join.proof = join_proof(*settings_.token, challenge, nonce, signed_part(join));
-  connection.send(encode_frame(MessageType::kJoin, encode(join), join.round), util::Clock::now());
+  std::string frame;
+  if (session != nullptr && session->sealed()) {
+    SealedJoinMessage sealed{nonce, join.node_rank, session->seal(MessageType::kSealedJoin, encode(join), join.round)};
+    frame = encode_frame(MessageType::kSealedJoin, encode(sealed), join.round);
+  } else {
+    frame = encode_frame(MessageType::kJoin, encode(join), join.round);
+  }
+  connection.send(frame, util::Clock::now());
 }
 
 ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection,

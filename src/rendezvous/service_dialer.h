@@ -84,7 +84,7 @@ class ServiceDialer {
   Attempt welcome(PeerConnection& connection, Session session, const std::string& address,
                   util::Clock::time_point deadline);
   void send_join(PeerConnection& connection, JoinMessage join, const std::string& challenge,
-                 const std::string& nonce);
+                 const std::string& nonce, Session* session = nullptr);
   [[noreturn]] void give_up() const;
   // Says whom this launcher waits for and what it met last, when a line is due.
   void say_still_waiting();

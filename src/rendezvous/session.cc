@@ -1,5 +1,6 @@
 #include "rendezvous/session.h"
 
+#include "rendezvous/aead.h"
 #include "rendezvous/token.h"
 
 namespace dlaunch::rendezvous {
@@ -14,8 +15,8 @@ std::string direction_key(std::string_view token, std::string_view label,
   return hmac_sha256(token, data);
 }
 
-constexpr std::string_view kToLauncher = "dlaunch rendezvous v3 service to launcher\n";
-constexpr std::string_view kToService = "dlaunch rendezvous v3 launcher to service\n";
+constexpr std::string_view kToLauncher = "dlaunch rendezvous v8 service to launcher\n";
+constexpr std::string_view kToService = "dlaunch rendezvous v8 launcher to service\n";
 
 }  // namespace
 
@@ -27,36 +28,39 @@ Session::Session(std::string_view token, std::string_view service_nonce,
   receive_key_ = end == End::kService ? to_service : to_launcher;
 }
 
-std::string Session::tag(const std::string& key, std::uint64_t counter, MessageType type,
-                         std::uint32_t generation, std::string_view payload) const {
-  std::string data;
-  data.reserve(13 + payload.size());
-  for (int shift = 56; shift >= 0; shift -= 8) data.push_back(static_cast<char>(counter >> shift));
-  data.push_back(static_cast<char>(type));
+namespace {
+
+// What the seal authenticates besides the payload: the frame's type and
+// generation, which travel in its clear header.
+std::string associated_data(MessageType type, std::uint32_t generation) {
+  std::string data(1, static_cast<char>(type));
   for (int shift = 24; shift >= 0; shift -= 8) data.push_back(static_cast<char>(generation >> shift));
-  data.append(payload);
-  return hmac_sha256(key, data);
+  return data;
+}
+
+}  // namespace
+
+std::string Session::seal(MessageType type, std::string_view payload, std::uint32_t generation) {
+  return aead_seal(send_key_, sent_++, associated_data(type, generation), payload);
 }
 
 std::string Session::frame(MessageType type, std::string_view payload, std::uint32_t generation) {
   if (!sealed()) return encode_frame(type, payload, generation);
-  std::string sealed_payload(payload);
-  sealed_payload.append(tag(send_key_, sent_++, type, generation, payload));
-  return encode_frame(type, sealed_payload, generation);
+  return encode_frame(type, seal(type, payload, generation), generation);
 }
 
 std::string Session::open(const Frame& frame) {
   if (!sealed()) return frame.payload;
-  if (frame.payload.size() < kTagSize)
-    throw ProtocolError("a message without its authentication tag (the peer does not hold the job's token)");
-  std::string_view payload(frame.payload);
-  std::string_view given = payload.substr(payload.size() - kTagSize);
-  payload.remove_suffix(kTagSize);
-  if (!proofs_match(tag(receive_key_, received_, frame.type, frame.generation, payload), given))
+  return open(frame.type, frame.generation, frame.payload);
+}
+
+std::string Session::open(MessageType type, std::uint32_t generation, std::string_view sealed) {
+  auto payload = aead_open(receive_key_, received_, associated_data(type, generation), sealed);
+  if (!payload)
     throw ProtocolError("a message failed authentication (forged, altered or replayed: the peer does "
                         "not hold the job's token)");
   ++received_;
-  return std::string(payload);
+  return std::move(*payload);
 }
 
 }  // namespace dlaunch::rendezvous

@@ -85,9 +85,14 @@ class Client {
     if (token_) join.proof = join_proof(*token_, challenge_.nonce, nonce_, signed_part(join));
     generation_ = join.round;
     if (joined_) return send(MessageType::kJoin, encode(join));
-    util::write_all(fd_.get(), encode_frame(MessageType::kJoin, encode(join), join.round));
     joined_ = true;
-    if (token_) session_ = Session(*token_, challenge_.nonce, nonce_, End::kLauncher);
+    if (!token_) {
+      util::write_all(fd_.get(), encode_frame(MessageType::kJoin, encode(join), join.round));
+      return;
+    }
+    session_ = Session(*token_, challenge_.nonce, nonce_, End::kLauncher);
+    SealedJoinMessage sealed{nonce_, join.node_rank, session_.seal(MessageType::kSealedJoin, encode(join), join.round)};
+    util::write_all(fd_.get(), encode_frame(MessageType::kSealedJoin, encode(sealed), join.round));
   }
   void join(const std::string& run_id, int rank, int nnodes, int nproc, int round = 0) {
     send_join(join_message(run_id, rank, nnodes, nproc, round));
@@ -328,13 +333,24 @@ TEST(RendezvousServer, WithATokenOnlyLaunchersThatProveItJoin) {
   wrong_token.join("job", 1, 2, 1);
   EXPECT_TRUE(contains(reason_of(wrong_token.receive()), "token is wrong"));
 
-  // A proof made for another connection's challenge is worthless here.
+  // A Join sealed for another connection's challenge is worthless here.
   Client eavesdropped(service.port, token), replayer(service.port);
   JoinMessage join = eavesdropped.join_message("job", 1, 2, 1);
   join.nonce = random_bytes(kChallengeSize);
   join.proof = join_proof(token, eavesdropped.challenge().nonce, join.nonce, signed_part(join));
-  replayer.send(MessageType::kJoin, encode(join));
+  Session recorded(token, eavesdropped.challenge().nonce, join.nonce, End::kLauncher);
+  SealedJoinMessage sealed_join{join.nonce, 1, recorded.seal(MessageType::kSealedJoin, encode(join), 0)};
+  replayer.send_raw(encode_frame(MessageType::kSealedJoin, encode(sealed_join)));
   EXPECT_TRUE(contains(reason_of(replayer.receive()), "token is wrong"));
+
+  // A Join in clear, even with a proof for this connection, is refused: a
+  // holder of the token seals it, so nothing of it shows on the path.
+  Client in_clear(service.port);
+  JoinMessage clear = in_clear.join_message("job", 1, 2, 1);
+  clear.nonce = random_bytes(kChallengeSize);
+  clear.proof = join_proof(token, in_clear.challenge().nonce, clear.nonce, signed_part(clear));
+  in_clear.send_raw(encode_frame(MessageType::kJoin, encode(clear)));
+  EXPECT_TRUE(contains(reason_of(in_clear.receive()), "sent in clear"));
 
   Client node0(service.port, token), node1(service.port, token);
   node0.join("job", 0, 2, 1);

@@ -43,6 +43,8 @@ using test_support::send_bytes;
 struct SeenJoin {
   JoinMessage join;
   std::string challenge;
+  bool sealed = false;  // it came as a SealedJoin
+  Session session;      // node 0's end, with the SealedJoin opened
 };
 
 class ServiceDialerTest : public ::testing::Test {
@@ -78,15 +80,30 @@ class ServiceDialerTest : public ::testing::Test {
     return notices_;
   }
 
-  // Node 0's greeting, then the Join it got back (recorded in joins_).
-  std::optional<SeenJoin> greet(util::Fd& fd, bool token_required) {
+  // Node 0's greeting, then the Join it got back (recorded in joins_),
+  // opened with TOKEN when sealed (without it, only its nonce is known).
+  std::optional<SeenJoin> greet(util::Fd& fd, bool token_required,
+                                const std::optional<std::string>& token = std::nullopt) {
     SeenJoin seen;
     seen.challenge = random_bytes(kChallengeSize);
     send_bytes(fd, encode_frame(MessageType::kChallenge,
                                 encode(ChallengeMessage{seen.challenge, token_required, 30'000})));
     auto frame = read_frame(fd);
-    if (!frame || frame->type != MessageType::kJoin) return std::nullopt;
-    seen.join = decode_join(frame->payload);
+    if (!frame) return std::nullopt;
+    if (frame->type == MessageType::kSealedJoin) {
+      seen.sealed = true;
+      SealedJoinMessage sealed = decode_sealed_join(frame->payload);
+      seen.join.nonce = sealed.nonce;
+      seen.join.node_rank = sealed.slot;
+      if (token) {
+        seen.session = Session(*token, seen.challenge, seen.join.nonce, End::kService);
+        seen.join = decode_join(seen.session.open(frame->type, frame->generation, sealed.sealed));
+      }
+    } else if (frame->type == MessageType::kJoin) {
+      seen.join = decode_join(frame->payload);
+    } else {
+      return std::nullopt;
+    }
     std::lock_guard lock(mutex_);
     joins_.push_back(seen);
     return seen;
@@ -119,9 +136,9 @@ TEST_F(ServiceDialerTest, ANode0ThatProvesTheTokenGivesASealedLink) {
   const std::string token = generate_token();
   std::string opened_by_node0;
   FakeNode0 node0([&](util::Fd& fd, int) {
-    auto seen = greet(fd, true);
+    auto seen = greet(fd, true, token);
     if (!seen) return;
-    Session session(token, seen->challenge, seen->join.nonce, End::kService);
+    Session& session = seen->session;
     std::string frames = session.frame(MessageType::kWelcome, encode(WelcomeMessage{1234}));
     frames += session.frame(MessageType::kStop, "after the welcome");
     send_bytes(fd, frames);
@@ -132,9 +149,11 @@ TEST_F(ServiceDialerTest, ANode0ThatProvesTheTokenGivesASealedLink) {
   EXPECT_EQ(dialed.heartbeat_timeout, 1234ms);
   EXPECT_EQ(dialed.link.address(), "127.0.0.1:" + std::to_string(node0.port()));
 
-  // The Join node 0 got carries this launcher's nonce and a proof of the token.
+  // The Join node 0 got came sealed, with this launcher's nonce and a proof
+  // of the token.
   auto seen = joins();
   ASSERT_EQ(seen.size(), 1u);
+  EXPECT_TRUE(seen[0].sealed);
   EXPECT_EQ(seen[0].join.run_id, "job");
   EXPECT_EQ(seen[0].join.node_rank, 3u);
   EXPECT_EQ(seen[0].join.nonce.size(), kChallengeSize);
@@ -186,10 +205,9 @@ TEST_F(ServiceDialerTest, ALauncherWithoutTheTokenNode0RequiresIsToldWhatToDo) {
 TEST_F(ServiceDialerTest, AProvedRefusalEndsTheDial) {
   const std::string token = generate_token();
   FakeNode0 node0([&](util::Fd& fd, int) {
-    auto seen = greet(fd, true);
+    auto seen = greet(fd, true, token);
     if (!seen) return;
-    Session session(token, seen->challenge, seen->join.nonce, End::kService);
-    send_bytes(fd, session.frame(MessageType::kAbort, encode(TextMessage{0, "node 2 has 3 GPUs, not 2"})));
+    send_bytes(fd, seen->session.frame(MessageType::kAbort, encode(TextMessage{0, "node 2 has 3 GPUs, not 2"})));
   });
   ServiceDialer dialer(settings(node0.port(), token), signals_);
   EXPECT_EQ(dial_error<util::SystemError>(dialer, 10s), "node 2 has 3 GPUs, not 2");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rendezvous/protocol.h"
+#include "rendezvous/aead.h"
 #include "rendezvous/session.h"
 #include "rendezvous/token.h"
 #include "util/error.h"
@@ -72,7 +73,7 @@ TEST(ServiceLink, FramesToNode0AreSealed) {
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(frames[0].type, MessageType::kOutcome);
   // On the wire: the payload and its tag.
-  EXPECT_EQ(frames[0].payload.size(), std::string("first").size() + kTagSize);
+  EXPECT_EQ(frames[0].payload.size(), std::string("first").size() + kAeadTagSize);
   EXPECT_EQ(both.service.open(frames[0]), "first");
   EXPECT_EQ(frames[1].type, MessageType::kFailure);
   EXPECT_EQ(both.service.open(frames[1]), "second");

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "rendezvous/aead.h"
 #include "rendezvous/token.h"
 
 namespace dlaunch::rendezvous {
@@ -32,10 +33,49 @@ TEST(Session, SealedFramesOpenAtTheOtherEndInBothDirections) {
   Pair ends;
   EXPECT_TRUE(ends.service.sealed());
   Frame world = read(ends.service.frame(MessageType::kWorld, "the world"));
-  EXPECT_EQ(world.payload.size(), std::string("the world").size() + kTagSize);
+  EXPECT_EQ(world.payload.size(), std::string("the world").size() + kAeadTagSize);
   EXPECT_EQ(ends.launcher.open(world), "the world");
   EXPECT_EQ(ends.service.open(read(ends.launcher.frame(MessageType::kOutcome, "done"))), "done");
   EXPECT_EQ(ends.launcher.open(read(ends.service.frame(MessageType::kHeartbeat, ""))), "");
+}
+
+// Confidential: what crosses the wire does not hold the payload, and the
+// same payload sealed twice reads differently (each frame its own counter).
+TEST(Session, SealedPayloadsAreNotReadableOnTheWire) {
+  Pair ends;
+  const std::string secret = "train.py:42 in load_checkpoint";
+  Frame first = read(ends.service.frame(MessageType::kStacks, secret));
+  Frame second = read(ends.service.frame(MessageType::kStacks, secret));
+  EXPECT_EQ(first.payload.find("load_checkpoint"), std::string::npos);
+  EXPECT_EQ(first.payload.find("train.py"), std::string::npos);
+  EXPECT_NE(first.payload, second.payload);
+  EXPECT_EQ(ends.launcher.open(first), secret);
+  EXPECT_EQ(ends.launcher.open(second), secret);
+}
+
+// The first Join is sealed apart from its frame (its nonce travels before
+// it): seal() and the three-argument open() make the same seal as frame().
+TEST(Session, APayloadSealedApartOpensAtTheOtherEnd) {
+  Pair ends;
+  std::string sealed = ends.launcher.seal(MessageType::kSealedJoin, "join fields", 2);
+  EXPECT_EQ(sealed.find("join fields"), std::string::npos);
+  EXPECT_THROW(ends.service.open(MessageType::kSealedJoin, 3, sealed), ProtocolError);
+  EXPECT_EQ(ends.service.open(MessageType::kSealedJoin, 2, sealed), "join fields");
+  // The next frame follows it in the same count.
+  EXPECT_EQ(ends.service.open(read(ends.launcher.frame(MessageType::kHeartbeat, "", 2))), "");
+}
+
+TEST(Aead, OpensOnlyUnderTheSameKeyCounterAndAssociatedData) {
+  const std::string key(kAeadKeySize, 'k');
+  std::string sealed = aead_seal(key, 7, "header", "message");
+  EXPECT_EQ(sealed.size(), std::string("message").size() + kAeadTagSize);
+  EXPECT_EQ(aead_open(key, 7, "header", sealed), "message");
+  EXPECT_FALSE(aead_open(key, 8, "header", sealed));
+  EXPECT_FALSE(aead_open(key, 7, "Header", sealed));
+  EXPECT_FALSE(aead_open(std::string(kAeadKeySize, 'K'), 7, "header", sealed));
+  EXPECT_FALSE(aead_open(key, 7, "header", sealed.substr(1)));
+  EXPECT_FALSE(aead_open(key, 7, "header", "short"));
+  EXPECT_EQ(aead_open(key, 0, "", aead_seal(key, 0, "", "")), "");
 }
 
 TEST(Session, AnAlteredFrameFails) {
