@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "slurm/job_id.h"
 #include "util/error.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -9,7 +10,7 @@
 namespace dlaunch::slurm {
 
 void requeue_job(const std::string& job_id) {
-  util::CapturedRun requeue = util::run_captured({"scontrol", "requeue", job_id});
+  util::CapturedRun requeue = util::run_captured(job_command({"scontrol", "requeue"}, job_id));
   if (requeue.exit_code == 0) return;
   throw util::SystemError(fmt::format(
       "scontrol requeue {} failed (exit {}): {}. The job must be a batch job submitted with "

@@ -7,6 +7,7 @@
 
 #include "slurm/array_spec.h"
 #include "submit/array_folders.h"
+#include "slurm/job_id.h"
 #include "util/error.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -225,7 +226,8 @@ std::vector<TaskStatus> follow_array(const std::string& array_job_id, const JobA
   std::vector<int> unseen_polls(array.tasks.size(), 0);
   TaskBoard board(::isatty(STDERR_FILENO) != 0);
   for (;;) {
-    util::CapturedRun show = util::run_captured({"scontrol", "show", "job", "-o", array_job_id});
+    util::CapturedRun show =
+        util::run_captured(slurm::job_command({"scontrol", "show", "job", "-o"}, array_job_id));
     std::string said(util::trim(show.err.empty() ? show.out : show.err));
     // Once every task ended and MinJobAge passed, Slurm knows no part of the array.
     bool forgotten = show.exit_code != 0 && said.find("Invalid job id") != std::string::npos;

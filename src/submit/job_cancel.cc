@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include "process/signal_channel.h"
+#include "slurm/job_id.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"
@@ -70,7 +71,7 @@ CancelOutcome cancel_job(const SubmissionRecord& record, const CancelRequest& re
     std::string name = std::string(process::signal_name(*request.signal)).substr(3);
     // Without --batch, scancel signals the job's steps: every node's dlaunch
     // run, which forwards the signal to its workers.
-    run_scancel({"scancel", "--signal=" + name, target});
+    run_scancel(slurm::job_command({"scancel", "--signal=" + name}, target));
     outcome.signalled = true;
     fmt::print(stderr, "dlaunch: sent SIG{} to job {}'s launchers (forwarded to the workers); waiting up to {} s "
                        "for it to end\n",
@@ -79,7 +80,7 @@ CancelOutcome cancel_job(const SubmissionRecord& record, const CancelRequest& re
     outcome.ended_after_signal = gone(status);
   }
   if (!gone(status)) {
-    run_scancel({"scancel", target});
+    run_scancel(slurm::job_command({"scancel"}, target));
     outcome.cancelled = true;
     fmt::print(stderr, "dlaunch: cancelled job {}; waiting up to {} s for Slurm to end it\n", target,
                request.timeout.count());

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "slurm/job_id.h"
 #include "submit/config_file.h"
 #include "submit/job_status.h"
 #include "util/error.h"
@@ -21,14 +22,6 @@ void add_unique(std::vector<std::string>& dirs, const std::string& dir) {
   for (const auto& known : dirs)
     if (known == absolute) return;
   dirs.push_back(absolute);
-}
-
-bool is_job_id(const std::string& text) {
-  auto parts = util::split(text, '_');
-  if (parts.size() > 2) return false;
-  for (const auto& part : parts)
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9) return false;
-  return true;
 }
 
 // A task folder (<submission>/task_3) as its submission and task.
@@ -110,7 +103,7 @@ FoundJob find_job(const std::string& job, const std::vector<std::string>& dirs) 
                                        "job id, a folder that dlaunch submit made, or 'last'",
                                        job));
   }
-  if (is_job_id(job)) return by_job_id(job, dirs);
+  if (slurm::is_job_id(job)) return by_job_id(job, dirs);
   throw util::InputError(fmt::format("'{}' is neither a job id (12, or 12_3 for a task), a folder, nor "
                                      "'last'. Give one of those; 'dlaunch jobs' lists your submissions",
                                      job));

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "slurm/job_id.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"
@@ -176,7 +177,7 @@ void prefer_a_verdict_dlaunch_enforced(JobStatus& status) {
 
 
 std::vector<slurm::JobInfo> query_slurm(const std::string& job_id) {
-  util::CapturedRun show = util::run_captured({"scontrol", "show", "job", "-o", job_id});
+  util::CapturedRun show = util::run_captured(slurm::job_command({"scontrol", "show", "job", "-o"}, job_id));
   if (show.exit_code == 0) return slurm::parse_job_records(show.out);
   // The controller's word for a job it purged (MinJobAge) or never had.
   if (show.err.find("Invalid job id") != std::string::npos) return {};
@@ -202,8 +203,11 @@ std::vector<ArrayTask> parse_sacct(const std::string& output) {
 
 std::vector<ArrayTask> query_sacct(const std::string& job_id) {
   try {
-    util::CapturedRun run = util::run_captured(
-        {"sacct", "-j", job_id, "-X", "-n", "-P", "-o", "JobID,State,ExitCode,Elapsed,NodeList"});
+    // sacct takes the id as --jobs's value, which is never read as an
+    // option; the check keeps anything but an id from it (slurm/job_id.h).
+    const std::string jobs = fmt::format("--jobs={}", slurm::checked_job_id(job_id, "the job id given to sacct"));
+    util::CapturedRun run =
+        util::run_captured({"sacct", jobs, "-X", "-n", "-P", "-o", "JobID,State,ExitCode,Elapsed,NodeList"});
     if (run.exit_code != 0) return {};  // no accounting on this cluster
     return parse_sacct(run.out);
   } catch (const util::SystemError&) {

@@ -1,13 +1,14 @@
 #include "submit/job_watch.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
 
 #include "slurm/job_info.h"
+#include "slurm/job_id.h"
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/outside_file.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -23,10 +24,22 @@ std::optional<std::string> field(const std::string& line, const std::string& nam
   return value.substr(0, value.find(' '));
 }
 
+// Opens the job's Slurm log when it is a regular file: a FIFO planted
+// there must not hang the follower, nor a link to /dev/zero feed it
+// forever. An invalid Fd when there is none yet (Slurm creates it when the
+// job starts) or it is no such file.
+util::Fd open_job_log(const std::string& log_path) {
+  try {
+    return util::open_outside_file(log_path, {"the job's Slurm log", 0, util::Links::kRefuse});
+  } catch (const std::exception&) {
+    return util::Fd();
+  }
+}
+
 // Copies what LOG_PATH gained since OFFSET to stdout.
 void stream_new_output(const std::string& log_path, off_t& offset) {
-  util::Fd file(::open(log_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!file) return;  // Slurm creates it when the job starts
+  util::Fd file = open_job_log(log_path);
+  if (!file) return;
   ::lseek(file.get(), offset, SEEK_SET);
   char buffer[64 * 1024];
   ssize_t got;
@@ -97,7 +110,7 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path, const 
   bool completing = false;  // and since when
   auto completing_since = started;
   for (;;) {
-    util::CapturedRun show = util::run_captured({"scontrol", "show", "job", "-o", job_id});
+    util::CapturedRun show = util::run_captured(slurm::job_command({"scontrol", "show", "job", "-o"}, job_id));
     if (show.exit_code != 0) {
       // A job that ended while COMPLETING for long is purged at once (its
       // MinJobAge counts from its end): the verdict says how it ended.

@@ -53,7 +53,7 @@ class Requeue : public ::testing::Test {
 TEST_F(Requeue, RunsScontrolRequeueWithTheJobId) {
   fake_scontrol("exit 0");
   requeue_job("4711");
-  EXPECT_EQ(arguments(), "requeue\n4711\n");
+  EXPECT_EQ(arguments(), "requeue\n--\n4711\n");
 }
 
 TEST_F(Requeue, ARefusalCarriesScontrolsMessageAndWhatToCheck) {
@@ -91,6 +91,12 @@ TEST_F(Requeue, WithoutScontrolTheMessageSaysSo) {
               std::string::npos)
         << error.what();
   }
+}
+
+TEST_F(Requeue, AnIdThatIsAnOptionNeverReachesScontrol) {
+  fake_scontrol("exit 0");
+  EXPECT_THROW(requeue_job("--all"), util::InputError);
+  EXPECT_FALSE(fs::exists(dir_ / "args")) << "scontrol ran with: " << arguments();
 }
 
 }  // namespace
