@@ -68,7 +68,10 @@ int jobs_command(const CommandArgs& args) {
   configure_app(app, request);
   if (!util::parse_command_line(app, args, "dlaunch jobs")) return 0;
   auto dirs = submission_dirs_for(request.output_dir);
-  auto records = submit::list_submissions(dirs);
+  std::vector<std::string> left_out;
+  auto records = submit::list_submissions(dirs, &left_out);
+  // A damaged or planted folder is named, and the others are listed.
+  for (const auto& why : left_out) fmt::print(stderr, "dlaunch: left out: {}\n", why);
   if (request.limit > 0 && records.size() > static_cast<std::size_t>(request.limit))
     records.resize(static_cast<std::size_t>(request.limit));
   std::vector<std::pair<submit::SubmissionRecord, submit::JobStatus>> jobs;

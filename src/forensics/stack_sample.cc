@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "util/bounded_json.h"
 #include "util/error.h"
 
 namespace dlaunch::forensics {
@@ -183,8 +184,10 @@ std::string encode_worker_stacks_within(std::vector<WorkerStacks> workers, std::
 }
 
 std::vector<WorkerStacks> decode_worker_stacks(std::string_view text) {
-  json list = json::parse(text, nullptr, false);
-  if (list.is_discarded()) throw util::ProtocolError("stacks: not valid JSON");
+  // A peer's bytes: nested at most util::kMaxJsonDepth (a report is 5 deep).
+  std::string why;
+  json list = util::parse_json_bounded(text, &why);
+  if (list.is_discarded()) throw util::ProtocolError(fmt::format("stacks: not valid JSON ({})", why));
   if (!list.is_array()) throw util::ProtocolError("stacks: expected a list of workers");
   if (list.size() > kMaxWorkers) throw util::ProtocolError("stacks: too many workers");
   std::vector<WorkerStacks> workers;

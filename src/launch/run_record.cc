@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "util/atomic_file.h"
+#include "util/bounded_json.h"
 #include "util/error.h"
 #include "util/local_time.h"
+#include "util/outside_file.h"
 
 namespace dlaunch::launch {
 namespace {
@@ -23,11 +24,23 @@ std::string write_json(const std::string& path, const nlohmann::json& document) 
   }
 }
 
-// The JSON document at PATH, or null when it is missing or unreadable.
+// A record is some KiB (result.json holds the failure summary's lines).
+constexpr std::size_t kMaxRecordBytes = 4 << 20;
+
+// The JSON object at PATH, or null when it is missing or unreadable. The
+// folder may be shared, or have been copied or damaged: only a regular
+// file of at most kMaxRecordBytes, nested at most util::kMaxJsonDepth, is
+// read; dlaunch wrote it, so a link there is refused too.
 nlohmann::json read_json(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return nullptr;
-  auto document = nlohmann::json::parse(file, nullptr, false);
+  std::optional<std::string> text;
+  try {
+    text = util::read_outside_file(path, {"a run record dlaunch wrote (JSON)", kMaxRecordBytes,
+                                          util::Links::kRefuse});
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  if (!text) return nullptr;
+  auto document = util::parse_json_bounded(*text);
   return document.is_discarded() || !document.is_object() ? nlohmann::json(nullptr) : document;
 }
 

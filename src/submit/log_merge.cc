@@ -1,20 +1,25 @@
 #include "submit/log_merge.h"
 
-#include <fcntl.h>
 #include <queue>
 #include <unistd.h>
 
-#include "process/time_index.h"
-#include "util/strings.h"
+#include "util/outside_file.h"
 
 namespace dlaunch::submit {
 namespace {
 
 constexpr std::size_t kReadBytes = 64 * 1024;
 
-util::Fd open_reading(const std::string& path) {
-  // O_NONBLOCK: a FIFO planted where a log belongs must not hang the reader.
-  return util::Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+// PATH when it is a regular file; else nothing, as when it is missing: a
+// FIFO planted where a log belongs must not hang the reader, nor a link to
+// /dev/zero feed it forever. The logs are dlaunch's own: a link there was
+// planted too.
+util::Fd open_reading(const std::string& path, std::string_view expected) {
+  try {
+    return util::open_outside_file(path, {expected, 0, util::Links::kRefuse});
+  } catch (const std::exception&) {
+    return util::Fd();
+  }
 }
 
 // Appends what FD has now (at most kReadBytes) to BUFFER; false at its end.
@@ -30,32 +35,33 @@ bool read_some(int fd, std::string& buffer) {
 
 LogLineSource::LogLineSource(int rank, int stream, std::string log_path)
     : rank_(rank), stream_(stream), path_(std::move(log_path)) {
-  file_ = open_reading(path_);
-  index_ = open_reading(process::time_index_path(path_));
+  file_ = open_reading(path_, "a worker's log");
+  index_ = open_reading(process::time_index_path(path_), "a log's time index");
 }
 
 // The time of the byte at OFFSET: that of the last mark at or before it.
 // Marks and lines both go forward, so the index is read once, in step.
 std::int64_t LogLineSource::time_at(std::uint64_t offset) {
   for (;;) {
-    if (next_mark_offset_ != UINT64_MAX) {
-      if (next_mark_offset_ > offset) return current_ms_;
-      current_ms_ = next_mark_ms_;
-      next_mark_offset_ = UINT64_MAX;
+    if (next_mark_) {
+      if (next_mark_->offset > offset) return current_ms_;
+      current_ms_ = next_mark_->unix_ms;
+      next_mark_.reset();
     }
-    std::size_t newline = index_buffer_.find('\n');
-    while (newline == std::string::npos && index_ && read_some(index_.get(), index_buffer_))
-      newline = index_buffer_.find('\n');
-    if (newline == std::string::npos) return current_ms_;
-    auto fields = util::split(index_buffer_.substr(0, newline), ' ');
-    index_buffer_.erase(0, newline + 1);
-    if (fields.size() != 2) continue;  // a line cut short: the next one is whole
-    auto mark_offset = util::parse_int(fields[0]);
-    auto mark_ms = util::parse_int(fields[1]);
-    if (!mark_offset || !mark_ms || *mark_offset < 0) continue;
-    next_mark_offset_ = static_cast<std::uint64_t>(*mark_offset);
-    next_mark_ms_ = *mark_ms;
+    next_mark_ = marks_.next();
+    while (!next_mark_ && index_ && read_index()) next_mark_ = marks_.next();
+    if (!next_mark_) return current_ms_;
   }
+}
+
+// Feeds the next piece of the index to the marks; false at its end, or
+// when it turned out to be no index (then it is read no further).
+bool LogLineSource::read_index() {
+  std::string chunk;
+  if (!read_some(index_.get(), chunk)) return false;
+  marks_.feed(chunk);
+  if (marks_.given_up()) index_.reset();
+  return true;
 }
 
 bool LogLineSource::fill() { return file_ && read_some(file_.get(), buffer_); }

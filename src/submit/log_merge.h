@@ -5,7 +5,9 @@
 // by rank.
 //
 // Streaming: one buffer per file, so a 100 GB log merges in bounded memory.
-// A line longer than kMaxLineBytes is shown in pieces of that size.
+// A line longer than kMaxLineBytes is shown in pieces of that size. Only
+// regular files are read (util/outside_file.h): a FIFO or a link to
+// /dev/zero planted for a log or an index is left out, as a missing file.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "process/time_index.h"
 #include "util/fd.h"
 
 namespace dlaunch::submit {
@@ -54,6 +57,7 @@ class LogLineSource {
 
  private:
   bool fill();
+  bool read_index();
   std::int64_t time_at(std::uint64_t offset);
 
   int rank_;
@@ -63,10 +67,9 @@ class LogLineSource {
   util::Fd index_;
   std::string buffer_;
   std::uint64_t buffer_offset_ = 0;  // the file offset of buffer_[0]
-  std::string index_buffer_;
+  process::TimeMarks marks_;
   std::int64_t current_ms_ = 0;
-  std::uint64_t next_mark_offset_ = UINT64_MAX;
-  std::int64_t next_mark_ms_ = 0;
+  std::optional<process::TimeMark> next_mark_;
   bool finished_ = false;
 };
 

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 
+#include "slurm/job_id.h"
 #include "util/atomic_file.h"
+#include "util/bounded_json.h"
 #include "util/error.h"
 #include "util/local_time.h"
+#include "util/outside_file.h"
 #include "util/strings.h"
 
 namespace dlaunch::submit {
@@ -16,13 +17,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::uintmax_t kMaxJsonBytes = 4 << 20;
+// dlaunch's records are some KiB; a sweep's sweep.json grows with its
+// tasks (a few hundred bytes each, up to a few thousand tasks).
+constexpr std::size_t kMaxJsonBytes = 4 << 20;
+// "4294967294_4000000\n" and room to spare.
+constexpr std::size_t kMaxJobIdFileBytes = 256;
 
-std::string read_small_file(const std::string& path) {
-  std::ifstream file(path);
-  std::string text;
-  std::getline(file, text);
-  return std::string(util::trim(text));
+// The job id in FOLDER/job_id; "" when there is none (a --srun run).
+// Checked before anything uses it: a folder may be shared, or copied or
+// damaged, and its id goes to scontrol, scancel and sacct.
+std::string read_job_id(const std::string& folder) {
+  const std::string path = folder + "/job_id";
+  auto text = util::read_outside_file(path, {"the job id dlaunch submit wrote", kMaxJobIdFileBytes,
+                                             util::Links::kRefuse});
+  if (!text) return "";
+  std::string id(util::trim(text->substr(0, text->find('\n'))));
+  return slurm::checked_job_id(id, path);
 }
 
 // "20261203_140509" (or "20261203_140509_2") as "2026-12-03T14:05:09".
@@ -91,21 +101,16 @@ std::string job_name(const nlohmann::json& config, const nlohmann::json& setting
 }  // namespace
 
 std::optional<nlohmann::json> read_json_file(const std::string& path) {
-  std::error_code error;
-  if (!fs::is_regular_file(path, error)) return std::nullopt;
-  if (fs::file_size(path, error) > kMaxJsonBytes)
-    throw util::InputError(fmt::format("{} is larger than {} MiB: not a file dlaunch wrote", path,
-                                       kMaxJsonBytes >> 20));
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::exception& parse_error) {
+  // dlaunch wrote these files: a symbolic link there was planted.
+  auto text = util::read_outside_file(path, {"a JSON record dlaunch wrote", kMaxJsonBytes, util::Links::kRefuse});
+  if (!text) return std::nullopt;
+  std::string why;
+  nlohmann::json document = util::parse_json_bounded(*text, &why);
+  if (document.is_discarded())
     throw util::InputError(fmt::format("{} is not valid JSON ({}); was it edited by hand or cut short "
                                        "by a full disk?",
-                                       path, parse_error.what()));
-  }
+                                       path, why));
+  return document;
 }
 
 SubmissionRecord read_submission(const std::string& folder) {
@@ -118,7 +123,7 @@ SubmissionRecord read_submission(const std::string& folder) {
                                        "job id, a folder that dlaunch submit made, or 'last'",
                                        folder));
   record.settings = config->contains("settings") ? (*config)["settings"] : nlohmann::json::object();
-  record.job_id = read_small_file(record.folder + "/job_id");
+  record.job_id = read_job_id(record.folder);
   record.name = job_name(*config, record.settings);
   record.submitted = iso_from_timestamp(string_in(*config, "timestamp"));
   record.nodes = setting_int(record.settings, "nodes", 1);
@@ -135,7 +140,8 @@ SubmissionRecord read_submission(const std::string& folder) {
   return record;
 }
 
-std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& output_dirs) {
+std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& output_dirs,
+                                               std::vector<std::string>* left_out) {
   std::vector<SubmissionRecord> records;
   std::vector<std::string> seen;
   for (const auto& dir : output_dirs) {
@@ -147,8 +153,10 @@ std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& o
       seen.push_back(path);
       try {
         records.push_back(read_submission(path));
-      } catch (const util::InputError&) {
-        // A folder cut short (a full disk) is left out of the list, not the whole list.
+      } catch (const std::exception& unreadable) {
+        // A folder cut short (a full disk), damaged or planted is left out
+        // of the list, not the whole list.
+        if (left_out != nullptr) left_out->push_back(unreadable.what());
       }
     }
   }
@@ -189,7 +197,8 @@ std::optional<nlohmann::json> run_result(const std::string& folder) {
   try {
     auto result = read_json_file(last_run_folder(folder) + "/result.json");
     if (result && result->is_object()) return result;
-  } catch (const util::InputError&) {
+  } catch (const std::exception&) {
+    // Unreadable (cut short, planted, no permission): no result to show.
   }
   return std::nullopt;
 }
@@ -217,7 +226,8 @@ std::optional<RecordedEnd> recorded_end(const std::string& folder) {
   std::optional<nlohmann::json> state;
   try {
     state = read_json_file(folder + "/state.json");
-  } catch (const util::InputError&) {
+  } catch (const std::exception&) {
+    // Unreadable: as if none was recorded; Slurm or result.json may say.
   }
   if (state && state->is_object() && !string_in(*state, "state").empty()) {
     RecordedEnd end;

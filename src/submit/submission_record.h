@@ -46,12 +46,17 @@ struct SubmissionRecord {
 };
 
 // Reads FOLDER. Throws InputError when it is not a submission folder (no
-// config.json) or a file in it is unreadable JSON, naming the file.
+// config.json), a file in it is unreadable JSON, nests deeper than
+// util::kMaxJsonDepth or is no regular file (a FIFO, a link, too big), or
+// its job_id holds no Slurm job id (slurm/job_id.h), naming the file;
+// SystemError when a file cannot be read at all (no permission).
 SubmissionRecord read_submission(const std::string& folder);
 
 // The submission folders under each of OUTPUT_DIRS (missing ones skipped),
-// newest first. Folders that cannot be read are skipped.
-std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& output_dirs);
+// newest first. Folders that cannot be read are skipped; LEFT_OUT, when
+// given, gets why for each (the error that names the file).
+std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& output_dirs,
+                                               std::vector<std::string>* left_out = nullptr);
 
 // The folder in which a run's logs are: FOLDER/logs (a task's: its folder's).
 std::string logs_folder(const std::string& folder);
@@ -97,8 +102,10 @@ struct RunVerdict {
 // The verdict of the last run in FOLDER; nullopt when none was written.
 std::optional<RunVerdict> run_verdict(const std::string& folder);
 
-// Reads a small JSON file (at most 4 MiB). nullopt when it does not exist;
-// throws InputError naming PATH when it is not JSON.
+// Reads a small JSON file (at most 4 MiB, a regular file, not a link,
+// nested at most util::kMaxJsonDepth). nullopt when it does not exist;
+// throws InputError naming PATH when it is not such JSON (as
+// util::read_outside_file does for a file of the wrong kind).
 std::optional<nlohmann::json> read_json_file(const std::string& path);
 
 }  // namespace dlaunch::submit

@@ -2,11 +2,14 @@
 #include "launch/error_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace dlaunch::launch {
 namespace {
@@ -40,6 +43,42 @@ TEST_F(ErrorFile, AnythingElseGivesNoMessageAndNeverThrows) {
 
 TEST_F(ErrorFile, AMissingFileGivesNoMessage) {
   EXPECT_EQ(read_error_file_message(path_ + ".missing"), "");
+}
+
+// Issue 24: a worker replaced its error file with a FIFO and exited 1; the
+// launcher blocked in open(), deaf to SIGTERM. Now no message, at once: the
+// summary shows the log's last lines instead.
+TEST_F(ErrorFile, AFifoGivesNoMessageAndNoHang) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  EXPECT_EQ(read_error_file_message(path_), "");
+}
+
+TEST_F(ErrorFile, ALinkToADeviceGivesNoMessage) {
+  ASSERT_EQ(::symlink("/dev/zero", path_.c_str()), 0);
+  EXPECT_EQ(read_error_file_message(path_), "");
+}
+
+// Issue 24: 32 MB of '[' took the launcher to 2.4 GB for 8.6 s.
+TEST_F(ErrorFile, AHugeFileIsNotRead) {
+  std::string big = R"({"message": ")" + std::string(kMaxErrorFileBytes, 'x') + R"("})";
+  EXPECT_EQ(with(big), "");
+}
+
+TEST_F(ErrorFile, DeepNestingGivesNoMessage) {
+  EXPECT_EQ(with(std::string(kMaxErrorFileBytes, '[')), "");
+  std::string deep = R"({"message": {"message": "x", "extraInfo": )" + std::string(100, '[') +
+                     std::string(100, ']') + "}}";
+  EXPECT_EQ(with(deep), "");
+}
+
+TEST_F(ErrorFile, ALongMessageIsCutBeforeACharacterNeverInside) {
+  // 'é' is 2 bytes: one of them would straddle the cut at an odd length.
+  std::string message = "x";
+  for (std::size_t i = 0; i < kMaxErrorMessageBytes; ++i) message += "\u00e9";
+  std::string got = with(R"({"message": ")" + message + R"("})");
+  ASSERT_TRUE(got.ends_with(" [cut]")) << got.size();
+  EXPECT_LE(got.size(), kMaxErrorMessageBytes + 6);
+  EXPECT_FALSE(nlohmann::json(got).dump().empty());  // valid UTF-8: dump() would throw
 }
 
 }  // namespace

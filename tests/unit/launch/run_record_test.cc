@@ -4,6 +4,8 @@
 #include "launch/run_record.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <iterator>
@@ -310,6 +312,17 @@ TEST(JobMovedOn, GarbageRecordsDoNotThrow) {
   ASSERT_EQ(write_node_record(dir.path(), world_of(1, kThisJob, {0, 2}), 0, "h0"), "");
   EXPECT_EQ(job_moved_on(dir.path(), cut_off("h1")),
             "the job went on to round 1 without this launcher (h1) while it was unreachable");
+}
+
+// A shared or damaged log folder (issue 24): a FIFO, a device or JSON
+// nested a million deep where a record belongs is no record, read at once.
+TEST(JobMovedOn, HostileRecordsAreNoRecordsAndNeverHang) {
+  test_support::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() + "/result.json").c_str(), 0600), 0);
+  std::filesystem::create_directories(dir.path() + "/attempt_1");
+  ASSERT_EQ(::symlink("/dev/zero", (dir.path() + "/attempt_1/node0.json").c_str()), 0);
+  write(dir.path() + "/attempt_1/node1.json", std::string(1'500'000, '['));
+  EXPECT_EQ(job_moved_on(dir.path(), cut_off()), std::nullopt);
 }
 
 }  // namespace

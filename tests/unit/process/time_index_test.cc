@@ -51,6 +51,49 @@ TEST(TimeIndex, AFifoWithoutReaderIsNoIndexAndNoHang) {
   EXPECT_FALSE(index.active());
 }
 
+// The marks of FED (fed in one piece), as "OFFSET@MS" words.
+std::string marks_of(TimeMarks& marks) {
+  std::string text;
+  while (auto mark = marks.next()) text += std::to_string(mark->offset) + "@" + std::to_string(mark->unix_ms) + " ";
+  return text;
+}
+
+TEST(ParseTimeMark, ReadsOffsetAndTimeOnly) {
+  auto mark = parse_time_mark("120 1700000000123");
+  ASSERT_TRUE(mark);
+  EXPECT_EQ(mark->offset, 120u);
+  EXPECT_EQ(mark->unix_ms, 1700000000123);
+  for (const char* line : {"", "12", "12 ", " 12", "-1 5", "a 5", "1 2 3", "1  2", "99999999999999999999 1"})
+    EXPECT_FALSE(parse_time_mark(line)) << line;
+}
+
+TEST(TimeMarks, SkipsLinesThatAreNoMarksAndWaitsForAWholeLine) {
+  TimeMarks marks;
+  marks.feed("0 1000\ngarbage\n5 20");
+  EXPECT_EQ(marks_of(marks), "0@1000 ");
+  marks.feed("00\n");
+  EXPECT_EQ(marks_of(marks), "5@2000 ");
+  EXPECT_FALSE(marks.given_up());
+}
+
+TEST(TimeMarks, ALineThatNeverEndsIsDroppedAsItComesNotKept) {
+  TimeMarks marks;
+  marks.feed("0 1000\n");
+  for (int i = 0; i < 100; ++i) marks.feed(std::string(64 * 1024, '\0'));  // /dev/zero's kind
+  EXPECT_EQ(marks_of(marks), "0@1000 ");
+  marks.feed("rest of it\n7 7000\n");
+  EXPECT_EQ(marks_of(marks), "7@7000 ");
+}
+
+TEST(TimeMarks, GivesUpOnBytesThatHoldNoMark) {
+  TimeMarks marks;
+  for (std::size_t fed = 0; fed <= TimeMarks::kMaxJunkBytes; fed += 64 * 1024) {
+    marks.feed(std::string(64 * 1024, 'x'));
+    EXPECT_FALSE(marks.next());
+  }
+  EXPECT_TRUE(marks.given_up());
+}
+
 TEST(TimeIndexPath, SitsBesideTheLog) {
   EXPECT_EQ(time_index_path("/a/rank0/stdout.log"), "/a/rank0/stdout.times");
   EXPECT_EQ(time_index_path("/a/out"), "/a/out.times");

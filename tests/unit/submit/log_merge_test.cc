@@ -2,6 +2,8 @@
 
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../test_support/temp_dir.h"
 
@@ -119,6 +121,42 @@ TEST(LogLineSource, HoldsNothingAfterWholeLines) {
   while (source.next(line)) {
   }
   EXPECT_EQ(source.held_part(), std::nullopt);
+}
+
+// Issue 24: a .times index pointing at /dev/zero made `dlaunch logs` run
+// forever with growing memory. Only a regular file is an index.
+TEST(LogLineSource, AnIndexLinkedToADeviceIsNoIndex) {
+  test_support::TempDir dir;
+  write(dir.path() + "/a.log", "a1\na2\n");
+  ASSERT_EQ(::symlink("/dev/zero", (dir.path() + "/a.times").c_str()), 0);
+  std::vector<std::unique_ptr<LogLineSource>> sources;
+  sources.push_back(std::make_unique<LogLineSource>(0, 1, dir.path() + "/a.log"));
+  EXPECT_EQ(merged(sources), (std::vector<std::string>{"0:a1", "0:a2"}));
+}
+
+TEST(LogLineSource, AnIndexOfGarbageWithoutNewlinesIsGivenUpInBoundedMemory) {
+  test_support::TempDir dir;
+  write(dir.path() + "/a.log", "a1\n");
+  write(dir.path() + "/a.times", std::string(3 << 20, '\0'));
+  LogLineSource source(0, 1, dir.path() + "/a.log");
+  MergedLine line;
+  ASSERT_TRUE(source.next(line));
+  EXPECT_EQ(line.text, "a1");
+  EXPECT_EQ(line.unix_ms, 0);
+}
+
+TEST(LogLineSource, AFifoOrALinkForALogHasNoLines) {
+  test_support::TempDir dir;
+  const std::string fifo = dir.path() + "/fifo.log";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  write(dir.path() + "/real.log", "secret\n");
+  ASSERT_EQ(::symlink((dir.path() + "/real.log").c_str(), (dir.path() + "/link.log").c_str()), 0);
+  for (const std::string& path : {fifo, dir.path() + "/link.log"}) {
+    LogLineSource source(0, 1, path);
+    source.finish();
+    MergedLine line;
+    EXPECT_FALSE(source.next(line)) << path;
+  }
 }
 
 }  // namespace
