@@ -1,11 +1,10 @@
 #include "submit/array_folders.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <fmt/format.h>
-#include <fstream>
 #include <sys/stat.h>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace dlaunch::submit {
@@ -20,14 +19,7 @@ nlohmann::ordered_json values_json(const SweepTask& task) {
 // Written aside and renamed into place, so `dlaunch jobs` reading it at
 // the same time sees the old or the new document, never half of one.
 void write_json(const std::string& path, const nlohmann::ordered_json& document) {
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream file(partial);
-    file << document.dump(2) << "\n";
-    if (!file) throw util::SystemError(fmt::format("cannot write {}", partial));
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0)
-    throw util::system_error(fmt::format("cannot rename {} to {}", partial, path), errno);
+  util::write_file_atomically(path, document.dump(2) + "\n");
 }
 
 }  // namespace

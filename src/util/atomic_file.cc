@@ -1,6 +1,5 @@
 #include "util/atomic_file.h"
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,24 +10,11 @@
 
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/safe_file.h"
 
 namespace dlaunch::util {
 
 namespace {
-
-// Writes CONTENT to a file beside PATH and hands it to PLACE (rename or
-// link onto PATH), which returns 0 or sets errno. Returns false when PLACE
-// failed with EEXIST and that is allowed.
-// A name beside PATH no other writer uses at once: not another thread of
-// this process (the counter), nor a process of the same pid on another host
-// of a shared file system (containers) (the host name), as open(2) advises
-// for link() on NFS.
-std::string temporary_beside(const std::string& path) {
-  static std::atomic<unsigned> written{0};
-  char host[256] = {};
-  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
-  return fmt::format("{}.{}.{}.{}.tmp", path, host, ::getpid(), written++);
-}
 
 // NFS may report a link() that did happen as failed (its reply was lost and
 // the retry met the link): the file then has two names (open(2)).
@@ -40,19 +26,22 @@ bool linked_after_all(const std::string& temporary) {
   return linked;
 }
 
+// Writes CONTENT to a new file beside PATH, named unpredictably
+// (util/safe_file.h), and hands it to PLACE (rename or link onto PATH, which
+// replace or meet a link planted at PATH, never write through it), which
+// returns 0 or sets errno. Returns false when PLACE failed with EEXIST and
+// that is allowed. The temporary never outlives a failure.
 bool write_beside(const std::string& path, const std::string& content, int (*place)(const char*, const char*),
                   bool exists_is_no_error) {
-  const std::string temporary = temporary_beside(path);
+  TemporaryFile written = create_temporary_beside(path);
+  const std::string& temporary = written.path;
   auto fail = [&](const char* what) {
     int error = errno;
     ::unlink(temporary.c_str());
     throw SystemError(fmt::format("cannot {} {}: {}", what, path, std::strerror(error)));
   };
-  {
-    Fd file(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!file) fail("create a file beside");
-    if (!write_all(file.get(), content)) fail("write");
-  }
+  if (!write_all(written.file.get(), content)) fail("write");
+  written.file.reset();
   if (place(temporary.c_str(), path.c_str()) == 0 || (place == &::link && linked_after_all(temporary))) {
     if (place == &::link) ::unlink(temporary.c_str());
     return true;

@@ -7,7 +7,11 @@
 namespace dlaunch::util {
 
 // Writes CONTENT to a temporary file beside PATH and renames it onto PATH.
-// Throws SystemError naming PATH when either step fails.
+// The temporary's name is random and it is created with O_EXCL|O_NOFOLLOW
+// (util/safe_file.h), and a rename replaces a link planted at PATH instead
+// of writing through it, so nothing planted in the folder redirects the
+// bytes. Throws SystemError naming PATH when either step fails; the
+// temporary is removed then.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 // The same, unless PATH exists already: then it is left as it is and
