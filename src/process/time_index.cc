@@ -23,6 +23,8 @@ void TimeIndex::note(std::uint64_t offset) {
 }
 
 std::optional<TimeMark> parse_time_mark(std::string_view line) {
+  // As TimeMarks drops a longer line fed in pieces, it is no mark whole either.
+  if (line.size() > TimeMarks::kMaxLineBytes) return std::nullopt;
   const std::size_t space = line.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
   auto offset = util::parse_int(line.substr(0, space));
