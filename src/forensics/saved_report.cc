@@ -1,10 +1,10 @@
 #include "forensics/saved_report.h"
 
-#include <filesystem>
 #include <fmt/format.h>
 
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/trusted_folder.h"
 
 namespace dlaunch::forensics {
 
@@ -17,9 +17,8 @@ SavedReport save_report(std::vector<WorkerStacks> workers, const std::string& he
   if (folder.empty()) return saved;
   std::string base = folder + "/stacks/" + stem;
   try {
-    std::error_code error;
-    std::filesystem::create_directories(folder + "/stacks", error);
-    if (error) throw util::SystemError(fmt::format("cannot create {}/stacks: {}", folder, error.message()));
+    // A new folder of ours, or one that is ours already: never a planted link.
+    util::make_own_folders(folder + "/stacks", 1);
     util::write_file_atomically(base + ".txt", full_report_text(saved.report, headline));
     util::write_file_atomically(base + ".json", report_json(saved.report, headline).dump(
                                                     2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/trusted_folder.h"
 
 namespace dlaunch::launch {
 namespace {
@@ -24,10 +25,9 @@ bool files_requested(const StreamRouting& routing) {
 LogRoot::LogRoot(const LaunchConfig& config) {
   if (config.log_dir) {
     path_ = std::filesystem::absolute(*config.log_dir).string();
-    std::error_code error;
-    std::filesystem::create_directories(path_, error);
-    if (error)
-      throw util::SystemError(fmt::format("cannot create --log-dir '{}': {}", path_, error.message()));
+    // Refused before anything is written there: another user's folder is
+    // where links are planted for this run to write through.
+    util::make_trusted_folder(path_, "--log-dir");
     return;
   }
   const char* tmp = std::getenv("TMPDIR");

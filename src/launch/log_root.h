@@ -14,7 +14,9 @@ namespace dlaunch::launch {
 // keeps it too).
 class LogRoot {
  public:
-  // Throws SystemError when the folder cannot be created.
+  // Throws SystemError when the folder cannot be created, and InputError
+  // when --log-dir belongs to another user or others may write in it
+  // without its sticky bit (util/trusted_folder.h).
   explicit LogRoot(const LaunchConfig& config);
   ~LogRoot();
   LogRoot(const LogRoot&) = delete;

@@ -10,13 +10,20 @@
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/outside_file.h"
+#include "util/trusted_folder.h"
 
 namespace dlaunch::launch {
 namespace {
 
-std::string write_json(const std::string& path, const nlohmann::json& document) {
+// Writes DOCUMENT to PATH. NEW_FOLDERS 0: PATH is in the log root (made,
+// and checked, by LogRoot; made here too if missing); otherwise its last
+// NEW_FOLDERS folders are made first, each new or one of ours that is no
+// link (util/trusted_folder.h).
+std::string write_json(const std::string& path, const nlohmann::json& document, int new_folders = 0) {
   try {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    if (new_folders == 0) std::filesystem::create_directories(folder);
+    else util::make_own_folders(folder, new_folders);
     util::write_file_atomically(path, document.dump(2) + "\n");
     return "";
   } catch (const std::exception& error) {
@@ -95,7 +102,7 @@ std::string write_node_record(const std::string& log_root, const rendezvous::Wor
                              {"round", world.round}, {"job", world.incarnation}};
   if (static_cast<std::size_t>(node_rank) < world.node_slots.size())
     document["slot"] = world.node_slots[static_cast<std::size_t>(node_rank)];
-  return write_json(fmt::format("{}/attempt_{}/node{}.json", log_root, world.round, node_rank), document);
+  return write_json(fmt::format("{}/attempt_{}/node{}.json", log_root, world.round, node_rank), document, 1);
 }
 
 std::string write_run_result(const std::string& log_root, const RunResult& result) {

@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
-#include <filesystem>
 #include <fmt/format.h>
 #include <set>
 #include <span>
@@ -24,7 +23,9 @@
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/own_executable.h"
+#include "util/safe_file.h"
 #include "util/socket.h"
+#include "util/trusted_folder.h"
 
 namespace dlaunch::launch {
 namespace {
@@ -36,11 +37,12 @@ constexpr std::chrono::seconds kDrain(2);
 constexpr int kMaxEscapeSweeps = 16;
 constexpr const char* kStreamNames[2] = {"stdout", "stderr"};
 
-// O_NONBLOCK: a FIFO planted where a log file belongs must not stop the
-// launcher, neither at the open (no reader) nor at a write (a stalled one);
+// A new file, or an earlier run's log of ours emptied; never through a
+// link or into a FIFO or device planted there (util/safe_file.h).
+// O_NONBLOCK: a write to a stalled disk must not stop the launcher;
 // regular files ignore it.
-util::Fd open_log_file(const std::string& path) {
-  return util::Fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644));
+util::OpenedFile open_log_file(const std::string& path) {
+  return util::open_file_to_rewrite(path, 0644, O_NONBLOCK);
 }
 
 struct WorkerState {
@@ -304,18 +306,28 @@ class RoundSupervisor {
   // missing too, which only costs its message in the summary).
   void make_output(WorkerState& state, std::size_t index) {
     const WorkerSpec& spec = *state.spec;
-    std::error_code folder_error;
-    std::filesystem::create_directories(spec.log_folder, folder_error);
+    // attempt_K/rankN below the log root: new, or ours and no link.
+    std::string folder_refusal;
+    try {
+      util::make_own_folders(spec.log_folder, 2);
+    } catch (const util::SystemError& error) {
+      folder_refusal = error.what();
+    }
     auto stream_outputs = [&](int stream, const std::optional<std::string>& path,
                               util::ConsoleSink* console, bool shown) {
       process::StreamRelay::Outputs outputs;
       outputs.console = console;
       outputs.shown = shown;
-      if (path) {
-        outputs.file = open_log_file(*path);
-        // The folder's error says more than the file's ENOENT.
-        if (!outputs.file) outputs.file_error = folder_error ? folder_error.value() : errno;
-        else outputs.times = process::TimeIndex(open_log_file(process::time_index_path(*path)));
+      if (path && !folder_refusal.empty()) {
+        // Nothing is opened through a folder that failed its check.
+        outputs.file_error = ENOTDIR;
+        outputs.file_refusal = folder_refusal;
+      } else if (path) {
+        util::OpenedFile log = open_log_file(*path);
+        outputs.file = std::move(log.file);
+        outputs.file_error = log.error;
+        outputs.file_refusal = std::move(log.refusal);
+        if (outputs.file) outputs.times = open_time_index(*path, spec);
       }
       outputs.on_file_fault = [this, index, stream](const process::LogFileFault& fault) {
         on_log_fault(index, stream, fault);
@@ -327,6 +339,17 @@ class RoundSupervisor {
     process::StreamRelay::Outputs err =
         stream_outputs(1, spec.stderr_file, console_err_, spec.stderr_to_console);
     state.output = std::make_unique<process::ChildOutput>(spec.prefix, std::move(out), std::move(err));
+  }
+
+  // The time index beside the log at PATH; one that cannot be opened only
+  // costs `dlaunch logs` its order, so it is said and the log goes on.
+  process::TimeIndex open_time_index(const std::string& path, const WorkerSpec& spec) {
+    const std::string index_path = process::time_index_path(path);
+    util::OpenedFile index = open_log_file(index_path);
+    if (!index.file && !index.refusal.empty())
+      console_err_->write_message(fmt::format("dlaunch: rank {}'s time index {} is not written: {}",
+                                              spec.global_rank, index_path, index.reason()));
+    return process::TimeIndex(std::move(index.file));
   }
 
   // Throws SystemError when WORKER's program could not be executed; that

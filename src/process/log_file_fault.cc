@@ -6,10 +6,14 @@
 namespace dlaunch::process {
 namespace {
 
+// Why FAULT happened, in words: a refusal says more than its errno.
+std::string reason(const LogFileFault& fault) {
+  return fault.refusal.empty() ? std::string(std::strerror(fault.error)) : fault.refusal;
+}
+
 std::string what_failed(const IncompleteLog& log) {
   return fmt::format("rank {}'s {} log {} could not be {}: {}", log.global_rank, log.stream,
-                     log.path, log.fault.created ? "written" : "created",
-                     std::strerror(log.fault.error));
+                     log.path, log.fault.created ? "written" : "created", reason(log.fault));
 }
 
 }  // namespace
@@ -32,7 +36,7 @@ std::string log_fault_failure(const IncompleteLog& log, const std::string& host,
       "rank {} on {} (node {}): its {} log {} could not be {} ({}), and --log-dir-required stops "
       "the job when a log file fails",
       log.global_rank, host, node_rank, log.stream, log.path,
-      log.fault.created ? "written" : "created", std::strerror(log.fault.error));
+      log.fault.created ? "written" : "created", reason(log.fault));
 }
 
 std::string incomplete_logs_summary(const std::vector<IncompleteLog>& logs) {
@@ -49,14 +53,14 @@ std::string incomplete_logs_summary(const std::vector<IncompleteLog>& logs) {
     else
       text += fmt::format(
           "dlaunch:   {}: could not be created ({}); none of rank {}'s {} bytes of {} were filed\n",
-          log.path, std::strerror(fault.error), log.global_rank, fault.lost_bytes, log.stream);
+          log.path, reason(fault), log.global_rank, fault.lost_bytes, log.stream);
   }
   return text + "dlaunch:   those bytes went to the console instead\n";
 }
 
 std::string mark_incomplete(const std::string& path, const LogFileFault& fault) {
   if (!fault.created)
-    return fmt::format("{} (missing: it could not be created: {})", path, std::strerror(fault.error));
+    return fmt::format("{} (missing: it could not be created: {})", path, reason(fault));
   return fmt::format("{} (incomplete: everything from byte {} on is missing: {})", path,
                      fault.filed_bytes, std::strerror(fault.error));
 }

@@ -20,6 +20,9 @@ struct LogFileFault {
   bool created = true;            // false: the file could not be created at all
   std::uint64_t filed_bytes = 0;  // the file holds the stream's first FILED_BYTES bytes
   std::uint64_t lost_bytes = 0;   // bytes of the stream since then that are not in it
+  // Why the file was not created, when dlaunch refused what it found at its
+  // name (a symbolic link, a FIFO: util/safe_file.h); empty: ERROR says it.
+  std::string refusal;
 };
 
 // A failed file with the worker and stream it belongs to.

@@ -43,7 +43,7 @@ StreamRelay::StreamRelay(std::string prefix, Outputs outputs)
       tail_(outputs.tail),
       on_file_fault_(std::move(outputs.on_file_fault)),
       on_bytes_(std::move(outputs.on_bytes)) {
-  if (outputs.file_error != 0) fail_file(LogFileFault{outputs.file_error, false, 0, 0});
+  if (outputs.file_error != 0) fail_file(LogFileFault{outputs.file_error, false, 0, 0, std::move(outputs.file_refusal)});
 }
 
 void StreamRelay::feed(std::string_view chunk, Clock::time_point now) {
@@ -65,7 +65,7 @@ std::string_view StreamRelay::write_file(std::string_view chunk) {
   filed_bytes_ += result.written;
   if (result.error == 0) return chunk;
   bool was_shown = shown_;
-  fail_file(LogFileFault{result.error, true, filed_bytes_, chunk.size() - result.written});
+  fail_file(LogFileFault{result.error, true, filed_bytes_, chunk.size() - result.written, ""});
   if (was_shown) return chunk;
   // From the start of the line holding the first byte the file missed; when
   // that line began in an earlier chunk, its start is in partial_.

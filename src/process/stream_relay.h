@@ -60,6 +60,9 @@ class StreamRelay {
     // Every chunk read, as it came (dlaunch ssh looks for a host's verdict
     // line in its launcher's stderr); null: none.
     std::function<void(std::string_view)> on_bytes;
+    // Why the file was not created, when something planted at its name was
+    // refused (util/safe_file.h); with file_error.
+    std::string file_refusal;
   };
 
   using Clock = std::chrono::steady_clock;

@@ -3,6 +3,7 @@
 #include "launch/log_root.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -113,6 +114,39 @@ TEST(LogRoot, ALogDirThatCannotBeCreatedIsNamed) {
               std::string::npos)
         << error.what();
   }
+}
+
+// Another user could plant links in a folder everyone may write (issue 24):
+// refused before anything is written there, naming the folder and the fix.
+TEST(LogRoot, ALogDirEveryoneMayWriteWithoutTheStickyBitIsRefused) {
+  TemporaryTmpdir tmp;
+  const fs::path folder = tmp.dir() / "shared";
+  fs::create_directory(folder);
+  ASSERT_EQ(::chmod(folder.c_str(), 0777), 0);
+  LaunchConfig config;
+  config.log_dir = folder.string();
+  try {
+    LogRoot root(config);
+    FAIL() << "a folder everyone may write was taken";
+  } catch (const util::InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--log-dir '" + folder.string() + "' may be written by every user"),
+              std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("chmod o-w"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(fs::is_empty(folder));
+}
+
+TEST(LogRoot, ALogDirOfAnotherUserIsRefusedEvenForRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  TemporaryTmpdir tmp;
+  const fs::path folder = tmp.dir() / "theirs";
+  fs::create_directory(folder);
+  ASSERT_EQ(::chown(folder.c_str(), 65534, 65534), 0);
+  LaunchConfig config;
+  config.log_dir = folder.string();
+  EXPECT_THROW(LogRoot root(config), util::InputError);
+  EXPECT_TRUE(fs::is_empty(folder));
 }
 
 }  // namespace

@@ -83,5 +83,18 @@ TEST(LogFileFault, TheFailureSummaryMarksTheLogFile) {
             "/logs/0/stdout.log (missing: it could not be created: Permission denied)");
 }
 
+// A link planted at a log's name (issue 24): the notice says what was
+// there and that dlaunch did not write through it, not a bare errno.
+TEST(LogFileFault, ARefusalIsSaidInItsOwnWords) {
+  IncompleteLog log = never_created();
+  log.fault.error = EEXIST;
+  log.fault.refusal = "it is a symbolic link, and dlaunch never writes through one (remove it)";
+  EXPECT_EQ(log_fault_notice(log, false),
+            "dlaunch: rank 0's stdout log /logs/0/stdout.log could not be created: it is a symbolic link, "
+            "and dlaunch never writes through one (remove it); rank 0's stdout goes to the console instead");
+  EXPECT_NE(incomplete_logs_summary({log}).find("could not be created (it is a symbolic link"), std::string::npos);
+  EXPECT_NE(mark_incomplete(log.path, log.fault).find("it is a symbolic link"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dlaunch::process
