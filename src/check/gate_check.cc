@@ -13,6 +13,7 @@
 
 #include "check/link_timing.h"
 #include "check/tournament.h"
+#include "collective/store_secret.h"
 #include "collective/communicator.h"
 #include "collective/worker_identity.h"
 #include "forensics/tool_runs.h"
@@ -258,7 +259,9 @@ GateLine run_gate_rank(const collective::WorkerIdentity& identity, const CheckOp
 int run_gate(const CheckOptions& options) {
   GateLine line;
   try {
-    line = run_gate_rank(collective::read_worker_identity(util::Environment::from_process()), options);
+    auto identity = collective::read_worker_identity(util::Environment::from_process());
+    identity.store_secret = collective::take_store_secret();
+    line = run_gate_rank(identity, options);
   } catch (const std::exception& error) {  // no identity: the line says why
     line.host = util::local_host_name();
     line.error = one_line(error.what());

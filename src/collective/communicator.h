@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct WorkerIdentity {
   // GLOO_SOCKET_IFNAME as the launcher set it (the interface it chose for
   // this host, or several, comma-separated); empty: bind on the host name.
   std::string socket_ifname;
+  // The store's secret, when the launcher that started this rank gave one
+  // (the pre-start gate's: collective/store_secret.h): rank 0's store then
+  // serves only ranks that prove it.
+  std::optional<std::string> store_secret;
 };
 
 // Forms a gloo group over TCP (ring algorithms): rank 0 hosts the store on

@@ -78,8 +78,8 @@ class GlooCommunicator : public Communicator {
                    const std::optional<std::vector<int>>& partners)
       : timeout_(timeout) {
     // Rank 0 serves the store before anyone needs it; the others retry until it does.
-    if (identity.rank == 0) server_ = std::make_unique<TcpStoreServer>(identity.master_port);
-    store_ = std::make_unique<TcpStore>(identity.master_addr, identity.master_port, timeout);
+    if (identity.rank == 0) server_ = std::make_unique<TcpStoreServer>(identity.master_port, identity.store_secret);
+    store_ = std::make_unique<TcpStore>(identity.master_addr, identity.master_port, timeout, identity.store_secret);
     await_every_rank(*store_, identity, timeout);
     create_device(identity);
     gloo::rendezvous::PrefixStore prefixed("dlaunch-check", *store_);

@@ -7,7 +7,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "collective/store_seal.h"
 #include "process/event_loop.h"
+#include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/socket.h"
 #include "util/strings.h"
@@ -17,9 +19,23 @@ namespace {
 
 // Wire format, both ways: op (1 byte), key length (u32), key, value length
 // (u32), value. Ops: 'S' set (reply 'K'), 'G' get (reply 'V' with the value
-// once the key exists), 'C' contains (reply 'V' with "1" or "0" at once). Lengths are capped so garbage cannot make the
-// server allocate without bound.
-constexpr std::uint32_t kMaxField = 64 << 20;
+// once the key exists), 'C' contains (reply 'V' with "1" or "0" at once).
+// With a secret (collective/store_seal.h) the store first sends 'H' with
+// its challenge as key, the client answers 'A' with its nonce as key and
+// its proof as value, and every message after that, both ways, travels
+// sealed; the store's first is 'K', its proof to the client.
+// Lengths are capped so garbage cannot make the store allocate without
+// bound; gloo's largest value is a rank's pair addresses (tens of bytes a
+// rank), far below the cap.
+constexpr std::uint32_t kMaxField = 16 << 20;
+// What the store holds at the most, whoever writes: beyond either, the
+// writer is dropped (it is not a gloo rank, or it is broken).
+constexpr std::size_t kMostKeys = 1 << 16;
+constexpr std::size_t kMostStoredBytes = std::size_t{256} << 20;
+// What a client may send, and how long it may take, before it proved the
+// secret: the 'A' message is 73 bytes.
+constexpr std::size_t kMostUnprovenInput = 256;
+constexpr std::chrono::seconds kProofTimeout{10};
 
 void put_u32(std::string& out, std::uint32_t value) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xff));
@@ -40,11 +56,7 @@ std::string encode(char op, const std::string& key, const std::string& value) {
   return out;
 }
 
-struct Message {
-  char op;
-  std::string key;
-  std::string value;
-};
+using Message = StoreMessage;
 
 // Takes one whole message off the front of BUFFER; nullopt when incomplete.
 // Throws ProtocolError-like SystemError on oversized fields.
@@ -65,7 +77,7 @@ std::optional<Message> take_message(std::string& buffer) {
 // the largest value. Beyond it that client is dropped (it is not a gloo
 // rank, or it is stuck), so one peer can neither stall the store nor make
 // it buffer without bound.
-constexpr std::size_t kMaxOutbox = 2 * (std::size_t{kMaxField} + 9);
+constexpr std::size_t kMaxOutbox = 2 * (std::size_t{kMaxField} + 64);
 
 }  // namespace
 
@@ -74,7 +86,8 @@ constexpr std::size_t kMaxOutbox = 2 * (std::size_t{kMaxField} + 9);
 // stops reading delays no other (gloo's ranks wait on each other's keys).
 class TcpStoreServer::Loop {
  public:
-  explicit Loop(util::Fd listener) : listener_(std::move(listener)) {
+  Loop(util::Fd listener, std::optional<std::string> secret)
+      : listener_(std::move(listener)), secret_(std::move(secret)) {
     util::set_nonblocking(listener_.get());
     events_.watch(listener_.get(), EPOLLIN, [this](std::uint32_t) { accept_clients(); });
   }
@@ -94,16 +107,22 @@ class TcpStoreServer::Loop {
  private:
   struct Client {
     util::Fd fd;
-    std::string input;
+    std::string input;  // as received
+    std::string plain;  // opened, when sealed
     std::string outbox;
     bool writable_watched = false;
+    std::string challenge;  // with a secret: what the client must prove it against
+    bool proven = false;
+    std::optional<StoreSeal> seal;
+    process::EventLoop::Timer proof_deadline;
   };
 
   void accept_clients() {
     for (;;) {
       int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) return;  // none left (EAGAIN), or out of descriptors: the next event retries
-      auto client = std::make_unique<Client>(Client{util::Fd(fd), {}, {}});
+      auto client = std::make_unique<Client>();
+      client->fd = util::Fd(fd);
       Client* raw = client.get();
       try {
         events_.watch(fd, EPOLLIN, [this, raw](std::uint32_t ready) { on_ready(*raw, ready); });
@@ -111,7 +130,22 @@ class TcpStoreServer::Loop {
         continue;  // epoll refused it: closed, the others go on
       }
       clients_.push_back(std::move(client));
+      greet(*raw);
     }
+  }
+
+  // Without a secret a client is trusted at once; with one it gets the
+  // challenge, and kProofTimeout to answer it.
+  void greet(Client& client) {
+    if (!secret_) {
+      client.proven = true;
+      return;
+    }
+    client.challenge = rendezvous::random_bytes(kStoreNonceSize);
+    client.proof_deadline = events_.at(util::Clock::now() + kProofTimeout, [this, &client] {
+      if (!client.proven) drop(client);
+    });
+    send(client, encode('H', client.challenge, ""));
   }
 
   void on_ready(Client& client, std::uint32_t ready) {
@@ -127,30 +161,61 @@ class TcpStoreServer::Loop {
     if (got <= 0) return drop(client);
     client.input.append(chunk, static_cast<std::size_t>(got));
     try {
+      if (!client.proven && !take_proof(client)) return;
+      std::string& messages = client.seal ? client.plain : client.input;
+      if (client.seal) client.seal->open_into(client.input, client.plain);
       while (client.fd) {
-        auto message = take_message(client.input);
+        auto message = take_message(messages);
         if (!message) break;
         handle(client, *message);
       }
     } catch (const util::SystemError&) {
-      drop(client);  // garbage: this peer is not one of ours
+      drop(client);  // garbage, or a seal that does not open: this peer is not one of ours
     }
+  }
+
+  // The client's 'A': true once it proved the secret (the store then
+  // answers with its own proof, its first sealed message); false while the
+  // answer is incomplete. A wrong or oversized answer drops the client.
+  bool take_proof(Client& client) {
+    if (client.input.size() > kMostUnprovenInput) throw util::SystemError("too much before the proof");
+    auto answer = take_message(client.input);
+    if (!answer) return false;
+    if (answer->op != 'A' || answer->key.size() != kStoreNonceSize ||
+        !rendezvous::proofs_match(store_proof(*secret_, client.challenge, answer->key), answer->value))
+      throw util::SystemError("a wrong proof");
+    client.proven = true;
+    events_.cancel(client.proof_deadline);
+    client.seal.emplace(*secret_, client.challenge, answer->key, StoreSeal::End::kStore);
+    reply(client, encode('K', "", ""));
+    return true;
   }
 
   void handle(Client& client, const Message& message) {
     if (message.op == 'S') {
-      values_[message.key] = message.value;
-      send(client, encode('K', message.key, ""));
+      if (!store(message.key, message.value)) return drop(client);
+      reply(client, encode('K', message.key, ""));
       answer_waiters(message.key);
     } else if (message.op == 'C') {
-      send(client, encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"));
+      reply(client, encode('V', message.key, values_.count(message.key) > 0 ? "1" : "0"));
     } else if (message.op == 'G') {
       auto found = values_.find(message.key);
-      if (found != values_.end()) send(client, encode('V', message.key, found->second));
+      if (found != values_.end()) reply(client, encode('V', message.key, found->second));
       else waiters_.emplace(message.key, &client);
     } else {
       drop(client);
     }
+  }
+
+  // Sets KEY unless the store would outgrow its bounds.
+  bool store(const std::string& key, const std::string& value) {
+    auto found = values_.find(key);
+    std::size_t replaced = found == values_.end() ? 0 : found->first.size() + found->second.size();
+    if (found == values_.end() && values_.size() >= kMostKeys) return false;
+    if (stored_bytes_ - replaced + key.size() + value.size() > kMostStoredBytes) return false;
+    stored_bytes_ = stored_bytes_ - replaced + key.size() + value.size();
+    values_[key] = value;
+    return true;
   }
 
   void answer_waiters(const std::string& key) {
@@ -159,8 +224,13 @@ class TcpStoreServer::Loop {
     for (auto it = first; it != last; ++it) waiting.push_back(it->second);
     waiters_.erase(first, last);
     for (Client* waiter : waiting) {
-      if (waiter->fd) send(*waiter, encode('V', key, values_[key]));
+      if (waiter->fd) reply(*waiter, encode('V', key, values_[key]));
     }
+  }
+
+  // MESSAGE to CLIENT, sealed when its connection is.
+  void reply(Client& client, const std::string& message) {
+    send(client, client.seal ? client.seal->seal(message) : message);
   }
 
   // Queued behind what the client has not taken yet, and written as far as
@@ -188,41 +258,78 @@ class TcpStoreServer::Loop {
   void drop(Client& client) {
     if (!client.fd) return;
     std::erase_if(waiters_, [&](const auto& waiter) { return waiter.second == &client; });
+    events_.cancel(client.proof_deadline);
     events_.unwatch(client.fd.get());
     client.fd.reset();
   }
 
   process::EventLoop events_;
   util::Fd listener_;
+  std::optional<std::string> secret_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::map<std::string, std::string> values_;
+  std::size_t stored_bytes_ = 0;
   std::multimap<std::string, Client*> waiters_;
 };
 
-TcpStoreServer::TcpStoreServer(int port)
-    : loop_(std::make_unique<Loop>(util::listen_tcp(port))), thread_([this] { loop_->run(); }) {}
+TcpStoreServer::TcpStoreServer(int port, std::optional<std::string> secret)
+    : loop_(std::make_unique<Loop>(util::listen_tcp(port), std::move(secret))), thread_([this] { loop_->run(); }) {}
 
 TcpStoreServer::~TcpStoreServer() {
   loop_->stop();
   thread_.join();
 }
 
-TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout)
-    : host_(host), port_(port), timeout_(timeout) {
+TcpStore::TcpStore(const std::string& host, int port, std::chrono::milliseconds timeout,
+                   std::optional<std::string> secret)
+    : host_(host), port_(port), timeout_(timeout), secret_(std::move(secret)) {
   connect(timeout);
 }
 
 void TcpStore::connect(std::chrono::milliseconds timeout) {
   auto deadline = util::Clock::now() + timeout;
   std::chrono::milliseconds backoff(10);
-  while (!(socket_ = util::try_connect_tcp(host_, port_, deadline))) {
+  for (;;) {
+    socket_ = util::try_connect_tcp(host_, port_, deadline);
+    if (socket_ && prove(deadline)) return;
     if (util::Clock::now() >= deadline)
       throw util::SystemError(fmt::format("cannot reach the store of rank 0 at {}:{} within {} s: rank 0 "
-                                    "has not started or MASTER_ADDR/MASTER_PORT are wrong",
-                                    host_, port_, timeout.count() / 1000));
+                                          "has not started, MASTER_ADDR/MASTER_PORT are wrong{}",
+                                          host_, port_, timeout.count() / 1000,
+                                          secret_ ? ", or what answers there does not hold the store's secret" : ""));
     ::poll(nullptr, 0, static_cast<int>(backoff.count()));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
+}
+
+// With a secret: answers the store's challenge, and takes its first sealed
+// message as its proof. False (the connection closed) when what answered
+// is not the store holding the secret.
+bool TcpStore::prove(util::Clock::time_point deadline) {
+  raw_.clear();
+  plain_.clear();
+  seal_.reset();
+  if (!secret_) return true;
+  try {
+    auto challenge = receive_plain(deadline);
+    if (!challenge || challenge->op != 'H' || challenge->key.size() != kStoreNonceSize) return drop_connection();
+    std::string nonce = rendezvous::random_bytes(kStoreNonceSize);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - util::Clock::now());
+    if (!util::send_all(socket_.get(), encode('A', nonce, store_proof(*secret_, challenge->key, nonce)), left))
+      return drop_connection();
+    seal_.emplace(*secret_, challenge->key, nonce, StoreSeal::End::kClient);
+    auto proof = receive(deadline);
+    if (proof && proof->op == 'K') return true;
+  } catch (const util::SystemError&) {
+    // closed, garbage or a seal that does not open: not the store
+  }
+  return drop_connection();
+}
+
+bool TcpStore::drop_connection() {
+  socket_.reset();
+  seal_.reset();
+  return false;
 }
 
 bool TcpStore::contains(const std::string& key) { return request('C', key, "", timeout_) == "1"; }
@@ -230,27 +337,50 @@ bool TcpStore::contains(const std::string& key) { return request('C', key, "", t
 std::string TcpStore::request(char op, const std::string& key, const std::string& value,
                               std::chrono::milliseconds timeout) {
   if (!socket_) connect(timeout_);
-  if (!util::send_all(socket_.get(), encode(op, key, value), timeout))
+  std::string message = encode(op, key, value);
+  if (!util::send_all(socket_.get(), seal_ ? seal_->seal(message) : message, timeout))
     throw util::SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
   auto deadline = util::Clock::now() + timeout;
-  std::string buffer;
+  std::optional<Message> answer = receive(deadline);
+  if (answer) return answer->value;
+  // The answer may still come; a fresh connection keeps it from being
+  // taken for the answer to a later request.
+  drop_connection();
+  throw util::SystemError(fmt::format("timed out after {} s waiting for '{}' in the store: a rank "
+                                      "did not arrive",
+                                      timeout.count() / 1000, key));
+}
+
+std::optional<Message> TcpStore::receive_plain(util::Clock::time_point deadline) {
+  for (;;) {
+    if (auto message = take_message(raw_)) return message;
+    if (!read_some(deadline)) return std::nullopt;
+  }
+}
+
+// The next message, opened when sealed; nullopt at DEADLINE. Throws
+// SystemError when the store closed the connection or a seal fails.
+std::optional<Message> TcpStore::receive(util::Clock::time_point deadline) {
+  if (!seal_) return receive_plain(deadline);
+  for (;;) {
+    seal_->open_into(raw_, plain_);
+    if (auto message = take_message(plain_)) return message;
+    if (!read_some(deadline)) return std::nullopt;
+  }
+}
+
+// False at DEADLINE; throws when the store is gone.
+bool TcpStore::read_some(util::Clock::time_point deadline) {
   char chunk[64 * 1024];
   for (;;) {
-    if (auto message = take_message(buffer)) return message->value;
     pollfd readable{socket_.get(), POLLIN, 0};
     int ready = ::poll(&readable, 1, util::millis_until(deadline));
-    if (ready == 0) {
-      // The answer may still come; a fresh connection keeps it from being
-      // taken for the answer to a later request.
-      socket_.reset();
-      throw util::SystemError(fmt::format("timed out after {} s waiting for '{}' in the store: a rank "
-                                    "did not arrive",
-                                    timeout.count() / 1000, key));
-    }
+    if (ready == 0) return false;
     ssize_t got = ::recv(socket_.get(), chunk, sizeof(chunk), 0);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) throw util::SystemError(fmt::format("lost the store of rank 0 at {}:{}", host_, port_));
-    buffer.append(chunk, static_cast<std::size_t>(got));
+    raw_.append(chunk, static_cast<std::size_t>(got));
+    return true;
   }
 }
 

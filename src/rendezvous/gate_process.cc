@@ -22,6 +22,10 @@ namespace dlaunch::rendezvous {
 namespace {
 
 constexpr std::size_t kKeptOutput = 64 * 1024;
+// Where the gate's check finds the store's secret: an inherited pipe, not
+// the environment, which other processes of the user can read
+// (/proc/PID/environ) while the check runs.
+constexpr int kStoreSecretFd = 3;
 
 // The launcher's environment with the gate rank's variables in place of
 // any it had (a launcher inside a Slurm step has RANK-like variables of its
@@ -45,7 +49,21 @@ std::vector<std::string> gate_environment(const GateMessage& message) {
   }
   for (const auto& [name, value] : set) environment.push_back(name + "=" + value);
   if (!user_ifname && !message.ifname.empty()) environment.push_back("GLOO_SOCKET_IFNAME=" + message.ifname);
+  environment.push_back("DLAUNCH_STORE_SECRET_FD=" + std::to_string(kStoreSecretFd));
   return environment;
+}
+
+// A pipe holding SECRET (32 bytes: far below a pipe's buffer), its read
+// end returned.
+util::Fd secret_pipe(const std::string& secret) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw util::SystemError(fmt::format("cannot create a pipe for the gate's secret: {}", std::strerror(errno)));
+  util::Fd read_end(fds[0]);
+  util::Fd write_end(fds[1]);
+  if (!util::write_all(write_end.get(), secret))
+    throw util::SystemError(fmt::format("cannot pass the gate's secret: {}", std::strerror(errno)));
+  return read_end;
 }
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
@@ -79,6 +97,7 @@ GateProcess::GateProcess(const GateMessage& message) : timeout_ms_(message.timeo
     throw util::SystemError(fmt::format("cannot create a pipe for the gate's check: {}", std::strerror(errno)));
   util::Fd read_end(pipe_fds[0]);
   util::Fd write_end(pipe_fds[1]);
+  util::Fd secret = secret_pipe(message.store_secret);
   pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) throw util::SystemError(fmt::format("cannot start the gate's check: {}", std::strerror(errno)));
@@ -88,6 +107,8 @@ GateProcess::GateProcess(const GateMessage& message) : timeout_ms_(message.timeo
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     ::dup2(write_end.get(), STDOUT_FILENO);
+    if (secret.get() == kStoreSecretFd) ::fcntl(kStoreSecretFd, F_SETFD, 0);  // dup2 would keep close-on-exec
+    else ::dup2(secret.get(), kStoreSecretFd);
     int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0) ::dup2(null, STDIN_FILENO);
     ::execve(argv[0], argv.data(), envp.data());

@@ -599,6 +599,7 @@ std::string encode(const GateMessage& message) {
   Writer writer;
   writer.u32(message.round).u32(message.gate_rank).u32(message.gate_size).str(message.master_addr);
   writer.u32(message.master_port).u32(message.pair_bytes).u32(message.timeout_ms).str(message.ifname);
+  writer.str(message.store_secret);
   return writer.take();
 }
 
@@ -613,7 +614,11 @@ GateMessage decode_gate(std::string_view payload) {
   message.pair_bytes = reader.u32();
   message.timeout_ms = reader.u32();
   message.ifname = reader.str();
+  message.store_secret = reader.str();
   reader.finish();
+  if (message.store_secret.size() != kChallengeSize)
+    throw ProtocolError(fmt::format("gate request with a store secret of {} bytes, expected {}",
+                                    message.store_secret.size(), kChallengeSize));
   if (message.gate_size == 0 || message.gate_size > kMaxListSize || message.gate_rank >= message.gate_size ||
       message.master_port == 0 || message.master_port > 65535 || message.master_addr.empty() ||
       message.master_addr.size() > 256 || message.ifname.size() > 64)

@@ -246,6 +246,9 @@ struct GateMessage {  // kGate
   std::uint32_t pair_bytes = 0;
   std::uint32_t timeout_ms = 0;
   std::string ifname;  // this host's chosen interface ("" unknown)
+  // What every gate rank proves to gate rank 0's store (random, new for
+  // each gate): without it any local user could post a forged outcome.
+  std::string store_secret;
 };
 
 struct GateReportMessage {  // kGateReport

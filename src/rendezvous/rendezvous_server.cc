@@ -759,13 +759,14 @@ class RendezvousServer::Loop {
                     "node-pair bandwidth); --gate-timeout {} s",
                     size, size == 1 ? "" : "s",
                     std::chrono::duration_cast<std::chrono::seconds>(settings_.gate.timeout).count()));
+    const std::string store_secret = random_bytes(kChallengeSize);
     for (std::uint32_t rank = 0; rank < size; ++rank) {
       int slot = gate_slots_[rank];
       const auto* choice = survey_.choice(slot);
       GateMessage message{static_cast<std::uint32_t>(round_), rank, size, master, static_cast<std::uint32_t>(port),
                           settings_.gate.pair_bytes,
                           static_cast<std::uint32_t>(settings_.gate.timeout.count()),
-                          choice ? choice->ifname : ""};
+                          choice ? choice->ifname : "", store_secret};
       send(*launchers_.at(slot), MessageType::kGate, encode(message));
     }
     pre_round_timer_ = events_.at(util::Clock::now() + settings_.gate.timeout + kGateReportMargin, [this] {

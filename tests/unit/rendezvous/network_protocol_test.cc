@@ -82,11 +82,15 @@ TEST(NetworkProtocol, ABadProbeTargetIsAProtocolError) {
 }
 
 TEST(NetworkProtocol, GateRequestsAreChecked) {
-  GateMessage gate{0, 2, 3, "10.0.0.1", 29400, 1 << 20, 60000, "eth1"};
+  GateMessage gate{0, 2, 3, "10.0.0.1", 29400, 1 << 20, 60000, "eth1", std::string(kChallengeSize, 's')};
   GateMessage decoded = decode_gate(encode(gate));
   EXPECT_EQ(decoded.gate_rank, 2u);
   EXPECT_EQ(decoded.gate_size, 3u);
   EXPECT_EQ(decoded.ifname, "eth1");
+  EXPECT_EQ(decoded.store_secret, gate.store_secret);
+  GateMessage no_secret = gate;
+  no_secret.store_secret.clear();  // every gate's store is guarded
+  EXPECT_THROW(decode_gate(encode(no_secret)), ProtocolError);
   GateMessage outside = gate;
   outside.gate_rank = 3;  // not a rank of a 3-node gate
   EXPECT_THROW(decode_gate(encode(outside)), ProtocolError);

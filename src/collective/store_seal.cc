@@ -1,0 +1,70 @@
+#include "collective/store_seal.h"
+
+#include "rendezvous/aead.h"
+#include "rendezvous/token.h"
+#include "util/error.h"
+
+namespace dlaunch::collective {
+namespace {
+
+// Labels end in a newline and the nonces are fixed-size: unambiguous, and
+// apart from every rendezvous use of a token.
+std::string derive(std::string_view secret, std::string_view label, std::string_view challenge,
+                   std::string_view nonce) {
+  std::string data(label);
+  data.append(challenge);
+  data.append(nonce);
+  return rendezvous::hmac_sha256(secret, data);
+}
+
+constexpr std::string_view kToClient = "dlaunch store v1 store to client\n";
+constexpr std::string_view kToStore = "dlaunch store v1 client to store\n";
+
+void put_u32(std::string& out, std::uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xff));
+}
+
+std::uint32_t get_u32(std::string_view bytes) {
+  std::uint32_t value = 0;
+  for (std::size_t i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[i]);
+  return value;
+}
+
+}  // namespace
+
+std::string store_proof(std::string_view secret, std::string_view challenge, std::string_view nonce) {
+  return derive(secret, "dlaunch store v1 client proof\n", challenge, nonce);
+}
+
+StoreSeal::StoreSeal(std::string_view secret, std::string_view challenge, std::string_view nonce, End end) {
+  std::string to_client = derive(secret, kToClient, challenge, nonce);
+  std::string to_store = derive(secret, kToStore, challenge, nonce);
+  send_key_ = end == End::kStore ? to_client : to_store;
+  receive_key_ = end == End::kStore ? to_store : to_client;
+}
+
+std::string StoreSeal::seal(std::string_view message) {
+  std::string sealed = rendezvous::aead_seal(send_key_, sent_++, "", message);
+  std::string record;
+  record.reserve(4 + sealed.size());
+  put_u32(record, static_cast<std::uint32_t>(sealed.size()));
+  record.append(sealed);
+  return record;
+}
+
+void StoreSeal::open_into(std::string& raw, std::string& plain) {
+  std::size_t used = 0;
+  while (raw.size() - used >= 4) {
+    std::uint32_t size = get_u32(std::string_view(raw).substr(used));
+    if (size > kMaxSealedRecord) throw util::SystemError("a sealed store record over the size limit");
+    if (raw.size() - used - 4 < size) break;
+    auto opened = rendezvous::aead_open(receive_key_, received_, "", std::string_view(raw).substr(used + 4, size));
+    if (!opened) throw util::SystemError("a store message failed authentication (the peer does not hold the secret)");
+    ++received_;
+    plain.append(*opened);
+    used += 4 + size;
+  }
+  raw.erase(0, used);
+}
+
+}  // namespace dlaunch::collective
