@@ -15,28 +15,71 @@
 
 namespace dlaunch::util {
 
-Fd listen_tcp(int port) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) throw system_error("cannot create a socket", errno);
+namespace {
+
+// Binds FD (of FAMILY) to every address at PORT and listens.
+void bind_and_listen(const Fd& fd, int family, int port) {
   int on = 1;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0)
-    throw system_error(fmt::format("cannot bind TCP port {}", port), errno);
-  if (::listen(fd.get(), 4096) != 0)
-    throw system_error(fmt::format("cannot listen on TCP port {}", port), errno);
-  return fd;
+  sockaddr_storage storage{};
+  socklen_t size = 0;
+  if (family == AF_INET6) {
+    auto* address = reinterpret_cast<sockaddr_in6*>(&storage);
+    address->sin6_family = AF_INET6;
+    address->sin6_addr = in6addr_any;
+    address->sin6_port = htons(static_cast<std::uint16_t>(port));
+    size = sizeof(sockaddr_in6);
+  } else {
+    auto* address = reinterpret_cast<sockaddr_in*>(&storage);
+    address->sin_family = AF_INET;
+    address->sin_addr.s_addr = htonl(INADDR_ANY);
+    address->sin_port = htons(static_cast<std::uint16_t>(port));
+    size = sizeof(sockaddr_in);
+  }
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&storage), size) != 0) {
+    int error = errno;
+    if (error == EADDRINUSE)
+      throw system_error(fmt::format("cannot bind TCP port {}: another process holds it (on IPv4 or IPv6, on "
+                                     "some address of this host); choose another port",
+                                     port),
+                         error);
+    throw system_error(fmt::format("cannot bind TCP port {}", port), error);
+  }
+  if (::listen(fd.get(), 4096) != 0) throw system_error(fmt::format("cannot listen on TCP port {}", port), errno);
+}
+
+}  // namespace
+
+// Both families on one socket (IPV6_V6ONLY off): a name that resolves to
+// ::1 as well as 127.0.0.1 (stock /etc/hosts for localhost) reaches this
+// listener whichever address a dialer tries first, and no other user can
+// hold the port on the family it did not bind and relay from there. Only a
+// host without IPv6 (the socket cannot be made) falls back to IPv4 alone,
+// where no one can bind an IPv6 address either. A port taken on either
+// family is an error, never a reason to listen on one family only.
+Fd listen_tcp(int port) {
+  Fd dual(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (dual) {
+    int off = 0;
+    if (::setsockopt(dual.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) != 0)
+      throw system_error("cannot make a socket listen on IPv4 and IPv6 together (IPV6_V6ONLY)", errno);
+    bind_and_listen(dual, AF_INET6, port);
+    return dual;
+  }
+  if (errno != EAFNOSUPPORT) throw system_error("cannot create a socket", errno);
+  Fd ipv4(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!ipv4) throw system_error("cannot create a socket", errno);
+  bind_and_listen(ipv4, AF_INET, port);
+  return ipv4;
 }
 
 int bound_port(int fd) {
-  sockaddr_in address{};
+  sockaddr_storage address{};
   socklen_t length = sizeof(address);
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
     throw system_error("cannot read a socket's port", errno);
-  return ntohs(address.sin_port);
+  if (address.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+  return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
 }
 
 int millis_until(Clock::time_point deadline) {
@@ -86,19 +129,31 @@ bool wait_connected(int fd, Clock::time_point deadline) {
   return error == 0;
 }
 
-std::string address_text(const sockaddr* address) {
+// An IPv4 peer of a dual-stack listener shows as ::ffff:a.b.c.d; it is
+// named, and dialled back, as the IPv4 address it is.
+std::string ip_text(const sockaddr* address) {
   char text[INET6_ADDRSTRLEN] = {};
   if (address->sa_family == AF_INET) {
-    const auto* ipv4 = reinterpret_cast<const sockaddr_in*>(address);
-    ::inet_ntop(AF_INET, &ipv4->sin_addr, text, sizeof(text));
-    return fmt::format("{}:{}", text, ntohs(ipv4->sin_port));
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof(text));
+    return text;
   }
-  if (address->sa_family == AF_INET6) {
-    const auto* ipv6 = reinterpret_cast<const sockaddr_in6*>(address);
-    ::inet_ntop(AF_INET6, &ipv6->sin6_addr, text, sizeof(text));
-    return fmt::format("[{}]:{}", text, ntohs(ipv6->sin6_port));
-  }
-  return "a non-IP address";
+  if (address->sa_family != AF_INET6) return "";
+  const in6_addr& ipv6 = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(&ipv6)) ::inet_ntop(AF_INET, &ipv6.s6_addr[12], text, sizeof(text));
+  else ::inet_ntop(AF_INET6, &ipv6, text, sizeof(text));
+  return text;
+}
+
+int port_of(const sockaddr* address) {
+  if (address->sa_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(address)->sin_port);
+  return ntohs(reinterpret_cast<const sockaddr_in6*>(address)->sin6_port);
+}
+
+std::string address_text(const sockaddr* address) {
+  std::string ip = ip_text(address);
+  if (ip.empty()) return "a non-IP address";
+  if (ip.find(':') != std::string::npos) return fmt::format("[{}]:{}", ip, port_of(address));
+  return fmt::format("{}:{}", ip, port_of(address));
 }
 
 }  // namespace
@@ -152,12 +207,7 @@ std::string peer_ip(int fd) {
   sockaddr_storage address{};
   socklen_t size = sizeof(address);
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
-  char text[INET6_ADDRSTRLEN] = {};
-  const void* raw = nullptr;
-  if (address.ss_family == AF_INET) raw = &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr;
-  else if (address.ss_family == AF_INET6) raw = &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
-  if (raw == nullptr || ::inet_ntop(address.ss_family, raw, text, sizeof(text)) == nullptr) return "";
-  return text;
+  return ip_text(reinterpret_cast<const sockaddr*>(&address));
 }
 
 void set_no_delay(int fd) {

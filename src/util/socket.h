@@ -13,7 +13,8 @@ namespace dlaunch::util {
 
 using Clock = std::chrono::steady_clock;
 
-// A listening socket on every IPv4 interface at PORT (0: any free port),
+// A listening socket on every interface at PORT (0: any free port), IPv4
+// and IPv6 together where the host has IPv6 (util/socket.cc says why),
 // with SO_REUSEADDR so a restarted job can take its port back at once.
 // Throws SystemError naming the port when it cannot be bound.
 Fd listen_tcp(int port);

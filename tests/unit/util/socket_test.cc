@@ -48,6 +48,68 @@ TEST(Socket, APortTakenIsNamed) {
   }
 }
 
+// Whether this host can bind ::1 (a container may have no IPv6 at all).
+bool has_ipv6_loopback() {
+  Fd probe(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!probe) return false;
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_loopback;
+  return ::bind(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+}
+
+// A listener of another process on [::1]:PORT only, as a local attacker
+// binds it to relay a dual-stack name's first answer.
+Fd squat_ipv6_loopback(int port) {
+  Fd squatter(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int on = 1;
+  ::setsockopt(squatter.get(), IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_loopback;
+  address.sin6_port = htons(static_cast<std::uint16_t>(port));
+  if (::bind(squatter.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) return Fd();
+  ::listen(squatter.get(), 1);
+  return squatter;
+}
+
+// One listener takes both families: a dialer that tries ::1 first (a name
+// mapped to both) reaches it as surely as one that tries 127.0.0.1, and
+// the IPv4 peer is named as the IPv4 address it is.
+TEST(Socket, TheListenerTakesIPv4AndIPv6Together) {
+  if (!has_ipv6_loopback()) GTEST_SKIP() << "this host has no IPv6 loopback";
+  Fd listener = listen_tcp(0);
+  int port = bound_port(listener.get());
+  Fd over_ipv6 = try_connect_tcp("::1", port, Clock::now() + milliseconds(2000));
+  ASSERT_TRUE(over_ipv6.valid());
+  Fd accepted_ipv6 = accept_one(listener.get());
+  EXPECT_EQ(peer_ip(accepted_ipv6.get()), "::1");
+  Fd over_ipv4 = try_connect_tcp("127.0.0.1", port, Clock::now() + milliseconds(2000));
+  ASSERT_TRUE(over_ipv4.valid());
+  Fd accepted_ipv4 = accept_one(listener.get());
+  EXPECT_EQ(peer_ip(accepted_ipv4.get()), "127.0.0.1");
+  EXPECT_EQ(peer_address(accepted_ipv4.get()).rfind("127.0.0.1:", 0), 0u) << peer_address(accepted_ipv4.get());
+  // Nobody else can take the port on the other family once it is held.
+  EXPECT_FALSE(squat_ipv6_loopback(port).valid());
+}
+
+// A port someone holds on [::1] alone is refused, never listened to on
+// IPv4 only: that would leave the squatter between the dialers and node 0.
+TEST(Socket, APortHeldOnIPv6AloneIsRefusedNotSplit) {
+  if (!has_ipv6_loopback()) GTEST_SKIP() << "this host has no IPv6 loopback";
+  Fd free_port = listen_tcp(0);
+  int port = bound_port(free_port.get());
+  free_port.reset();
+  Fd squatter = squat_ipv6_loopback(port);
+  ASSERT_TRUE(squatter.valid());
+  try {
+    listen_tcp(port);
+    FAIL() << "listened on port " << port << " beside a squatter on [::1]";
+  } catch (const SystemError& error) {
+    EXPECT_NE(std::string(error.what()).find("another process holds it"), std::string::npos) << error.what();
+  }
+}
+
 TEST(Socket, ResolvesNumericAddressesAsTheyAre) {
   auto addresses = resolve_tcp("127.0.0.1", 29500);
   ASSERT_EQ(addresses.size(), 1u);
