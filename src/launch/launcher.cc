@@ -323,7 +323,8 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
     print_notices(config.topology.notices);
   if (config.topology.launchers() > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
-        "may join; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");
+        "may join, and the rendezvous and every rank's stacks cross the network readable by anyone on "
+        "the path; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");
   LogRoot log_root(config);
   auto coordinator = make_coordinator(signals, host, log_root.path());
   if (preflight) fail_preflight(*preflight, config, *coordinator);
