@@ -7,7 +7,8 @@
 #   DLAUNCH             path of the dlaunch binary
 #   DLAUNCH_SOURCE_DIR  the repository (defaults to two folders above this file)
 #
-# Every test gets a private folder, $TEST_DIR, removed on exit. Its name is
+# Every test gets a private folder, $TEST_DIR, removed on exit (kept, and
+# named, when DLAUNCH_KEEP_TEST_DIR is set: to read a failed run's logs). Its name is
 # unique, so it doubles as the test's process marker ($MARK): every worker
 # script lives in it, hence every worker (and every launcher that starts one)
 # carries the marker in its command line, and `no_leftovers` can assert with
@@ -43,7 +44,8 @@ _lib_cleanup() {
   local pids
   mapfile -t pids < <(pgrep -f "$MARK" 2>/dev/null)
   [ "${#pids[@]}" -gt 0 ] && kill -KILL "${pids[@]}" 2>/dev/null
-  rm -rf "$TEST_DIR"
+  if [ -n "${DLAUNCH_KEEP_TEST_DIR:-}" ]; then say "kept the test's folder: $TEST_DIR"
+  else rm -rf "$TEST_DIR"; fi
 }
 trap _lib_cleanup EXIT
 trap 'exit 130' INT

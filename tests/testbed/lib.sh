@@ -655,9 +655,15 @@ testbed_thaw_ns() {
 # none is alive (a killed process whose parent has not reaped it yet is a
 # zombie: it counts as gone). At most PASSES passes (default 50, 50 ms
 # apart); false if some stay (stuck in D state).
+# Everything is frozen first: a power loss ends every process at the same
+# instant, while kills one by one leave each survivor a few milliseconds
+# to react to the others' deaths, which no real host gives. srun's
+# shepherd, for one, kills the step on every node when srun dies before it
+# (CI saw the surviving nodes' launchers killed that way).
 testbed_kill_ns() {
   local ns=$1 passes=${2:-50} pass pid killed=0
   [ -e "/run/netns/$ns" ] || { testbed_warn "no network namespace $ns"; return 1; }
+  testbed_freeze_ns "$ns" "$passes" >/dev/null || testbed_warn "$ns: not every process froze before the kill"
   for ((pass = 1; pass <= passes; pass++)); do
     testbed_ns_census "$ns"
     if [ "$TESTBED_NS_LIVE" -eq 0 ]; then

@@ -76,6 +76,23 @@ _job_known() {
   [ -n "$folder" ] && [ -s "$folder/job_id" ]
 }
 
+# What a job that overran leaves to read: the lost host's launcher wrote
+# to srun, which went with it, so the survivors' own words are in the log
+# folder (result.json, the node records) and in their processes' states.
+overrun_evidence() {
+  local file pid
+  printf 'files of %s:\n' "$FOLDER"
+  (cd "$FOLDER" 2>/dev/null && find . -maxdepth 3 -newer job.sbatch -printf '  %TT %p %s\n' | sort)
+  for file in "$FOLDER/logs/result.json" "$FOLDER/exit_code" "$FOLDER/state.json"; do
+    [ -f "$file" ] && printf '%s:\n%s\n' "$file" "$(head -c 3000 "$file")"
+  done
+  printf 'processes (state, wait channel):\n'
+  (job_processes; other_processes) | while read -r node pid _; do
+    printf '  %s %s %s %s\n' "$node" "$pid" "$(ps -o stat=,wchan:24= -p "$pid" 2>/dev/null)" \
+      "$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -c1-120)"
+  done
+}
+
 # wait_for_job_end: waits (at most END_LIMIT seconds) for the submitter of
 # submit_in_background; sets END_STATE, END_CODE (the job's, as dlaunch
 # submit --wait reports it) and STATUS (its own). On overrun it says what
@@ -87,7 +104,7 @@ wait_for_job_end() {
   if [ "$STATUS" = timeout ]; then
     fail "the job ended within ${END_LIMIT} s" \
       "$(scontrol show job -o "$JOB_ID" 2>&1 | grep -oE '(JobState|Reason|ExitCode|RunTime)=[^ ]*' | tr '\n' ' ')" \
-      "$(tail -n 30 "$LOG" 2>/dev/null)"
+      "$(tail -n 30 "$LOG" 2>/dev/null)" "$(overrun_evidence)"
     scancel "$JOB_ID" 2>/dev/null
     return 1
   fi
