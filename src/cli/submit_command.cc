@@ -5,7 +5,6 @@
 
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/own_executable.h"
+#include "util/safe_file.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -114,11 +114,9 @@ void check_python(const submit::SubmitSettings& settings) {
                                        python, found->source));
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  if (!file) throw util::SystemError(fmt::format("cannot write {}", path));
-}
+// Every file of a submission folder is new: created, never written over
+// or through a link (util/safe_file.h).
+void write_file(const std::string& path, const std::string& text) { util::write_new_file(path, text); }
 
 int dry_run(const submit::JobRequest& request, bool srun) {
   if (srun) {

@@ -18,6 +18,7 @@
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/safe_file.h"
 
 namespace dlaunch::ssh {
 namespace {
@@ -132,9 +133,10 @@ class SessionLoop {
       throw util::SystemError(fmt::format("cannot create --host-log-dir {}: {}", *settings_.host_log_dir,
                                           folder_error.message()));
     session.log_file = fmt::format("{}/{}.log", *settings_.host_log_dir, session.spec->host);
-    util::Fd file(::open(session.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!file) throw util::system_error(fmt::format("cannot create {}", session.log_file), errno);
-    return file;
+    // Never through a link or into a FIFO planted there (util/safe_file.h).
+    util::OpenedFile log = util::open_file_to_rewrite(session.log_file, 0644);
+    if (!log.file) throw util::SystemError(fmt::format("cannot create {}: {}", session.log_file, log.reason()));
+    return std::move(log.file);
   }
 
   void start(const Session& spec) {

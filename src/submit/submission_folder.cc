@@ -1,7 +1,6 @@
 #include "submit/submission_folder.h"
 
 #include <cerrno>
-#include <fcntl.h>
 #include <filesystem>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -10,6 +9,8 @@
 
 #include "util/error.h"
 #include "util/fd.h"
+#include "util/safe_file.h"
+#include "util/trusted_folder.h"
 
 namespace dlaunch::submit {
 namespace {
@@ -33,11 +34,9 @@ std::string next_submission_path(const std::string& output_dir, const std::strin
 }
 
 std::string create_submission_folder(const std::string& output_dir, const std::string& timestamp) {
-  std::error_code error;
-  std::filesystem::create_directories(output_dir, error);
-  if (error)
-    throw util::SystemError(fmt::format("cannot create the output folder '{}': {}", output_dir,
-                                  error.message()));
+  // Another user's folder (or one others may write) could have the new
+  // submission folder renamed away and a link put in its place.
+  util::make_trusted_folder(output_dir, "the output folder");
   std::string base = (std::filesystem::absolute(output_dir) / timestamp).string();
   for (int attempt = 0;; ++attempt) {
     std::string path = candidate(base, attempt);
@@ -47,8 +46,10 @@ std::string create_submission_folder(const std::string& output_dir, const std::s
 }
 
 void write_secret_file(const std::string& path, const std::string& secret) {
-  util::Fd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!file) throw util::system_error(fmt::format("cannot create the secret file {}", path), errno);
+  util::OpenedFile opened = util::create_new_file(path, 0600);
+  if (!opened.file)
+    throw util::SystemError(fmt::format("cannot create the secret file {}: {}", path, opened.reason()));
+  const util::Fd& file = opened.file;
   // The umask can only have taken bits away; the owner must still read it.
   if (::fchmod(file.get(), 0600) != 0 || !util::write_all(file.get(), secret + "\n")) {
     int error = errno;

@@ -14,7 +14,9 @@ std::string timestamp_for(std::time_t when);
 std::string next_submission_path(const std::string& output_dir, const std::string& timestamp);
 
 // Creates that folder atomically (two submissions in the same second get
-// different folders). Throws SystemError naming the folder.
+// different folders). Throws SystemError naming the folder, and InputError
+// when OUTPUT_DIR is another user's or others may write in it
+// (util/trusted_folder.h).
 std::string create_submission_folder(const std::string& output_dir, const std::string& timestamp);
 
 // Writes SECRET (and a newline) to a new file at PATH that only its owner

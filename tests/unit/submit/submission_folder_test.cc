@@ -115,5 +115,33 @@ TEST_F(SubmissionFolder, TheSecretFileNeverReplacesAFileNorFollowsALink) {
   EXPECT_FALSE(fs::exists(dir_ / "target"));
 }
 
+// Another user could rename a new submission folder away and put a link in
+// its place, where job.sbatch and the token are written next (issue 24).
+TEST_F(SubmissionFolder, AnOutputDirEveryoneMayWriteWithoutTheStickyBitIsRefused) {
+  const fs::path output = dir_ / "outputs";
+  fs::create_directories(output);
+  ASSERT_EQ(::chmod(output.c_str(), 0777), 0);
+  try {
+    create_submission_folder(output.string(), "20261202_120000");
+    FAIL() << "an output folder everyone may write was taken";
+  } catch (const util::InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("the output folder '" + output.string() + "' may be written by every user"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(fs::is_empty(output));
+  ASSERT_EQ(::chmod(output.c_str(), 01777), 0);
+  EXPECT_NO_THROW(create_submission_folder(output.string(), "20261202_120000")) << "sticky, as /tmp";
+}
+
+TEST_F(SubmissionFolder, AnOutputDirOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  const fs::path output = dir_ / "outputs";
+  fs::create_directories(output);
+  ASSERT_EQ(::chown(output.c_str(), 65534, 65534), 0);
+  EXPECT_THROW(create_submission_folder(output.string(), "20261202_120000"), util::InputError);
+  EXPECT_TRUE(fs::is_empty(output));
+}
+
 }  // namespace
 }  // namespace dlaunch::submit
