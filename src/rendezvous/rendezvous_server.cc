@@ -211,11 +211,16 @@ class RendezvousServer::Loop {
     });
   }
 
+  // MESSAGE as one line: what peers sent (a host name, a run id, even from
+  // a stranger refused for its token) may hold newlines or terminal
+  // escapes, which must neither forge lines of this log nor drive the
+  // terminal.
   void log(const std::string& message) {
-    if (settings_.log) settings_.log(message);
+    std::string line = util::escaped(message);
+    if (settings_.log) settings_.log(line);
     // Through the launcher's console sink: a stalled stderr must not stall
     // this thread (and with it every node's heartbeat).
-    else util::console_err().write_message(fmt::format("dlaunch: rendezvous: {}", message));
+    else util::console_err().write_message(fmt::format("dlaunch: rendezvous: {}", line));
   }
 
   void log_refusal(const std::string& message) {

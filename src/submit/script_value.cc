@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/strings.h"
 
 namespace dlaunch::submit {
 namespace {
@@ -24,19 +25,7 @@ std::string describe(char c) {
   }
 }
 
-// VALUE with control characters written as escapes, so a message shows
-// where they are and cannot itself break a line or drive the terminal.
-std::string escaped(std::string_view value) {
-  std::string text;
-  for (char c : value) {
-    if (c == '\n') text += "\\n";
-    else if (c == '\r') text += "\\r";
-    else if (c == '\t') text += "\\t";
-    else if (is_control(c)) text += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    else text += c;
-  }
-  return text;
-}
+using util::escaped;
 
 // setup lines are shell text of the script itself; srun-args and sweep
 // values are quoted there (on the srun line and in the array's case block),

@@ -9,6 +9,20 @@
 
 namespace dlaunch::util {
 
+std::string escaped(std::string_view text) {
+  std::string result;
+  result.reserve(text.size());
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') result += "\\n";
+    else if (c == '\r') result += "\\r";
+    else if (c == '\t') result += "\\t";
+    else if (byte < 0x20 || byte == 0x7f) result += fmt::format("\\x{:02x}", byte);
+    else result += c;
+  }
+  return result;
+}
+
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> parts;
   std::size_t start = 0;

@@ -14,6 +14,10 @@ std::string_view trim(std::string_view text);
 bool starts_with(std::string_view text, std::string_view prefix);
 std::string to_upper(std::string_view text);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// TEXT with control characters written as escapes (\n, \r, \t, \x1b), so
+// a message shows where they are and cannot itself break a line or drive
+// the terminal: for text from outside (a peer, a file, a flag's value).
+std::string escaped(std::string_view text);
 
 // Parses a whole decimal integer; nullopt on anything else (sign, spaces,
 // trailing text, overflow). Callers turn nullopt into an InputError that

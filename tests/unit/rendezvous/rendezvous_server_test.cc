@@ -360,6 +360,24 @@ TEST(RendezvousServer, WithATokenOnlyLaunchersThatProveItJoin) {
   EXPECT_TRUE(contains(service.joined_log(), "presented no rendezvous token"));
 }
 
+// A stranger refused for its token cannot forge lines of node 0's log, nor
+// drive its terminal: what it sent is logged with control characters
+// escaped, on the one line of its refusal.
+TEST(RendezvousServer, WhatAStrangerSentCannotForgeLogLines) {
+  Service service(2, 0, std::chrono::seconds(30),
+                  [](ServerSettings& settings) { settings.token = generate_token(); });
+  Client stranger(service.port);
+  JoinMessage join = stranger.join_message("job", 1, 2, 1);
+  join.host = "evil\ndlaunch: rendezvous: node 1 (n1) joined\x1b[2K\r";
+  stranger.send_join(join);
+  stranger.receive();
+  ASSERT_TRUE(service.await_log("refused evil")) << service.joined_log();
+  std::string log = service.joined_log();
+  EXPECT_TRUE(contains(log, "evil\\ndlaunch: rendezvous: node 1 (n1) joined\\x1b[2K\\r")) << log;
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  EXPECT_EQ(log.find("\ndlaunch: rendezvous: node 1 (n1) joined"), std::string::npos) << log;
+}
+
 TEST(RendezvousServer, ATimeoutNamesRefusedClaimants) {
   Service service(2, 0, std::chrono::milliseconds(500),
                   [](ServerSettings& settings) { settings.token = generate_token(); });

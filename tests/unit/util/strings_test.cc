@@ -7,6 +7,12 @@
 namespace dlaunch::util {
 namespace {
 
+TEST(Strings, EscapedShowsControlCharactersAndKeepsTheRest) {
+  EXPECT_EQ(escaped("host\nforged line\x1b[2K\r\t\x7f"), "host\\nforged line\\x1b[2K\\r\\t\\x7f");
+  EXPECT_EQ(escaped("node-1 ünï"), "node-1 ünï");
+  EXPECT_EQ(escaped(std::string_view("a\0b", 3)), "a\\x00b");
+}
+
 TEST(Strings, SplitKeepsEmptyFields) {
   EXPECT_EQ(split("a,,b", ','), (std::vector<std::string>{"a", "", "b"}));
   EXPECT_EQ(split("", ','), (std::vector<std::string>{""}));
