@@ -4,9 +4,11 @@
 #include "launch/launcher.h"
 #include "launch/run_options.h"
 #include "launch/run_record.h"
+#include "launch/token_setting.h"
 #include "rendezvous/local_coordinator.h"
 #include "rendezvous/rendezvous_coordinator.h"
 #include "util/bounded_call.h"
+#include "util/process_secrets.h"
 
 namespace dlaunch::cli {
 namespace {
@@ -76,6 +78,11 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const launch::LaunchCo
 
 int run_command(const CommandArgs& args) {
   util::Environment environment = util::Environment::from_process();
+  // The token is in the snapshot above; nothing the launcher starts (the
+  // gate's check, the workers) inherits it, and no process of the user can
+  // read it from this one (util/process_secrets.h).
+  util::hide_process_memory();
+  util::scrub_environment_variable(launch::kTokenVariable);
   // The command line as typed, with PET_* fallbacks.
   auto options = launch::parse_run_options(args, environment);
   if (!options) return 0;  // --help
