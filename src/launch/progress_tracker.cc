@@ -43,6 +43,7 @@ void ProgressTracker::take_line(Worker& worker, std::string_view line, util::Clo
   std::int64_t step = 0;
   auto [end, error] = std::from_chars(line.data(), line.data() + line.size(), step);
   if (error != std::errc() || end != line.data() + line.size() || line.empty()) return;
+  if (!rendezvous::is_step(step)) return;
   if (worker.step != step) worker.last_step_change = now;
   worker.step = step;
 }

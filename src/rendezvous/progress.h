@@ -7,6 +7,13 @@
 
 namespace dlaunch::rendezvous {
 
+// The steps a worker may report: 0 to a trillion, far beyond any run.
+// Anything else (a negative step, 9e18) is no step: bounded, a median of
+// steps and "N steps behind" can neither overflow nor mislead.
+inline constexpr std::int64_t kMostSteps = 1'000'000'000'000;
+
+inline bool is_step(std::int64_t step) { return step >= 0 && step <= kMostSteps; }
+
 // A worker's last step from its progress channel (DLAUNCH_PROGRESS_FD).
 struct RankStep {
   int rank = 0;

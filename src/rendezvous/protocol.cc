@@ -461,6 +461,8 @@ ProgressMessage decode_progress(std::string_view payload) {
     step.rank = reader.i32();
     std::uint64_t high = reader.u32();
     step.step = static_cast<std::int64_t>((high << 32) | reader.u32());
+    if (!is_step(step.step))
+      throw ProtocolError(fmt::format("progress of rank {} at step {}, outside 0..{}", step.rank, step.step, kMostSteps));
     message.steps.push_back(step);
   }
   reader.finish();

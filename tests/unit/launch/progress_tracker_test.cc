@@ -48,6 +48,19 @@ TEST(ProgressTracker, JoinsLinesSplitAcrossReadsAndIgnoresGarbage) {
   EXPECT_EQ(tracker.last_progress(), kStart + seconds(5));
 }
 
+// A step outside 0..a trillion (a negative one, 9e18, INT64_MIN) is no
+// step: it neither moves the worker nor reaches node 0's median.
+TEST(ProgressTracker, StepsOutOfBoundsAreNoSteps) {
+  ProgressTracker tracker({0}, kStart);
+  tracker.on_progress_bytes(0, "5\n", kStart + seconds(1));
+  tracker.on_progress_bytes(0, "9000000000000000000\n-9223372036854775808\n-1\n1000000000001\n",
+                            kStart + seconds(2));
+  EXPECT_EQ(tracker.steps(), (std::vector<rendezvous::RankStep>{{0, 5}}));
+  EXPECT_EQ(tracker.last_progress(), kStart + seconds(1));
+  tracker.on_progress_bytes(0, "1000000000000\n", kStart + seconds(3));
+  EXPECT_EQ(tracker.steps()[0].step, rendezvous::kMostSteps);
+}
+
 TEST(ProgressTracker, IgnoresWorkersItDoesNotKnow) {
   ProgressTracker tracker({0}, kStart);
   tracker.on_output(5, kStart + seconds(9));

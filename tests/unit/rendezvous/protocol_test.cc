@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace dlaunch::rendezvous {
 namespace {
 
@@ -287,11 +289,11 @@ TEST(Protocol, AnObserversJoinSaysSoAndItsProofCoversTheFlag) {
   EXPECT_NE(signed_part(join), signed_part(launcher));  // a launcher's proof cannot be reused as an observer's
 }
 
-TEST(Protocol, ProgressCarriesIdleTimeAndStepsOfAnySign) {
+TEST(Protocol, ProgressCarriesIdleTimeAndBoundedSteps) {
   ProgressMessage progress;
   progress.round = 3;
   progress.idle_ms = 4'000'000'000U;
-  progress.steps = {{0, 0}, {1, 1LL << 40}, {2, -5}};
+  progress.steps = {{0, 0}, {1, 1LL << 39}, {2, kMostSteps}};
   auto decoded = decode_progress(encode(progress));
   EXPECT_EQ(decoded.round, 3u);
   EXPECT_EQ(decoded.idle_ms, 4'000'000'000U);
@@ -299,6 +301,13 @@ TEST(Protocol, ProgressCarriesIdleTimeAndStepsOfAnySign) {
   std::string truncated = encode(progress);
   truncated.pop_back();
   EXPECT_THROW(decode_progress(truncated), ProtocolError);
+  // A step out of bounds (9e18, INT64_MIN, negative) is a broken report,
+  // never a median's input.
+  for (std::int64_t wild : {std::int64_t{9'000'000'000'000'000'000}, INT64_MIN, std::int64_t{-5}, kMostSteps + 1}) {
+    ProgressMessage bad = progress;
+    bad.steps[1].step = wild;
+    EXPECT_THROW(decode_progress(encode(bad)), ProtocolError) << wild;
+  }
 }
 
 TEST(Protocol, CaptureAndStacksRoundTrip) {
