@@ -2,13 +2,13 @@
 
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "util/atomic_file.h"
+#include "util/bounded_json.h"
 #include "util/error.h"
+#include "util/outside_file.h"
 #include "util/socket.h"
 
 namespace dlaunch::rendezvous {
@@ -17,22 +17,28 @@ namespace {
 namespace fs = std::filesystem;
 
 // An endpoint file is a few hundred bytes; anything much bigger is not one.
-constexpr std::uintmax_t kLargestEndpointFile = 64 * 1024;
+constexpr std::size_t kLargestEndpointFile = 64 * 1024;
 
-ServiceEndpoint read_endpoint(const fs::path& path) {
-  std::error_code error;
-  if (fs::file_size(path, error) > kLargestEndpointFile || error)
-    throw util::InputError(fmt::format("{} is not a rendezvous endpoint file (too big, or unreadable)", path.string()));
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  auto json = nlohmann::json::parse(text.str(), nullptr, false);
+// The endpoint at PATH; nullopt when it went away since it was found.
+// Read once, as the open file is (util/outside_file.h): the folder may be
+// shared or copied, so PATH may hold a FIFO (a blocking open would hang
+// `dlaunch stacks`), a planted link (dlaunch writes this file itself) or
+// gigabytes, and the JSON may nest deep enough to overflow the stack.
+std::optional<ServiceEndpoint> read_endpoint(const fs::path& path) {
+  auto text = util::read_outside_file(
+      path.string(), {"a rendezvous endpoint file dlaunch wrote (JSON)", kLargestEndpointFile, util::Links::kRefuse});
+  if (!text) return std::nullopt;
+  std::string why;
+  auto json = util::parse_json_bounded(*text, &why);
   bool valid = json.is_object() && json.value("address", nlohmann::json()).is_string() &&
                json.value("port", nlohmann::json()).is_number_integer();
-  if (!valid)
-    throw util::InputError(fmt::format("{} is not a rendezvous endpoint file: expected JSON with "
-                                       "'address' and 'port'",
-                                       path.string()));
+  if (!valid) {
+    if (why.empty()) why = "no string 'address' and integer 'port'";
+    throw util::InputError(fmt::format("{} is not a rendezvous endpoint file ({}): expected JSON with "
+                                       "'address' and 'port' as dlaunch writes it. Remove it or put the right "
+                                       "file there",
+                                       path.string(), why));
+  }
   ServiceEndpoint endpoint;
   endpoint.address = json["address"].get<std::string>();
   endpoint.port = json["port"].get<int>();

@@ -3,7 +3,10 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "../test_support/input_error.h"
 #include "../test_support/temp_dir.h"
 #include "util/error.h"
 
@@ -40,6 +43,49 @@ TEST(ServiceEndpoint, NoneIsNulloptAndGarbageIsNamed) {
   std::ofstream(dir.path() + "/rendezvous.json") << "{\"address\": \"a\", \"port\": 70000}";
   EXPECT_THROW(find_endpoint(dir.path()), util::InputError);
   EXPECT_FALSE(write_endpoint("", ServiceEndpoint{}));
+}
+
+// Issue 24: the folder `dlaunch stacks` reads may be shared or copied. A
+// FIFO there made it wait forever in open(); now it is refused at once,
+// naming the file, what it is and what was expected.
+TEST(ServiceEndpoint, AFifoIsRefusedNotWaitedOn) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/rendezvous.json";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::string error = test_support::input_error_of([&] { (void)find_endpoint(dir.path()); });
+  EXPECT_NE(error.find(path + " is a FIFO, where dlaunch expects a rendezvous endpoint file"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("Remove it"), std::string::npos) << error;
+}
+
+TEST(ServiceEndpoint, ALinkIsRefusedAsDlaunchWritesTheFileItself) {
+  test_support::TempDir dir;
+  fs::create_directories(dir.path() + "/elsewhere");
+  ASSERT_TRUE(write_endpoint(dir.path() + "/elsewhere", ServiceEndpoint{"node1", "", 20001, "7.0", "node1"}));
+  const std::string path = dir.path() + "/rendezvous.json";
+  ASSERT_EQ(::symlink((dir.path() + "/elsewhere/rendezvous.json").c_str(), path.c_str()), 0);
+  std::string error = test_support::input_error_of([&] { (void)find_endpoint(dir.path()); });
+  EXPECT_NE(error.find(path + " is a symbolic link"), std::string::npos) << error;
+}
+
+TEST(ServiceEndpoint, AnOversizedFileIsRefusedUnread) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/rendezvous.json";
+  std::ofstream(path) << R"({"address": "node1", "port": 20001, "pad": ")" << std::string(1 << 20, 'x') << "\"}";
+  std::string error = test_support::input_error_of([&] { (void)find_endpoint(dir.path()); });
+  EXPECT_NE(error.find(path + " is larger than 64 KiB, more than a rendezvous endpoint file"), std::string::npos)
+      << error;
+}
+
+// A document nested far enough overflowed the stack when it was copied.
+TEST(ServiceEndpoint, DeepNestingIsRefusedNotACrash) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/rendezvous.json";
+  std::ofstream(path) << R"({"address": "node1", "port": 20001, "x": )" << std::string(30000, '[')
+                      << std::string(30000, ']') << "}";
+  std::string error = test_support::input_error_of([&] { (void)find_endpoint(dir.path()); });
+  EXPECT_NE(error.find(path + " is not a rendezvous endpoint file (nested deeper than"), std::string::npos)
+      << error;
 }
 
 TEST(ServiceEndpoint, NumericAddressOfANameAndOfAnAddress) {
