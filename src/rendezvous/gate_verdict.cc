@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "util/bounded_json.h"
+
 namespace dlaunch::rendezvous {
 namespace {
 
@@ -66,9 +68,13 @@ GateLine read_line(const std::string& text, int rank, int size) {
     line.invalid = fmt::format("its gate line is too long ({} bytes, at most {})", text.size(), kMaxGateLineBytes);
     return line;
   }
-  auto document = nlohmann::json::parse(text, nullptr, false);
+  // Bounded: a line from another machine nested 256 KiB deep overflowed
+  // the stack when value() below copied it.
+  std::string why;
+  auto document = util::parse_json_bounded(text, &why);
   if (document.is_discarded() || !document.is_object() || document.value("gate", nlohmann::json()) != 1) {
     line.invalid = fmt::format("its gate line is not the gate's JSON: '{}'", shown(text.substr(0, 80)));
+    if (!why.empty()) line.invalid += fmt::format(" ({})", shown(why));
     return line;
   }
   try {

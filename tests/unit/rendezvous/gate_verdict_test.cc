@@ -147,6 +147,23 @@ TEST(GateVerdict, GarbageOrOversizedLinesAreRefused) {
   }
 }
 
+// Issue 24: a line nested deep within the size cap overflowed the stack
+// of node 0's launcher when its "links" were copied. Now the node is
+// benched, its line refused with the reason, and the others pass.
+TEST(GateVerdict, ADeeplyNestedLineIsRefusedNotACrash) {
+  auto reports = three(9.0, 9.0, 9.0);
+  const std::size_t depth = (kMaxGateLineBytes - 100) / 2;
+  reports[2].line = R"({"gate":1,"rank":2,"allreduce":true,"error":"","links":)" + std::string(depth, '[') +
+                    std::string(depth, ']') + "}";
+  ASSERT_LE(reports[2].line.size(), kMaxGateLineBytes);
+  auto result = judge_gate({0, 1, 2}, reports);
+  EXPECT_TRUE(node(result, 2).benched);
+  EXPECT_NE(node(result, 2).why.find("not the gate's JSON"), std::string::npos) << node(result, 2).why;
+  EXPECT_NE(node(result, 2).why.find("nested deeper than"), std::string::npos) << node(result, 2).why;
+  EXPECT_FALSE(node(result, 0).benched);
+  EXPECT_FALSE(node(result, 1).benched);
+}
+
 TEST(GateVerdict, AFailingNodeAmongPassingOnesIsBenched) {
   auto reports = three(9.0, 9.0, 9.0);
   reports[1].line = gate_line(1, {{0, 9.0}}, "the link to rank 2 failed: receive failed", {2});
