@@ -23,6 +23,7 @@
 #include "process/worker_process.h"
 #include "util/error.h"
 #include "util/local_time.h"
+#include "slurm/job_id.h"
 #include "slurm/requeue.h"
 #include "util/atomic_file.h"
 #include "util/console.h"
@@ -166,18 +167,30 @@ void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environm
       if (process::SignalChannel::stops_job(*signal)) return;  // the job ended: Slurm stops its steps
     }
   }
+  const auto waited = std::chrono::duration_cast<std::chrono::seconds>(*config.end_job_after).count();
+  // Anyone may set SLURM_JOB_ID: one that is no job id ("--user=root")
+  // must not reach scancel, where it would be an option (slurm/job_id.h).
+  std::vector<std::string> scancel;
+  try {
+    scancel = slurm::job_command({"scancel"}, slurm::checked_job_id(*job_id, "the environment's SLURM_JOB_ID"));
+  } catch (const util::InputError& error) {
+    say(fmt::format("dlaunch: the job did not end within {} s of its verdict and its batch host may be lost, but "
+                    "it is not cancelled: {}. Cancel the job by hand (scancel JOBID) if it still runs",
+                    waited, error.what()));
+    return;
+  }
   std::string why = fmt::format(
       "job {} did not end within {} s of its verdict: its batch script runs on slot 0's host, which the "
       "job lost, so it cannot end the job. The launcher on {} cancels the job (Slurm records CANCELLED; "
       "the job's own verdict is in its log folder's result.json)",
-      *job_id, std::chrono::duration_cast<std::chrono::seconds>(*config.end_job_after).count(), host);
+      *job_id, waited, host);
   say("dlaunch: " + why);
   if (!log_root.temporary()) {
     if (auto error = note_slurm_end(log_root.path(), incarnation, "cancelled by dlaunch: " + why); !error.empty())
       say("dlaunch: " + error);
   }
   try {
-    auto cancel = util::run_captured({"scancel", *job_id});
+    auto cancel = util::run_captured(scancel);
     if (cancel.exit_code != 0)
       say(fmt::format("dlaunch: scancel {} failed: {}", *job_id, util::trim(cancel.err + cancel.out)));
   } catch (const util::SystemError& error) {

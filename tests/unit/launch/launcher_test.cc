@@ -32,6 +32,19 @@ namespace {
 
 using test_support::contains;
 
+// The one-node job's coordinator, with this launcher in slot 1 holding
+// node rank 0: as after node 0's host was lost and this launcher took the
+// job over, so the job's verdict is this launcher's to act on.
+class TakenOverCoordinator : public rendezvous::LocalCoordinator {
+ public:
+  using LocalCoordinator::LocalCoordinator;
+  rendezvous::World join(int round) override {
+    rendezvous::World world = LocalCoordinator::join(round);
+    world.node_slots = {1};
+    return world;
+  }
+};
+
 class LauncherTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -59,7 +72,10 @@ class LauncherTest : public ::testing::Test {
   // Runs CONFIG with the local coordinator, as dlaunch run does for one
   // node; its exit code, and the console output in output_.
   int run(const LaunchConfig& launch) {
-    util::Environment environment(std::map<std::string, std::string>{{"PATH", "/usr/bin:/bin"}, {"OUT", dir_}});
+    std::map<std::string, std::string> variables = extra_environment_;
+    variables.emplace("PATH", "/usr/bin:/bin");
+    variables.emplace("OUT", dir_);
+    util::Environment environment(variables);
     ::testing::internal::CaptureStdout();
     ::testing::internal::CaptureStderr();
     int code = -1;
@@ -67,6 +83,10 @@ class LauncherTest : public ::testing::Test {
       code = run_launcher(launch, environment, [&](process::SignalChannel&, const std::string& host, const std::string&) {
         ++coordinators_made_;
         host_ = host;
+        if (taken_over_)
+          return std::unique_ptr<rendezvous::LocalCoordinator>(std::make_unique<TakenOverCoordinator>("127.0.0.1", std::nullopt,
+                                                        launch.topology.nproc_per_node.value, "t",
+                                                        launch.max_restarts));
         return std::make_unique<rendezvous::LocalCoordinator>("127.0.0.1", std::nullopt,
                                                               launch.topology.nproc_per_node.value, "t",
                                                               launch.max_restarts);
@@ -93,6 +113,9 @@ class LauncherTest : public ::testing::Test {
     return text.str();
   }
 
+  // For run(): variables besides PATH and OUT; whether the coordinator is a TakenOverCoordinator.
+  std::map<std::string, std::string> extra_environment_;
+  bool taken_over_ = false;
   std::string dir_;
   std::string output_;
   int coordinators_made_ = 0;
@@ -177,6 +200,40 @@ TEST_F(LauncherTest, AMissingProgramIsRefusedBeforeTheCoordinatorIsMade) {
   }
   EXPECT_EQ(coordinators_made_, 0);
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/logs"));
+}
+
+// A Slurm batch job whose batch host is lost: the launcher that took it
+// over cancels it --end-job-after after the verdict, with the job id after
+// "--". A SLURM_JOB_ID that is no job id ("--user=root" would cancel every
+// job of that user) never reaches scancel; the console says so.
+TEST_F(LauncherTest, ATakenOverJobIsCancelledOnlyByAJobId) {
+  std::filesystem::create_directories(dir_ + "/bin");
+  std::ofstream(dir_ + "/bin/scancel") << "#!/bin/sh\necho \"$@\" >> '" << dir_ << "/scancel.args'\n";
+  ASSERT_EQ(::chmod((dir_ + "/bin/scancel").c_str(), 0755), 0);
+  // scancel runs from this process's PATH: this stub, never a real one.
+  struct PathGuard {
+    std::string previous = ::getenv("PATH") ? ::getenv("PATH") : "/usr/bin:/bin";
+    ~PathGuard() { ::setenv("PATH", previous.c_str(), 1); }
+  } guard;
+  ::setenv("PATH", (dir_ + "/bin:" + guard.previous).c_str(), 1);
+  extra_environment_ = {{"SLURM_JOB_ID", "12"}};
+  taken_over_ = true;
+  LaunchConfig launch = config(1, "true");
+  launch.topology.node_rank = {1, "test"};
+  launch.exit_code_file = dir_ + "/exit_code";
+  launch.end_job_after = std::chrono::milliseconds(50);
+  EXPECT_EQ(run(launch), 0);
+  EXPECT_EQ(file("scancel.args"), "-- 12\n") << output_;
+  EXPECT_TRUE(contains(output_, "The launcher on " + util::local_host_name() + " cancels the job")) << output_;
+
+  extra_environment_["SLURM_JOB_ID"] = "--user=root";
+  std::filesystem::remove(dir_ + "/scancel.args");
+  EXPECT_EQ(run(launch), 0);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/scancel.args")) << file("scancel.args");
+  EXPECT_TRUE(contains(output_, "it is not cancelled: the environment's SLURM_JOB_ID holds \"--user=root\", "
+                                "which is not a Slurm job id"))
+      << output_;
+  EXPECT_TRUE(contains(output_, "Cancel the job by hand")) << output_;
 }
 
 }  // namespace
