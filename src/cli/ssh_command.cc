@@ -3,10 +3,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
@@ -23,6 +21,7 @@
 #include "ssh/ssh_sessions.h"
 #include "util/environment.h"
 #include "util/error.h"
+#include "util/outside_file.h"
 #include "util/own_executable.h"
 #include "util/strings.h"
 
@@ -31,19 +30,23 @@ namespace {
 
 using namespace ssh;
 
-std::string read_text_file(const std::string& path, const char* option) {
-  std::ifstream file(path);
-  if (!file)
-    throw util::InputError(
-        fmt::format("{} {}: cannot read it (no such file, or no permission)", option, path));
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+// A hostfile or an env file is a few kilobytes; a bigger one is a mistake.
+constexpr std::size_t kMaxOptionFileBytes = 1 << 20;
+
+// The file the user named for OPTION, as WHAT ("a hostfile"). Read as
+// util::read_outside_file does: a FIFO or a device there is refused at once
+// (a blocking read waited forever), and so is a file over 1 MiB; a link is
+// the user's to make, so it is followed.
+std::string read_text_file(const std::string& path, const char* option, std::string_view what) {
+  auto text = util::read_outside_file(path, {what, kMaxOptionFileBytes, util::Links::kFollow});
+  if (!text)
+    throw util::InputError(fmt::format("{} {}: there is no such file; give the path of {}", option, path, what));
+  return *text;
 }
 
 std::vector<ssh::HostEntry> job_hosts(const ssh::SshOptions& options) {
   auto hosts = options.hosts ? ssh::parse_host_list(*options.hosts)
-                             : ssh::parse_host_file(read_text_file(*options.hostfile, "--hostfile"),
+                             : ssh::parse_host_file(read_text_file(*options.hostfile, "--hostfile", "a hostfile"),
                                                *options.hostfile);
   return ssh::select_hosts(std::move(hosts), options.include, options.exclude);
 }
@@ -102,7 +105,7 @@ ssh::JobPlan make_plan(const ssh::SshOptions& options, const std::vector<ssh::Ho
   plan.uneven = uneven(hosts);
   plan.working_dir = std::filesystem::current_path().string();
   std::optional<std::string> env_file;
-  if (options.env_file) env_file = read_text_file(*options.env_file, "--env-file");
+  if (options.env_file) env_file = read_text_file(*options.env_file, "--env-file", "an env file");
   plan.env = ssh::carried_variables(options.env, env_file, options.env_file.value_or(""),
                                [&](const std::string& name) { return environment.get(name); });
   plan.remote_dlaunch = options.remote_dlaunch.value_or(util::own_executable());
