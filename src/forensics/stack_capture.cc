@@ -1,6 +1,7 @@
 #include "forensics/stack_capture.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -14,6 +15,8 @@
 #include "forensics/tool_runs.h"
 #include "process/worker_process.h"
 #include "util/error.h"
+#include "util/fd.h"
+#include "util/outside_file.h"
 #include "util/strings.h"
 
 namespace dlaunch::forensics {
@@ -48,16 +51,25 @@ bool safe_in_gdb_string(const std::string& path) {
   return !path.empty();
 }
 
+// The Python dump gdb had the worker write at PATH (its only caller), at
+// most about kOutputCap of it: a cut dump still gives its first threads,
+// so a longer one is cut, not refused. "" when there is none. Links::kRefuse:
+// dlaunch names the file in its own private scratch folder, so a link there
+// was planted (by the worker, or by whatever it runs). Opened as
+// util::open_outside_file does, which never blocks: a FIFO put there made
+// the capture, and the launcher with it, wait in fopen() forever. Throws
+// InputError when PATH holds no regular file, SystemError when it cannot
+// be read.
 std::string read_file(const std::string& path) {
+  util::Fd file = util::open_outside_file(path, {"the Python stack dump gdb writes", ToolRuns::kOutputCap,
+                                                 util::Links::kRefuse});
   std::string text;
-  if (FILE* file = std::fopen(path.c_str(), "r")) {
-    char buffer[16384];
-    std::size_t got;
-    while ((got = std::fread(buffer, 1, sizeof(buffer), file)) > 0 &&
-           text.size() < ToolRuns::kOutputCap)
-      text.append(buffer, got);
-    std::fclose(file);
-  }
+  if (!file) return text;
+  char buffer[16384];
+  ssize_t got = 0;
+  while (text.size() < ToolRuns::kOutputCap && (got = util::read_retrying(file.get(), buffer, sizeof(buffer))) > 0)
+    text.append(buffer, static_cast<std::size_t>(got));
+  if (got < 0) throw util::system_error(fmt::format("cannot read {}", path), errno);
   return text;
 }
 
@@ -215,7 +227,13 @@ class Capture {
     request.environment = tool_environment_;
     request.timeout = settings_.timeout;
     request.on_done = [this, &capture](const ToolResult& result) {
-      capture.stacks.python_threads = parse_faulthandler(read_file(capture.dump_path));
+      try {
+        capture.stacks.python_threads = parse_faulthandler(read_file(capture.dump_path));
+      } catch (const util::InputError& error) {  // a problem of this worker's capture, not of the others'
+        problem(capture, fmt::format("Python frames (gdb): {}", error.what()));
+      } catch (const util::SystemError& error) {
+        problem(capture, fmt::format("Python frames (gdb): {}", error.what()));
+      }
       if (result.timed_out) resume(capture);
       if (capture.stacks.python_threads.empty()) {
         if (auto first = injection_problems_.find(&capture); first != injection_problems_.end())

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../test_support/temp_dir.h"
 #include "forensics/stack_report.h"
 #include "forensics/tool_runs.h"
 #include "process/worker_process.h"
@@ -129,6 +130,68 @@ TEST(StackCapture, SaysWhatCouldNotBeCapturedAndWhy) {
   ::waitpid(gone, &status, 0);
   stacks = capture_stacks({{gone, 1, 0, 0, "h"}}, no_tools);
   EXPECT_EQ(stacks[0].problems.at(0), "the worker had exited before its stack was captured");
+}
+
+// A gdb stand-in that puts MAKES ("fifo" or "link") where it was told to
+// have the worker write its Python dump, and a worker whose executable is
+// named python3-sleep, so the capture asks gdb for its Python frames.
+class PlantedDump : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(dir_.path() + "/bin");
+    std::ofstream(dir_.path() + "/bin/gdb")
+        << "#!/bin/sh\n"
+           "for arg; do\n"
+           "  case \"$arg\" in\n"
+           "    'call (int)open(\"'*) path=${arg#'call (int)open(\"'}; path=${path%%'\"'*};;\n"
+           "  esac\n"
+           "done\n"
+           "if [ \"$MAKES\" = fifo ]; then /usr/bin/mkfifo \"$path\"; "
+           "else echo 'Current thread 0x1 (most recent call first):' > \"$path.real\"; "
+           "/bin/ln -s \"$path.real\" \"$path\"; fi\n";
+    std::filesystem::permissions(dir_.path() + "/bin/gdb", std::filesystem::perms::owner_all);
+    std::filesystem::copy_file("/bin/sleep", dir_.path() + "/python3-sleep");
+    std::filesystem::permissions(dir_.path() + "/python3-sleep", std::filesystem::perms::owner_all);
+  }
+
+  // The problems said for the worker when gdb leaves MAKES at the dump's path.
+  std::vector<std::string> capture_with(const std::string& makes) {
+    Child child({dir_.path() + "/python3-sleep", "30"});
+    EXPECT_TRUE(wait_until_sleeping(child.pid(), "python3-sleep"));
+    CaptureSettings settings;
+    settings.environment.set("PATH", dir_.path() + "/bin");
+    settings.environment.set("TMPDIR", dir_.path());
+    settings.environment.set("MAKES", makes);
+    auto stacks = capture_stacks({{child.pid(), 0, 0, 0, "here"}}, settings);
+    EXPECT_EQ(::kill(child.pid(), 0), 0);
+    return stacks.at(0).problems;
+  }
+
+  test_support::TempDir dir_;
+};
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& line : lines) text += line + "\n";
+  return text;
+}
+
+// Issue 24: the capture read the dump with fopen(), which waits forever for
+// a writer when a FIFO is there; the launcher's capture hung with it.
+TEST_F(PlantedDump, AFifoIsAProblemNotAHang) {
+  std::string problems = joined(capture_with("fifo"));
+  EXPECT_NE(problems.find("Python frames (gdb): " + dir_.path() + "/dlaunch-stacks-"), std::string::npos) << problems;
+  EXPECT_NE(problems.find(" is a FIFO, where dlaunch expects the Python stack dump gdb writes"), std::string::npos)
+      << problems;
+}
+
+// dlaunch names the dump's path in its private folder: a link there was
+// planted, and is not followed.
+TEST_F(PlantedDump, ALinkIsRefused) {
+  std::string problems = joined(capture_with("link"));
+  EXPECT_NE(problems.find(" is a symbolic link, where dlaunch expects the Python stack dump gdb writes"),
+            std::string::npos)
+      << problems;
 }
 
 TEST(ToolRuns, ATimeoutKillsTheToolAndTheOutputIsCapped) {
