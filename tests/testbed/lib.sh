@@ -655,11 +655,14 @@ testbed_thaw_ns() {
 # none is alive (a killed process whose parent has not reaped it yet is a
 # zombie: it counts as gone). At most PASSES passes (default 50, 50 ms
 # apart); false if some stay (stuck in D state).
-# Everything is frozen first: a power loss ends every process at the same
-# instant, while kills one by one leave each survivor a few milliseconds
-# to react to the others' deaths, which no real host gives. srun's
-# shepherd, for one, kills the step on every node when srun dies before it
-# (CI saw the surviving nodes' launchers killed that way).
+# A power loss ends every process at the same instant; kills one by one
+# leave each survivor a few milliseconds to react to the others' deaths,
+# which no real host gives (CI saw srun's shepherd, outliving srun, kill
+# the step on every node). So every process is frozen first (SIGSTOP: it
+# can react to nothing), then killed deepest in the process tree first: a
+# parent killed before its stopped children would orphan their process
+# group, and the kernel wakes such a group with SIGHUP and SIGCONT (srun
+# then ends the step on every node just the same).
 testbed_kill_ns() {
   local ns=$1 passes=${2:-50} pass pid killed=0
   [ -e "/run/netns/$ns" ] || { testbed_warn "no network namespace $ns"; return 1; }
@@ -670,7 +673,8 @@ testbed_kill_ns() {
       testbed_log "$ns: off: no process left ($killed SIGKILLs, $pass passes)"
       return 0
     fi
-    for pid in $TESTBED_NS_RUNNING_PIDS $TESTBED_NS_STOPPED_PIDS; do
+    # shellcheck disable=SC2086  # lists of pids
+    for pid in $(testbed_deepest_first $TESTBED_NS_RUNNING_PIDS $TESTBED_NS_STOPPED_PIDS); do
       kill -KILL "$pid" 2>/dev/null && killed=$((killed + 1))
     done
     sleep 0.05
@@ -679,6 +683,26 @@ testbed_kill_ns() {
   # shellcheck disable=SC2086  # lists of pids
   testbed_warn "$ns: processes left after $passes passes: $(testbed_describe_pids $TESTBED_NS_RUNNING_PIDS $TESTBED_NS_STOPPED_PIDS)"
   return 1
+}
+
+# testbed_deepest_first PID...: the PIDs, one a line, those deepest in the
+# process tree (counting only parents among the PIDs) first.
+testbed_deepest_first() {
+  local -A parent_of=()
+  local pid stat depth up
+  for pid in "$@"; do
+    stat=$(cat "/proc/$pid/stat" 2>/dev/null) || continue
+    stat=${stat##*) }  # after "PID (COMM) ", which may hold spaces
+    set -- $stat
+    parent_of[$pid]=$2
+  done
+  for pid in "${!parent_of[@]}"; do
+    depth=0 up=$pid
+    while [ -n "${parent_of[${parent_of[$up]}]:-}" ] && [ "$depth" -lt 64 ]; do
+      up=${parent_of[$up]} depth=$((depth + 1))
+    done
+    printf '%s %s\n' "$depth" "$pid"
+  done | sort -rn | cut -d' ' -f2
 }
 
 # testbed_link_is_up NS: true if eth0 in the namespace NS is up
