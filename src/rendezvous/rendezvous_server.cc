@@ -465,7 +465,7 @@ class RendezvousServer::Loop {
                                 "($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)",
                                 why));
     }
-    if (!peer.authenticated) admit(peer, join);
+    if (!peer.authenticated) admit(peer);
     if (join.observer) return on_observer(peer, join);
     if (join.run_id != settings_.run_id)
       return refuse(peer,
@@ -579,14 +579,13 @@ class RendezvousServer::Loop {
   }
 
   // PEER proved the token (or none is needed): from now on every frame both
-  // ways is sealed, and the Welcome is node 0's proof to the launcher.
-  void admit(Peer& peer, const JoinMessage& join) {
+  // ways is sealed, and the Welcome is node 0's proof to the launcher. With
+  // a token only a SealedJoin gets here, and it made the session
+  // (on_sealed_join): a Join in clear is refused before.
+  void admit(Peer& peer) {
     peer.authenticated = true;
     unproven_.erase(peer.unproven_entry);
     peer.connection.set_max_payload(kMaxPayload);
-    // A SealedJoin made the session already; it has opened one frame.
-    if (settings_.token && !peer.session.sealed())
-      peer.session = Session(*settings_.token, peer.challenge, join.nonce, End::kService);
     WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
     send(peer, MessageType::kWelcome, encode(welcome));
   }
