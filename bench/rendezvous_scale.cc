@@ -40,14 +40,14 @@
 #include <unistd.h>
 #include <vector>
 
-#include "rendezvous/world.h"
-#include "rendezvous/protocol.h"
-#include "rendezvous/rendezvous_server.h"
-#include "rendezvous/session.h"
-#include "rendezvous/token.h"
+#include "service/rendezvous_server.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/socket.h"
+#include "wire/protocol.h"
+#include "wire/session.h"
+#include "wire/token.h"
+#include "wire/world.h"
 
 namespace dlaunch::bench {
 namespace {

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "rendezvous/protocol.h"
-#include "rendezvous/token.h"
+#include "wire/protocol.h"
+#include "wire/token.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // rendezvous_decoder_fuzz: what a launcher or node 0's service does with the
-// bytes a peer sends (rendezvous/protocol.h).
+// bytes a peer sends (wire/protocol.h).
 //
 // The first byte chooses a chunk size; the rest is fed to a FrameReader in
 // chunks of that size, as a socket would deliver it, and to a second reader
@@ -24,10 +24,10 @@
 #include <string_view>
 #include <vector>
 
-#include "rendezvous/protocol.h"
-#include "rendezvous/session.h"
-#include "rendezvous/token.h"
 #include "rendezvous/world_check.h"
+#include "wire/protocol.h"
+#include "wire/session.h"
+#include "wire/token.h"
 
 namespace {
 

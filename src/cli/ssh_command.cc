@@ -6,24 +6,24 @@
 #include <random>
 #include <set>
 
-#include "launch/run_options.h"
 #include "launch/launch_config.h"
+#include "launch/run_options.h"
 #include "launch/verdict_line.h"
 #include "process/signal_channel.h"
-#include "rendezvous/service_endpoint.h"
-#include "rendezvous/token.h"
-#include "submit/submission_folder.h"
 #include "slurm/hostlist.h"
 #include "ssh/host_file.h"
 #include "ssh/remote_command.h"
 #include "ssh/ssh_options.h"
 #include "ssh/ssh_preflight.h"
 #include "ssh/ssh_sessions.h"
+#include "submit/submission_folder.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/outside_file.h"
 #include "util/own_executable.h"
 #include "util/strings.h"
+#include "wire/service_endpoint.h"
+#include "wire/token.h"
 
 namespace dlaunch::cli {
 namespace {

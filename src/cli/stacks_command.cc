@@ -8,7 +8,6 @@
 #include "forensics/saved_report.h"
 #include "launch/token_setting.h"
 #include "process/signal_channel.h"
-#include "rendezvous/service_endpoint.h"
 #include "rendezvous/stack_observer.h"
 #include "submit/job_lookup.h"
 #include "util/command_line.h"
@@ -17,6 +16,7 @@
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"
+#include "wire/service_endpoint.h"
 
 namespace dlaunch::cli {
 namespace {

@@ -10,7 +10,6 @@
 
 #include "launch/token_setting.h"
 #include "process/worker_process.h"
-#include "rendezvous/token.h"
 #include "submit/array_folders.h"
 #include "submit/array_watch.h"
 #include "submit/config_file.h"
@@ -26,6 +25,7 @@
 #include "util/safe_file.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
+#include "wire/token.h"
 
 namespace dlaunch::cli {
 namespace {

@@ -1,8 +1,8 @@
 #include "collective/store_seal.h"
 
-#include "rendezvous/aead.h"
-#include "rendezvous/token.h"
 #include "util/error.h"
+#include "wire/aead.h"
+#include "wire/token.h"
 
 namespace dlaunch::collective {
 namespace {

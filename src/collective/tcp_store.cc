@@ -9,10 +9,10 @@
 
 #include "collective/store_seal.h"
 #include "process/event_loop.h"
-#include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/socket.h"
 #include "util/strings.h"
+#include "wire/token.h"
 
 namespace dlaunch::collective {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "rendezvous/world.h"
+#include "wire/world.h"
 
 namespace dlaunch::launch {
 

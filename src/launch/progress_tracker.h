@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "rendezvous/coordinator.h"
-#include "rendezvous/progress.h"
 #include "util/socket.h"
+#include "wire/progress.h"
 
 namespace dlaunch::launch {
 

@@ -29,7 +29,7 @@
 #include <optional>
 #include <string>
 
-#include "rendezvous/world.h"
+#include "wire/world.h"
 
 namespace dlaunch::launch {
 

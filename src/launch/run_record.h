@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "rendezvous/rendezvous_coordinator.h"
-#include "rendezvous/world.h"
+#include "wire/world.h"
 
 namespace dlaunch::launch {
 

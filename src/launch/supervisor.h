@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "rendezvous/coordinator.h"
 #include "launch/escaped_processes.h"
+#include "launch/worker_plan.h"
 #include "process/log_file_fault.h"
 #include "process/signal_channel.h"
 #include "process/watchdog.h"
-#include "launch/worker_plan.h"
-#include "rendezvous/world.h"
+#include "rendezvous/coordinator.h"
 #include "util/console.h"
+#include "wire/world.h"
 
 namespace dlaunch::launch {
 

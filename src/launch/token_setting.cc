@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/strings.h"
+#include "wire/token.h"
 
 namespace dlaunch::launch {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "rendezvous/token.h"
 #include "util/strings.h"
+#include "wire/token.h"
 
 namespace dlaunch::launch {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "rendezvous/world.h"
+#include "wire/world.h"
 
 namespace dlaunch::launch {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "launch/launch_config.h"
-#include "rendezvous/world.h"
 #include "util/environment.h"
+#include "wire/world.h"
 
 namespace dlaunch::launch {
 

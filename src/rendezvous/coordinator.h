@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "forensics/stack_sample.h"
-#include "rendezvous/hang_watch.h"
-#include "rendezvous/progress.h"
-#include "rendezvous/world.h"
+#include "hang/hang_watch.h"
 #include "util/error.h"
+#include "wire/progress.h"
+#include "wire/world.h"
 
 namespace dlaunch::rendezvous {
 
@@ -36,17 +36,6 @@ struct CaptureRequest {
   std::uint32_t id = 0;
   bool hang = false;
 };
-
-// --hang-timeout, --straggler-lag, and where stack reports go.
-struct ForensicsSettings {
-  HangSettings hang;
-  std::string report_folder;  // the run's log folder: reports go to its stacks/ ("": not saved)
-  std::chrono::milliseconds capture_timeout{5'000};  // per tool and worker
-  std::function<void(const std::string&)> log;  // a line for the console; null: stderr
-};
-
-// The exit code of a job ended by --hang-timeout (as timeout(1)'s).
-inline constexpr int kHangExitCode = 124;
 
 // This launcher is out of the job: node 0 dropped it while it was frozen
 // or cut off and the job went on without it, or the job was decided

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "forensics/saved_report.h"
-#include "rendezvous/verdict.h"
+#include "service/verdict.h"
 #include "util/console.h"
 #include "util/ports.h"
 

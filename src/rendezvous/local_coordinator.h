@@ -1,5 +1,5 @@
 // The coordinator of a single-node job: no peers, no network. It judges a
-// hang itself (rendezvous/hang_watch.h) from the supervisor's progress.
+// hang itself (hang/hang_watch.h) from the supervisor's progress.
 #pragma once
 
 #include <optional>

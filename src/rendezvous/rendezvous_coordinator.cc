@@ -4,23 +4,23 @@
 #include <fmt/format.h>
 #include <poll.h>
 
+#include "gate/gate_process.h"
 #include "net/interfaces.h"
 #include "process/stall_watch.h"
-#include "rendezvous/gate_process.h"
-#include "rendezvous/probe_dialer.h"
-#include "rendezvous/probe_responder.h"
-#include "rendezvous/verdict.h"
-#include "rendezvous/protocol.h"
-#include "rendezvous/rendezvous_server.h"
 #include "rendezvous/service_dialer.h"
-#include "rendezvous/service_endpoint.h"
-#include "rendezvous/token.h"
 #include "rendezvous/world_check.h"
+#include "service/rendezvous_server.h"
+#include "service/verdict.h"
+#include "survey/probe_dialer.h"
+#include "survey/probe_responder.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/ports.h"
 #include "util/socket.h"
+#include "wire/protocol.h"
+#include "wire/service_endpoint.h"
+#include "wire/token.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -412,7 +412,7 @@ class RendezvousCoordinator : public Coordinator {
     publish_endpoint(settings_.master_addr);
   }
 
-  // For `dlaunch stacks FOLDER` on a login node (rendezvous/service_endpoint.h).
+  // For `dlaunch stacks FOLDER` on a login node (wire/service_endpoint.h).
   void publish_endpoint(const std::string& address) const {
     write_endpoint(settings_.forensics.report_folder,
                    ServiceEndpoint{address, numeric_address(address, settings_.port), settings_.port,

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "rendezvous/coordinator.h"
-#include "rendezvous/rendezvous_server.h"
-#include "rendezvous/waiting_status.h"
 #include "process/signal_channel.h"
+#include "rendezvous/coordinator.h"
+#include "service/rendezvous_server.h"
+#include "service/waiting_status.h"
 
 namespace dlaunch::rendezvous {
 
@@ -66,7 +66,7 @@ struct RendezvousSettings {
   // node 0 can name the hosts of missing nodes; empty: unknown.
   std::vector<std::string> expected_hosts;
   // How often a waiting launcher says so: node 0 naming whom it waits for,
-  // the others while they cannot reach node 0 (rendezvous/waiting_status.h).
+  // the others while they cannot reach node 0 (service/waiting_status.h).
   WaitingSchedule waiting_lines;
   // The job's records, read before a launcher that lost node 0 acts for
   // the job again; null: none are kept (no shared log folder).

@@ -8,9 +8,9 @@
 #include <poll.h>
 #include <random>
 
-#include "rendezvous/token.h"
 #include "util/console.h"
 #include "util/error.h"
+#include "wire/token.h"
 
 namespace dlaunch::rendezvous {
 namespace {

@@ -4,7 +4,7 @@
 // One attempt: connect to one of the master address's addresses, take the
 // Challenge, send the Join (with this launcher's nonce and proof), and wait
 // for the Welcome. With a token the Welcome must carry node 0's tag under the
-// session key (rendezvous/session.h), which only a holder of the token can
+// session key (wire/session.h), which only a holder of the token can
 // make; a peer that cannot prove it — a stranger holding the port, a silent
 // listener, another program — is not believed: the launcher says what it saw
 // in one line naming the address, and tries again (the next address, then
@@ -19,12 +19,12 @@
 #include <set>
 #include <string>
 
-#include "rendezvous/coordinator.h"
 #include "process/signal_channel.h"
-#include "rendezvous/protocol.h"
-#include "rendezvous/rendezvous_server.h"
-#include "rendezvous/service_link.h"
-#include "rendezvous/waiting_status.h"
+#include "rendezvous/coordinator.h"
+#include "service/rendezvous_server.h"
+#include "service/waiting_status.h"
+#include "wire/protocol.h"
+#include "wire/service_link.h"
 
 namespace dlaunch::rendezvous {
 

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <poll.h>
 
-#include "rendezvous/protocol.h"
 #include "rendezvous/service_dialer.h"
 #include "util/error.h"
 #include "util/ports.h"
 #include "util/socket.h"
+#include "wire/protocol.h"
 
 namespace dlaunch::rendezvous {
 namespace {

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "rendezvous/world.h"
+#include "wire/world.h"
 
 namespace dlaunch::rendezvous {
 

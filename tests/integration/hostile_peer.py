@@ -22,7 +22,7 @@ import struct
 import sys
 
 MAGIC = 0x444C5256  # "DLRV"
-VERSION = 8  # src/rendezvous/protocol.h kVersion
+VERSION = 8  # src/wire/protocol.h kVersion
 CHALLENGE, WELCOME, WORLD = 8, 10, 2
 
 

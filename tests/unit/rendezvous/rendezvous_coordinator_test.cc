@@ -15,11 +15,11 @@
 #include <thread>
 
 #include "../test_support/text.h"
-#include "fake_node0.h"
-#include "rendezvous/protocol.h"
-#include "rendezvous/token.h"
+#include "../test_support/fake_node0.h"
 #include "util/error.h"
 #include "util/socket.h"
+#include "wire/protocol.h"
+#include "wire/token.h"
 
 namespace dlaunch::rendezvous {
 namespace {

@@ -22,13 +22,13 @@
 #include <vector>
 
 #include "../test_support/text.h"
-#include "fake_node0.h"
+#include "../test_support/fake_node0.h"
 #include "process/signal_channel.h"
-#include "rendezvous/protocol.h"
-#include "rendezvous/session.h"
-#include "rendezvous/token.h"
 #include "util/error.h"
 #include "util/socket.h"
+#include "wire/protocol.h"
+#include "wire/session.h"
+#include "wire/token.h"
 
 namespace dlaunch::rendezvous {
 namespace {

@@ -13,12 +13,12 @@
 #include <sys/wait.h>
 
 #include "../../../fuzz/job_script_reader.h"
+#include "../test_support/input_error.h"
 #include "flag_settings.h"
-#include "rendezvous/token.h"
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
 #include "util/error.h"
-#include "../test_support/input_error.h"
+#include "wire/token.h"
 
 namespace dlaunch::submit {
 namespace {

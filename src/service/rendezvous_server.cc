@@ -1,0 +1,1522 @@
+#include "service/rendezvous_server.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <list>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sys/socket.h>
+#include <unordered_map>
+#include <vector>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "forensics/saved_report.h"
+#include "gate/gate_verdict.h"
+#include "hang/stack_collection.h"
+#include "process/event_loop.h"
+#include "process/stall_watch.h"
+#include "service/roster.h"
+#include "service/verdict.h"
+#include "survey/network_survey.h"
+#include "survey/probe_responder.h"
+#include "util/atomic_file.h"
+#include "util/console.h"
+#include "util/error.h"
+#include "util/local_time.h"
+#include "util/open_file_limit.h"
+#include "util/ports.h"
+#include "util/socket.h"
+#include "util/strings.h"
+#include "util/trusted_folder.h"
+#include "wire/peer_connection.h"
+#include "wire/protocol.h"
+#include "wire/session.h"
+#include "wire/token.h"
+
+namespace dlaunch::rendezvous {
+namespace {
+
+// A launcher's connection and what the service knows of it.
+struct Peer {
+  Peer(PeerConnection opened, std::string nonce)
+      : connection(std::move(opened)), challenge(std::move(nonce)) {}
+  PeerConnection connection;
+  std::string challenge;
+  Session session;             // sealed once a Join proved the token
+  bool authenticated = false;  // proved the token (or none is required) in a Join
+  int slot = -1;               // -1 until its first Join named its place in the job
+  std::string host;
+  bool closed = false;
+  bool watching_writable = false;
+  std::list<Peer*>::iterator unproven_entry;  // its place among the unproven, oldest first
+};
+
+// After this many refusals the log says so once and goes quiet.
+constexpr int kLoggedRefusals = 50;
+// Unproven connections held at most, whatever the open-file limit: each
+// costs a descriptor and a few hundred bytes.
+constexpr std::size_t kMostUnproven = 16384;
+// Descriptors kept for everything else node 0's launcher opens (workers'
+// pipes, log files, the launchers that did prove themselves).
+constexpr std::size_t kReservedDescriptors = 256;
+// Connections handled per wake-up at the most, before the tick's deadlines.
+constexpr int kEventsPerBatch = 256;
+// How long the service waits for probe reports beyond the probes' own
+// deadline, and for gate reports beyond --gate-timeout.
+constexpr std::chrono::milliseconds kProbeReportMargin{1'500};
+constexpr std::chrono::milliseconds kGateReportMargin{10'000};
+// Events the timeline keeps: the first, then the latest.
+constexpr std::size_t kLongestTimeline = 64;
+
+// The non-empty lines of TEXT.
+std::vector<std::string> summary_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (auto& line : util::split(text, '\n')) {
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+// How many unproven connections to hold with OPEN_FILES descriptors allowed.
+std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
+  std::size_t reserved = kReservedDescriptors + static_cast<std::size_t>(nnodes);
+  std::size_t room = open_files > reserved ? open_files - reserved : 0;
+  return std::clamp<std::size_t>(room / 2, 16, kMostUnproven);
+}
+
+}  // namespace
+
+class RendezvousServer::Loop {
+ public:
+  Loop(util::Fd listener, ServerSettings settings)
+      : listener_(std::move(listener)),
+        settings_(std::move(settings)),
+        events_(kEventsPerBatch),
+        stall_(process::stall_threshold(settings_.heartbeat_timeout)) {
+    if (settings_.incarnation.empty()) settings_.incarnation = generate_token().substr(0, 16);
+    std::size_t open_files = util::raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
+    max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
+                                               : unproven_capacity(open_files, settings_.nnodes);
+    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    util::set_nonblocking(listener_.get());
+    util::set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
+    events_.watch(listener_.get(), EPOLLIN, [this](std::uint32_t) { accept_peers(); });
+    auto now = util::Clock::now();
+    round_ = settings_.first_round;
+    members_ = settings_.previous_members;
+    benched_.insert(settings_.benched.begin(), settings_.benched.end());
+    timeline_ = settings_.timeline;
+    if (taking_over()) {
+      round_failed_at_ = now;  // node 0 was lost just now
+      round_fault_at_ = settings_.lost_node0_last_heard.value_or(now);
+      events_.at(now + settings_.gather_grace, [this] {
+        grace_passed_ = true;
+        maybe_start_round();
+      });
+    }
+    if (settings_.gate.enabled && !taking_over())
+      events_.at(now + settings_.gate.timeout, [this] {
+        gate_arrival_passed_ = true;
+        maybe_start_round();
+      });
+    arm_join_deadline();
+    tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
+    arm_tick(now + tick_);
+    last_heartbeat_ = now;
+  }
+
+  // On the service's thread, until stop().
+  void run() {
+    // Closed peers are freed between batches, after the events that may still name them.
+    events_.run_until([this] {
+      drop_closed_peers();
+      return false;
+    });
+  }
+
+  // From any thread: run() returns.
+  void stop() { events_.stop(); }
+
+  bool wait_until_all_told(util::Clock::time_point deadline) {
+    std::unique_lock lock(told_mutex_);
+    return told_changed_.wait_until(lock, deadline,
+                                    [&] { return static_cast<int>(told_.size()) >= settings_.nnodes; });
+  }
+
+ private:
+  enum class Phase { kJoining, kRunning, kDone };
+
+  // While the nodes join round round_: those missing then abort the job,
+  // and until then the log says every few seconds whom the job waits for.
+  void arm_join_deadline() {
+    auto now = util::Clock::now();
+    events_.cancel(join_deadline_);
+    join_deadline_ = events_.at(now + settings_.join_timeout, [this] {
+      if (phase_ == Phase::kJoining) abort_missing();
+    });
+    gathering_since_ = now;
+    next_waiting_line_ = settings_.waiting_lines.interval_after(std::chrono::milliseconds(0));
+    arm_waiting_line();
+  }
+
+  // Due times count from the start of the gathering, so lines land on round
+  // numbers (5 s, 10 s, ...) however late the loop wakes.
+  void arm_waiting_line() {
+    events_.cancel(waiting_line_);
+    waiting_line_ = events_.at(gathering_since_ + next_waiting_line_, [this] {
+      if (phase_ != Phase::kJoining) return;
+      log(gathering_line(gathering_nodes()));
+      next_waiting_line_ += settings_.waiting_lines.interval_after(next_waiting_line_);
+      arm_waiting_line();
+    });
+  }
+
+  // Who the gathering round still lacks. Round 0 (and a take-over's first
+  // round) waits for launchers that never came; a later round only for
+  // those still connected to join again, unless too few are.
+  GatheringNodes gathering_nodes() const {
+    GatheringNodes gathering;
+    gathering.expected_hosts = settings_.expected_hosts;
+    gathering.needed = settings_.nnodes;
+    gathering.spares = settings_.spare_nodes > 0;
+    for (int slot : joined_) gathering.joined += benched_.count(slot) == 0 ? 1 : 0;
+    gathering.waited = std::chrono::duration_cast<std::chrono::milliseconds>(util::Clock::now() - gathering_since_);
+    gathering.timeout = settings_.join_timeout;
+    const bool first_round = round_ == 0 || (taking_over() && round_ == settings_.first_round);
+    if (!first_round) {
+      for (const auto& [slot, peer] : launchers_)
+        if (joined_.count(slot) == 0) gathering.missing.push_back(slot);
+      if (!gathering.missing.empty()) return gathering;
+    }
+    for (int slot = 0; slot < launcher_count(); ++slot) {
+      bool expected = !taking_over() || round_ != settings_.first_round ||
+                      std::count(settings_.expected.begin(), settings_.expected.end(), slot) > 0;
+      if (expected && joined_.count(slot) == 0 && benched_.count(slot) == 0) gathering.missing.push_back(slot);
+    }
+    return gathering;
+  }
+
+  // The fixed tick: heartbeats, and the handshake and heartbeat deadlines.
+  void arm_tick(util::Clock::time_point when) {
+    events_.at(when, [this] {
+      auto now = util::Clock::now();
+      on_tick(now);
+      arm_tick(now + tick_);
+    });
+  }
+
+  // MESSAGE as one line: what peers sent (a host name, a run id, even from
+  // a stranger refused for its token) may hold newlines or terminal
+  // escapes, which must neither forge lines of this log nor drive the
+  // terminal.
+  void log(const std::string& message) {
+    std::string line = util::escaped(message);
+    if (settings_.log) settings_.log(line);
+    // Through the launcher's console sink: a stalled stderr must not stall
+    // this thread (and with it every node's heartbeat).
+    else util::console_err().write_message(fmt::format("dlaunch: rendezvous: {}", line));
+  }
+
+  void log_refusal(const std::string& message) {
+    ++refusals_;
+    if (refusals_ <= kLoggedRefusals) log(message);
+    if (refusals_ == kLoggedRefusals)
+      log(fmt::format("{} connections refused so far; further refusals are not logged", refusals_));
+  }
+
+  void accept_peers() {
+    auto now = util::Clock::now();
+    wake(now);
+    for (;;) {
+      int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if ((errno == EMFILE || errno == ENFILE) && make_room_for_a_connection()) continue;
+        return;
+      }
+      if (unproven_.size() >= max_unproven_) evict_oldest_unproven();
+      greet(util::Fd(fd), now);
+    }
+  }
+
+  // A flood: close the oldest connection that has not proved itself. A
+  // launcher answers its challenge at once, so the oldest unproven
+  // connections are the strangers' (who must keep reopening them), and a
+  // launcher that proved itself is never closed for room.
+  void evict_oldest_unproven() {
+    Peer* oldest = unproven_.front();
+    log_refusal(fmt::format("closed {} to make room: {} connections have not proved the job's token "
+                            "(at most {} are held)",
+                            describe(*oldest), unproven_.size(), max_unproven_));
+    close(*oldest);
+  }
+
+  // Out of descriptors: frees one by evicting an unproven connection, or,
+  // when there is none, accepts and closes the waiting one with a spare
+  // descriptor so the listener does not report it again at once. True when
+  // accept() may be tried again.
+  bool make_room_for_a_connection() {
+    if (!unproven_.empty()) {
+      evict_oldest_unproven();
+      return true;
+    }
+    if (!spare_fd_) return false;
+    spare_fd_.reset();
+    util::Fd refused(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (refused) log_refusal("closed a new connection: node 0's launcher is out of file descriptors");
+    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    return refused.valid();
+  }
+
+  void greet(util::Fd socket, util::Clock::time_point now) {
+    auto peer = std::make_unique<Peer>(PeerConnection(std::move(socket), now),
+                                       random_bytes(kChallengeSize));
+    Peer* raw = peer.get();
+    raw->connection.set_max_payload(kMaxHandshakePayload);
+    try {
+      events_.watch(raw->connection.fd(), EPOLLIN, [this, raw](std::uint32_t events) { on_event(*raw, events); });
+    } catch (const util::SystemError& error) {
+      // The kernel's limit on watched descriptors (a flood): this connection
+      // is closed, the service goes on for the launchers already held.
+      log_refusal(fmt::format("closed a new connection: {}", error.what()));
+      return;
+    }
+    peers_.emplace(raw, std::move(peer));
+    raw->unproven_entry = unproven_.insert(unproven_.end(), raw);
+    ChallengeMessage challenge{raw->challenge, settings_.token.has_value(),
+                               static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
+    send(*raw, MessageType::kChallenge, encode(challenge));
+  }
+
+  void on_event(Peer& peer, std::uint32_t events) {
+    if (peer.closed) return;
+    auto now = util::Clock::now();
+    wake(now);
+    if ((events & EPOLLOUT) != 0 && !flush(peer, now)) return;
+    if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) return;
+    bool open = peer.connection.receive(now);
+    try {
+      while (!peer.closed) {
+        auto frame = peer.connection.next_frame();
+        if (!frame) break;
+        handle(peer, *frame);
+      }
+    } catch (const ProtocolError& error) {
+      on_protocol_error(peer, error);
+      return;
+    }
+    if (!open && !peer.closed) on_disconnect(peer);
+  }
+
+  // The round this service is in, which every frame it sends carries.
+  std::uint32_t generation() const { return static_cast<std::uint32_t>(round_); }
+
+  void handle(Peer& peer, const Frame& frame) {
+    if (!peer.authenticated) {
+      // Only a Join may come first; it carries its own proof.
+      if (frame.type == MessageType::kSealedJoin) return on_sealed_join(peer, frame);
+      if (frame.type != MessageType::kJoin) throw ProtocolError("a message before joining");
+      JoinMessage join = checked_join(frame, frame.payload);
+      // A holder of the token seals its Join: one in clear with a proof is
+      // not from this dlaunch, and would have shown the Join on the path.
+      if (settings_.token && !join.proof.empty()) throw ProtocolError("a Join with a token proof sent in clear");
+      return on_join(peer, join);
+    }
+    std::string payload = peer.session.open(frame);
+    if (deposed_) {
+      if (frame.type == MessageType::kJoin) fence(peer, deposed_reason_);
+      return;
+    }
+    // What a launcher reports of a round is that round's only: a report of
+    // an earlier one (sent before the launcher heard the verdict, or by a
+    // launcher the job left behind) is stale, and dropped.
+    if (reports_on_a_round(frame.type) && frame.generation != generation()) return;
+    switch (frame.type) {
+      case MessageType::kJoin: on_join(peer, checked_join(frame, payload)); break;
+      case MessageType::kHeartbeat: decode_heartbeat(payload); break;
+      case MessageType::kStarted: {
+        decode_heartbeat(payload);  // empty, like a heartbeat
+        on_started(peer);
+        break;
+      }
+      case MessageType::kFailure: on_failure(peer, decode_failure(payload)); break;
+      case MessageType::kOutcome: on_outcome(peer, decode_outcome(payload)); break;
+      case MessageType::kProgress: on_progress(peer, decode_progress(payload)); break;
+      case MessageType::kStacks: on_stacks(peer, decode_stacks(payload)); break;
+      case MessageType::kProbeReport: on_probe_report(peer, decode_probe_report(payload)); break;
+      case MessageType::kGateReport: on_gate_report(peer, decode_gate_report(payload)); break;
+      default: throw ProtocolError("a launcher sent a message only the service sends");
+    }
+  }
+
+  static bool reports_on_a_round(MessageType type) {
+    switch (type) {
+      case MessageType::kFailure:
+      case MessageType::kOutcome:
+      case MessageType::kProgress:
+      case MessageType::kStacks:
+      case MessageType::kStarted:
+      case MessageType::kProbeReport:
+      case MessageType::kGateReport: return true;
+      default: return false;
+    }
+  }
+
+  // A launcher's first Join, sealed under the session its nonce and node 0's
+  // challenge make with the token. A Join that does not open is refused
+  // like a wrong proof; node 0 without a token cannot open it at all.
+  void on_sealed_join(Peer& peer, const Frame& frame) {
+    SealedJoinMessage sealed = decode_sealed_join(frame.payload);
+    const int claimed = static_cast<int>(sealed.slot);
+    if (!settings_.token)
+      return refuse(peer, fmt::format("refused {}: it holds a rendezvous token, this node 0 none", describe(peer)),
+                    "it has a rendezvous token but node 0 has none; give every node the same token, or none");
+    Session session(*settings_.token, peer.challenge, sealed.nonce, End::kService);
+    std::string payload;
+    try {
+      payload = session.open(frame.type, frame.generation, sealed.sealed);
+    } catch (const ProtocolError&) {
+      const std::string why = "its rendezvous token is wrong";
+      refused_ranks_[claimed] = fmt::format("a launcher claiming node {} from {} was refused: {}", claimed,
+                                            peer.connection.address(), why);
+      return refuse(peer, fmt::format("refused {} (claiming node {}): {}", describe(peer), claimed, why),
+                    "node 0 refused this launcher: its rendezvous token is wrong. Give every node the same "
+                    "token ($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)");
+    }
+    JoinMessage join = checked_join(frame, payload);
+    if (join.nonce != sealed.nonce || join.node_rank != sealed.slot)
+      throw ProtocolError("a sealed Join whose nonce or slot is not its frame's");
+    peer.session = std::move(session);
+    on_join(peer, join);
+  }
+
+  // A Join's frame carries the round it joins as its generation.
+  static JoinMessage checked_join(const Frame& frame, std::string_view payload) {
+    JoinMessage join = decode_join(payload);
+    if (frame.generation != join.round)
+      throw ProtocolError(fmt::format("a Join for round {} in a frame of generation {}", join.round,
+                                      frame.generation));
+    return join;
+  }
+
+  // A stranger is refused; a node of the job that breaks the protocol
+  // (garbage, a frame that fails its tag) is lost like a node that died, so
+  // a running job stops instead of waiting for its outcome forever.
+  void on_protocol_error(Peer& peer, const ProtocolError& error) {
+    if (!peer.authenticated || peer.slot < 0)
+      return refuse(peer, fmt::format("refused {}: {}", describe(peer), error.what()), error.what());
+    std::string why = fmt::format("{} broke the rendezvous protocol: {}", name(peer), error.what());
+    log(why);
+    send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), error.what()}));
+    lose(peer, why, util::Clock::now());
+  }
+
+  std::string describe(const Peer& peer) const {
+    if (peer.host.empty()) return fmt::format("a connection from {}", peer.connection.address());
+    return fmt::format("{} ({}, {})", peer.host, role(peer.slot), peer.connection.address());
+  }
+
+  // A launcher as the log names it: "node 1 (host)", or "spare slot 2 (host)".
+  std::string name(const Peer& peer) const {
+    return fmt::format("{} ({})", role(peer.slot), peer.host.empty() ? "host unknown" : peer.host);
+  }
+
+  // "node 1" while SLOT trains, else what it is.
+  std::string role(int slot) const {
+    if (auto rank = member_rank(slot)) return fmt::format("node {}", *rank);
+    if (benched_.count(slot) > 0) return fmt::format("benched slot {}", slot);
+    if (settings_.spare_nodes == 0) return fmt::format("node {}", slot);
+    return fmt::format("spare slot {}", slot);
+  }
+
+  // SLOT's node rank in the current (or, between rounds, the last) round.
+  std::optional<int> member_rank(int slot) const {
+    auto found = std::find(members_.begin(), members_.end(), slot);
+    if (slot < 0 || found == members_.end()) return std::nullopt;
+    return static_cast<int>(found - members_.begin());
+  }
+
+  int launcher_count() const { return settings_.nnodes + settings_.spare_nodes; }
+  int min_nodes() const { return settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes; }
+
+  // Tells PEER why it is turned away, logs REASON, and closes it.
+  void refuse(Peer& peer, const std::string& reason, const std::string& told) {
+    log_refusal(reason);
+    send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), told}));
+    close(peer);
+  }
+
+  void on_join(Peer& peer, const JoinMessage& join) {
+    int rank = static_cast<int>(join.node_rank);
+    auto who = [&] { return fmt::format("{} (node {}, {})", join.host, rank, peer.connection.address()); };
+    if (!peer.authenticated && !authentic(peer, join)) {
+      std::string why = join.proof.empty() ? "it presented no rendezvous token, but this job requires one"
+                                           : "its rendezvous token is wrong";
+      refused_ranks_[rank] = fmt::format("a launcher claiming node {} from {} was refused: {}", rank,
+                                         peer.connection.address(), why);
+      return refuse(peer, fmt::format("refused {}: {}", who(), why),
+                    fmt::format("node 0 refused this launcher: {}. Give every node the same token "
+                                "($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)",
+                                why));
+    }
+    if (!peer.authenticated) admit(peer);
+    if (join.observer) return on_observer(peer, join);
+    if (join.run_id != settings_.run_id)
+      return refuse(peer,
+                    fmt::format("refused {}: it belongs to job '{}', this rendezvous serves job '{}'",
+                                who(), join.run_id, settings_.run_id),
+                    fmt::format("node 0's rendezvous serves job '{}', not '{}'; give every node the "
+                                "same --rdzv-id",
+                                settings_.run_id, join.run_id));
+    peer.host = join.host;
+    if (phase_ == Phase::kDone && abort_reason_) return tell_abort(peer, rank);
+    // A launcher this service dropped while it was unreachable, come back
+    // with its old workers' round: the job went on without it.
+    if (auto dropped = dropped_.find(rank); dropped != dropped_.end() && join.round > 0)
+      return fence(peer, fmt::format("this launcher (slot {}) is out of the job: {}; the job is in round {} "
+                                     "without it",
+                                     rank, dropped->second, round_));
+    if (auto problem = preflight_problem(join, rank)) return abort_job(*problem, &peer, rank);
+    auto existing = launchers_.find(rank);
+    if (existing != launchers_.end() && existing->second != &peer)
+      return abort_job(fmt::format("node rank {} joined twice, from {} and from {}; give every node a "
+                                   "distinct --node-rank",
+                                   rank, existing->second->host, join.host),
+                       &peer, rank);
+    // A launcher that comes while a round runs (a spare started late, a
+    // lost node's launcher started again) stands by in that round.
+    bool late = phase_ == Phase::kRunning && peer.slot < 0 && settings_.spare_nodes > 0;
+    if (!late && (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_))
+      return refuse(peer, fmt::format("refused {}: it joined round {} but the job is in round {} and {}",
+                                      who(), join.round, round_, phase_name()),
+                    fmt::format("the job is in round {}, this launcher joined round {}", round_, join.round));
+    peer.slot = rank;
+    launchers_[rank] = &peer;
+    nodes_[rank] = NodeInfo{static_cast<int>(join.nproc), join.allow_uneven, join.host,
+                            rank == settings_.service_slot ? settings_.worker_master_addr
+                                                           : util::peer_ip(peer.connection.fd()),
+                            static_cast<int>(join.free_port)};
+    survey_.add_host(rank, join.host, join.interfaces, join.probe_port);
+    if (late) return stand_by_late(peer);
+    joined_.insert(rank);
+    maybe_start_round();
+  }
+
+  // Round 0 starts once the training size has joined, node 0 among them
+  // (the first to join train, the rest stand by). A later round starts once
+  // every launcher still connected has joined again, so nodes that stay
+  // keep their node ranks, with at least --min-nodes of them.
+  void maybe_start_round() {
+    if (phase_ != Phase::kJoining || pre_round_ != PreRound::kNone) return;
+    int eligible = 0;
+    for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
+    if (taking_over() && round_ == settings_.first_round) return gather_after_takeover(eligible);
+    if (round_ == 0 && gate_pending()) {
+      // The gate checks every launcher of the allocation, spares included:
+      // it waits for all of them, or for --gate-timeout.
+      bool all_here = static_cast<int>(joined_.size()) >= launcher_count();
+      if (joined_.count(settings_.service_slot) > 0 && (all_here || gate_arrival_passed_)) prepare_round();
+      return;
+    }
+    if (round_ == 0) {
+      if (eligible >= settings_.nnodes && joined_.count(settings_.service_slot) > 0) prepare_round();
+      return;
+    }
+    for (const auto& [slot, peer] : launchers_) {
+      if (joined_.count(slot) == 0) return;
+    }
+    if (eligible >= std::max(1, min_nodes())) prepare_round();
+  }
+
+  bool taking_over() const { return settings_.first_round > 0; }
+
+  // The first round of a service that took over from a lost node 0: the
+  // launchers arrive as each notices the loss.
+  void gather_after_takeover(int eligible) {
+    int expected_joined = 0;
+    for (int slot : settings_.expected) expected_joined += joined_.count(slot) > 0 ? 1 : 0;
+    bool all_here = expected_joined == static_cast<int>(settings_.expected.size());
+    if (eligible >= settings_.nnodes || (all_here && eligible >= min_nodes())) return prepare_round();
+    if (!grace_passed_) return;
+    bool majority = 2 * expected_joined > static_cast<int>(settings_.expected.size());
+    if (majority && eligible >= min_nodes()) return prepare_round();
+    abort_job(fmt::format("after node 0 was lost, {} of the {} launchers left reached this node's "
+                          "rendezvous within {} s (the job needs {}{}): this node may be the one cut "
+                          "off, so it stops here",
+                          expected_joined, settings_.expected.size(),
+                          std::chrono::duration_cast<std::chrono::seconds>(settings_.gather_grace).count(),
+                          min_nodes(), majority ? "" : ", and more than half of them"),
+              nullptr, -1);
+  }
+
+  void stand_by_late(Peer& peer) {
+    World world = world_;
+    world.spare_slots.push_back(peer.slot);
+    std::sort(world.spare_slots.begin(), world.spare_slots.end());
+    log(fmt::format("{} joined: it stands by while round {} runs", name(peer), round_));
+    send(peer, MessageType::kWorld, encode(world));
+  }
+
+  const char* phase_name() const {
+    switch (phase_) {
+      case Phase::kJoining: return "still gathering";
+      case Phase::kRunning: return "running";
+      case Phase::kDone: return "over";
+    }
+    return "";
+  }
+
+  bool authentic(const Peer& peer, const JoinMessage& join) const {
+    if (!settings_.token) return true;
+    return proofs_match(join_proof(*settings_.token, peer.challenge, join.nonce, signed_part(join)),
+                        join.proof);
+  }
+
+  // PEER proved the token (or none is needed): from now on every frame both
+  // ways is sealed, and the Welcome is node 0's proof to the launcher. With
+  // a token only a SealedJoin gets here, and it made the session
+  // (on_sealed_join): a Join in clear is refused before.
+  void admit(Peer& peer) {
+    peer.authenticated = true;
+    unproven_.erase(peer.unproven_entry);
+    peer.connection.set_max_payload(kMaxPayload);
+    WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
+    send(peer, MessageType::kWelcome, encode(welcome));
+  }
+
+  // What makes an authenticated node unable to run with the others: the
+  // whole job stops at once, instead of waiting for a join timeout.
+  std::optional<std::string> preflight_problem(const JoinMessage& join, int rank) const {
+    const std::string node = fmt::format("node {} ({})", rank, join.host);
+    if (!join.preflight_error.empty())
+      return fmt::format("{} failed its preflight: {}", node, join.preflight_error);
+    if (join.dlaunch_version != settings_.dlaunch_version)
+      return fmt::format("{} runs dlaunch {} but node 0 runs {}; install the same dlaunch on every node",
+                         node, join.dlaunch_version, settings_.dlaunch_version);
+    if (static_cast<int>(join.nnodes) != settings_.nnodes)
+      return fmt::format("{} expects {} nodes but node 0 expects {}; give every node the same --nnodes",
+                         node, join.nnodes, settings_.nnodes);
+    if (static_cast<int>(join.spare_nodes) != settings_.spare_nodes)
+      return fmt::format("{} expects {} spare nodes but node 0 expects {}; give every node the same "
+                         "--spare-nodes (in Slurm: the same --nnodes in a step of as many nodes)",
+                         node, join.spare_nodes, settings_.spare_nodes);
+    if (join.min_nodes != 0 && static_cast<int>(join.min_nodes) != min_nodes())
+      return fmt::format("{} goes on with at least {} nodes but node 0 with {}; give every node the "
+                         "same --min-nodes",
+                         node, join.min_nodes, min_nodes());
+    if (rank < 0 || rank >= launcher_count() || join.nproc == 0)
+      return fmt::format("{}: node rank {} is not in 0..{}; check --node-rank", node, rank,
+                         launcher_count() - 1);
+    for (const auto& [other_rank, other] : nodes_) {
+      if (other_rank == rank || !launchers_.count(other_rank)) continue;
+      if (other.nproc != static_cast<int>(join.nproc) && !(other.allow_uneven && join.allow_uneven))
+        return fmt::format("{} runs {} worker{} but node {} ({}) runs {}; give every node the same "
+                           "--nproc-per-node, or pass --allow-uneven to every node",
+                           node, join.nproc, join.nproc == 1 ? "" : "s", other_rank, other.host,
+                           other.nproc);
+      break;  // all joined nodes already agree with each other
+    }
+    return std::nullopt;
+  }
+
+  void start_round() {
+    std::vector<int> joined(joined_.begin(), joined_.end());
+    Roster roster = choose_roster(joined, benched_, members_, settings_.service_slot, settings_.nnodes);
+    World world;
+    world.round = round_;
+    world.run_id = settings_.run_id;
+    set_worker_master(world, roster);
+    world.ifnames.assign(static_cast<std::size_t>(launcher_count()), "");
+    world.ifaddresses.assign(static_cast<std::size_t>(launcher_count()), "");
+    for (int slot = 0; slot < launcher_count(); ++slot) {
+      if (const auto* choice = survey_.choice(slot)) {
+        world.ifnames[static_cast<std::size_t>(slot)] = choice->ifname;
+        world.ifaddresses[static_cast<std::size_t>(slot)] = choice->address;
+      }
+    }
+    world.heartbeat_timeout_ms = static_cast<int>(settings_.heartbeat_timeout.count());
+    world.incarnation = settings_.incarnation;
+    for (int slot : roster.node_slots) world.nproc_per_node.push_back(nodes_[slot].nproc);
+    world.node_slots = roster.node_slots;
+    world.spare_slots = roster.spare_slots;
+    for (int slot : joined) {
+      if (benched_.count(slot) > 0) world.benched_slots.push_back(slot);
+    }
+    world.addresses.assign(static_cast<std::size_t>(launcher_count()), "");
+    for (const auto& [slot, info] : nodes_) {
+      if (slot >= 0 && slot < launcher_count()) world.addresses[static_cast<std::size_t>(slot)] = info.address;
+    }
+    record_roster_change(roster);
+    started_.clear();
+    members_ = roster.node_slots;
+    world_ = world;
+    phase_ = Phase::kRunning;
+    outcomes_.clear();
+    auto now = util::Clock::now();
+    hang_watch_.emplace(settings_.forensics.hang, static_cast<int>(members_.size()), now);
+    next_straggler_check_ = now + kStragglerCheckInterval;
+    broadcast(MessageType::kWorld, encode(world), nullptr);
+  }
+
+  // MASTER_ADDR and MASTER_PORT for the workers: node rank 0's host, at
+  // the address of the interface chosen for it (which every host reached
+  // when probed), and a port free there: picked here when node rank 0 is this
+  // service's host, else the one its launcher found free when it joined.
+  void set_worker_master(World& world, const Roster& roster) {
+    int zero = roster.node_slots.empty() ? settings_.service_slot : roster.node_slots.front();
+    const auto* choice = survey_.choice(zero);
+    world.worker_master_addr = settings_.worker_master_addr;
+    if (zero != settings_.service_slot && !nodes_[zero].address.empty()) world.worker_master_addr = nodes_[zero].address;
+    if (choice) world.worker_master_addr = choice->address;
+    if (zero != settings_.service_slot && nodes_[zero].free_port > 0) {
+      world.worker_master_port = nodes_[zero].free_port;
+      return;
+    }
+    world.worker_master_port = util::pick_free_port(zero == settings_.service_slot ? world.worker_master_addr : "0.0.0.0");
+  }
+
+  // ---- before a round: the network survey and the gate
+
+  bool gate_pending() const { return settings_.gate.enabled && !gate_done_ && !taking_over(); }
+
+  // Once a round may start: first the hosts not yet surveyed are probed and
+  // given their interface, then (round 0, --gate) the gate runs; then the
+  // round starts. Each step ends by calling this again.
+  void prepare_round() {
+    if (pre_round_ != PreRound::kNone || phase_ != Phase::kJoining) return;
+    std::vector<int> joined(joined_.begin(), joined_.end());
+    if (settings_.survey_network && launcher_count() > 1) {
+      auto targets = survey_.unsurveyed(joined);
+      if (!targets.empty() && start_probes(joined, targets)) return;
+    }
+    if (round_ == 0 && gate_pending()) return start_gate(joined);
+    start_round();
+  }
+
+  // Asks every launcher to probe; false when nothing can be probed (the
+  // choices are then made at once).
+  bool start_probes(const std::vector<int>& joined, const std::vector<int>& targets) {
+    probe_targets_ = targets;
+    auto requests = survey_.ask(joined, targets, round_);
+    for (auto& [slot, request] : requests) {
+      auto launcher = launchers_.find(slot);
+      if (launcher == launchers_.end()) survey_.forget(slot);
+      else send(*launcher->second, MessageType::kProbe, encode(request));
+    }
+    if (survey_.complete()) {
+      settle_survey();
+      return false;
+    }
+    pre_round_ = PreRound::kProbing;
+    pre_round_timer_ = events_.at(util::Clock::now() + kProbeHandshakeTimeout + kProbeReportMargin, [this] {
+      if (pre_round_ == PreRound::kProbing) finish_probes();
+    });
+    return true;
+  }
+
+  void on_probe_report(Peer& peer, const ProbeReportMessage& report) {
+    if (pre_round_ != PreRound::kProbing || static_cast<int>(report.round) != round_) return;
+    survey_.take_report(peer.slot, report);
+    if (survey_.complete()) finish_probes();
+  }
+
+  void finish_probes() {
+    events_.cancel(pre_round_timer_);
+    pre_round_ = PreRound::kNone;
+    settle_survey();
+    maybe_start_round();
+  }
+
+  void settle_survey() {
+    for (const auto& line : survey_.settle(probe_targets_)) {
+      log(fmt::format("network: {}", line));
+      network_lines_.push_back(line);
+    }
+  }
+
+  // Every launcher that came runs the check as one gate rank, node 0's
+  // host first (it hosts the check's store).
+  void start_gate(const std::vector<int>& joined) {
+    gate_slots_.clear();
+    gate_reports_.clear();
+    if (joined_.count(settings_.service_slot) > 0) gate_slots_.push_back(settings_.service_slot);
+    for (int slot : joined) {
+      if (slot != settings_.service_slot && benched_.count(slot) == 0) gate_slots_.push_back(slot);
+    }
+    const auto* own = survey_.choice(settings_.service_slot);
+    std::string master = own ? own->address : settings_.worker_master_addr;
+    int port = 0;
+    try {
+      port = util::pick_free_port(master);
+    } catch (const util::SystemError& error) {
+      return abort_job(fmt::format("the gate cannot start: {}", error.what()), nullptr, -1);
+    }
+    pre_round_ = PreRound::kGating;
+    auto size = static_cast<std::uint32_t>(gate_slots_.size());
+    log(fmt::format("gate: checking {} node{} before the first attempt (a verified all-reduce, then "
+                    "node-pair bandwidth); --gate-timeout {} s",
+                    size, size == 1 ? "" : "s",
+                    std::chrono::duration_cast<std::chrono::seconds>(settings_.gate.timeout).count()));
+    const std::string store_secret = random_bytes(kChallengeSize);
+    for (std::uint32_t rank = 0; rank < size; ++rank) {
+      int slot = gate_slots_[rank];
+      const auto* choice = survey_.choice(slot);
+      GateMessage message{static_cast<std::uint32_t>(round_), rank, size, master, static_cast<std::uint32_t>(port),
+                          settings_.gate.pair_bytes,
+                          static_cast<std::uint32_t>(settings_.gate.timeout.count()),
+                          choice ? choice->ifname : "", store_secret};
+      send(*launchers_.at(slot), MessageType::kGate, encode(message));
+    }
+    pre_round_timer_ = events_.at(util::Clock::now() + settings_.gate.timeout + kGateReportMargin, [this] {
+      if (pre_round_ == PreRound::kGating) finish_gate();
+    });
+  }
+
+  void on_gate_report(Peer& peer, const GateReportMessage& report) {
+    if (pre_round_ != PreRound::kGating) return;
+    if (std::find(gate_slots_.begin(), gate_slots_.end(), peer.slot) == gate_slots_.end()) return;
+    gate_reports_[peer.slot] = report;
+    if (gate_reports_.size() == gate_slots_.size()) finish_gate();
+  }
+
+  // Benches what the gate found bad, saves its report, and starts round 0
+  // on the healthy nodes, or stops the job when too few are left.
+  void finish_gate() {
+    events_.cancel(pre_round_timer_);
+    pre_round_ = PreRound::kNone;
+    gate_done_ = true;
+    GateResult result = judge_gate(gate_slots_, gate_node_reports(),
+                                   static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(
+                                                        settings_.gate.timeout).count()));
+    std::string saved = save_gate_report(result);
+    std::string summary = gate_summary(result);
+    for (const auto& line : summary_lines(summary)) log(fmt::format("gate: {}", line));
+    if (!saved.empty()) log(fmt::format("gate: the full report is in {}", saved));
+    for (const auto& node : result.nodes) {
+      if (!node.benched || benched_.count(node.slot) > 0) continue;
+      benched_.insert(node.slot);
+      add_to_timeline(fmt::format("gate: {} (slot {}) benched: {}", node.host, node.slot, node.why));
+    }
+    // Failed everywhere with nobody to blame: not a node's fault (a
+    // firewall, a missing dlaunch-check), and training would fail alike.
+    if (!result.problem.empty())
+      return abort_job(fmt::format("the gate stopped the job: {}{}", result.problem,
+                                   saved.empty() ? "" : fmt::format(" (report: {})", saved)),
+                       nullptr, -1);
+    int eligible = 0;
+    for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
+    int needed = settings_.min_nodes > 0 ? min_nodes() : settings_.nnodes;
+    if (eligible < needed)
+      return abort_job(fmt::format("the gate left {} healthy node{} and the job needs {}{}: {}{}", eligible,
+                                   eligible == 1 ? "" : "s", needed,
+                                   settings_.min_nodes > 0 ? " (--min-nodes)" : "",
+                                   fmt::join(summary_lines(summary), "; "),
+                                   saved.empty() ? "" : fmt::format(" (report: {})", saved)),
+                       nullptr, -1);
+    prepare_round();
+  }
+
+  std::vector<GateNodeReport> gate_node_reports() const {
+    std::vector<GateNodeReport> reports;
+    for (int slot = 0; slot < launcher_count(); ++slot) {
+      GateNodeReport report;
+      report.slot = slot;
+      auto node = nodes_.find(slot);
+      if (node != nodes_.end()) report.host = node->second.host;
+      else if (static_cast<std::size_t>(slot) < settings_.expected_hosts.size())
+        report.host = settings_.expected_hosts[static_cast<std::size_t>(slot)];
+      report.arrived = std::find(gate_slots_.begin(), gate_slots_.end(), slot) != gate_slots_.end();
+      auto answered = gate_reports_.find(slot);
+      if (answered != gate_reports_.end()) {
+        report.reported = true;
+        report.line = answered->second.line;
+        report.exit_code = answered->second.exit_code;
+        report.launcher_error = answered->second.error;
+      } else if (report.arrived) {
+        report.launcher_error = launchers_.count(slot) > 0
+                                    ? "its launcher sent no gate report within --gate-timeout"
+                                    : "its launcher was lost during the gate";
+      }
+      reports.push_back(std::move(report));
+    }
+    return reports;
+  }
+
+  // gate/report.txt, gate/report.json and gate/benched-hosts in the log
+  // folder; returns the text report's path ("" when there is no folder or
+  // it cannot be written, which the log then says).
+  std::string save_gate_report(const GateResult& result) {
+    if (settings_.forensics.report_folder.empty()) return "";
+    auto folder = std::filesystem::path(settings_.forensics.report_folder) / "gate";
+    try {
+      util::make_own_folders(folder.string(), 1);  // new, or ours and no planted link
+      auto json = gate_report_json(result);
+      json["network"] = network_lines_;
+      util::write_file_atomically((folder / "report.json").string(), json.dump(2) + "\n");
+      util::write_file_atomically((folder / "report.txt").string(), gate_report_text(result));
+      std::string benched = fmt::format("{}", fmt::join(result.benched_hosts, ","));
+      util::write_file_atomically((folder / "benched-hosts").string(), benched + "\n");
+      return (folder / "report.txt").string();
+    } catch (const std::exception& error) {
+      log(fmt::format("gate: cannot save the report in {}: {}", folder.string(), error.what()));
+      return "";
+    }
+  }
+
+  // Says who trains: in round 0 which launchers stand by; later, which
+  // launcher took which lost node's place, and how long the job was down.
+  void record_roster_change(const Roster& roster) {
+    auto host = [&](int slot) { return nodes_[slot].host; };
+    if (round_ == 0) {
+      for (int slot : roster.spare_slots) log(fmt::format("{} (slot {}) is a spare: it stands by", host(slot), slot));
+      return;
+    }
+    std::vector<std::string> changes;
+    for (std::size_t rank = 0; rank < roster.node_slots.size(); ++rank) {
+      int slot = roster.node_slots[rank];
+      if (rank < members_.size() && members_[rank] == slot) continue;
+      auto before = std::find(members_.begin(), members_.end(), slot);
+      changes.push_back(before == members_.end()
+                            ? fmt::format("{} (spare) takes node rank {}", host(slot), rank)
+                            : fmt::format("{} moves from node rank {} to {}", host(slot),
+                                          before - members_.begin(), rank));
+    }
+    if (roster.node_slots.size() < members_.size())
+      changes.push_back(fmt::format("the job goes on with {} of {} nodes (--min-nodes {})",
+                                    roster.node_slots.size(), settings_.nnodes, min_nodes()));
+    if (changes.empty()) return;
+    // Said once every worker of the round runs (on_started), with the time
+    // the job was down; or when the round ends before they all did.
+    replacement_line_ = fmt::format("round {}: {}; restart {}/{}", round_, fmt::join(changes, "; "), round_,
+                                    settings_.max_restarts);
+  }
+
+  // The replacement line, with how long the job was down: from the last
+  // sign of life of what failed (a lost node's last frame, a worker's
+  // exit) to every worker of this round running (ALL_RUNNING), and of it,
+  // how long the loss took to notice (--heartbeat-timeout for a node that
+  // went silent).
+  void say_replacement(std::optional<util::Clock::time_point> all_running) {
+    if (replacement_line_.empty()) return;
+    std::string line = std::move(replacement_line_);
+    replacement_line_.clear();
+    if (all_running && round_fault_at_) {
+      line += fmt::format("; the job was down {:.2f} s, from the last sign of life of what failed to every "
+                          "worker running again",
+                          seconds_between(*round_fault_at_, *all_running));
+      if (round_failed_at_ && seconds_between(*round_fault_at_, *round_failed_at_) >= 0.01)
+        line += fmt::format(" ({:.2f} s of it before the loss was noticed)",
+                            seconds_between(*round_fault_at_, *round_failed_at_));
+    } else if (!all_running) {
+      line += "; not every worker of the round started, so no down time is known";
+    }
+    round_fault_at_.reset();
+    log(line);
+    add_to_timeline(line);
+  }
+
+  static double seconds_between(util::Clock::time_point from, util::Clock::time_point to) {
+    return std::chrono::duration<double>(to - from).count();
+  }
+
+  void note_fault(util::Clock::time_point last_alive) {
+    if (!round_fault_at_ || last_alive < *round_fault_at_) round_fault_at_ = last_alive;
+  }
+
+  // A launcher's workers of this round all run.
+  void on_started(Peer& peer) {
+    if (phase_ != Phase::kRunning || !member_rank(peer.slot)) return;
+    started_.insert(peer.slot);
+    if (started_.size() == members_.size()) say_replacement(util::Clock::now());
+  }
+
+  void add_to_timeline(const std::string& event) {
+    if (timeline_.size() >= kLongestTimeline) timeline_.erase(timeline_.begin() + 1);  // keep the first
+    timeline_.push_back(fmt::format("{} {}", util::local_time_now(), event));
+  }
+
+  void on_failure(Peer& peer, const Failure& failure) {
+    if (phase_ != Phase::kRunning || !member_rank(peer.slot)) return;
+    record_failure(failure, &peer);
+  }
+
+  // The job's first failure makes every other node stop its workers.
+  void record_failure(const Failure& failure, Peer* reporter) {
+    if (first_failure_) return;
+    first_failure_ = failure;
+    round_failed_at_ = util::Clock::now();
+    note_fault(*round_failed_at_);
+    std::string reason = failure.node_rank < 0 ? describe_failure(failure)  // a hang: the job's, no node's
+                                               : fmt::format("the job failed on node {}: {}", failure.node_rank,
+                                                             describe_failure(failure));
+    broadcast(MessageType::kStop, encode(TextMessage{static_cast<std::uint32_t>(round_), reason}),
+              reporter, true);
+  }
+
+  void on_outcome(Peer& peer, const OutcomeMessage& message) {
+    auto rank = member_rank(peer.slot);
+    if (phase_ != Phase::kRunning || !rank || static_cast<int>(message.round) != round_) return;
+    const NodeOutcome& outcome = message.outcome;
+    if (outcome.failure) {
+      // The first failure's own node knows its last lines; prefer that account.
+      bool same = first_failure_ && first_failure_->node_rank == outcome.failure->node_rank &&
+                  first_failure_->global_rank == outcome.failure->global_rank;
+      if (same) first_failure_ = outcome.failure;
+      else record_failure(*outcome.failure, &peer);
+    }
+    outcomes_[*rank] = outcome;
+    if (capture_) capture_->lose(*rank, fmt::format("the workers of {} had all exited", name(peer)));
+    if (outcomes_.size() == members_.size()) decide();
+  }
+
+  void on_disconnect(Peer& peer) {
+    lose(peer, fmt::format("lost contact with the launcher of {}: it exited or was killed", name(peer)),
+         util::Clock::now());
+  }
+
+  // ---- fencing: a launcher dropped while unreachable, a service that was
+
+  // Every wake of the service's loop: a long gap between two means this
+  // launcher (and its service) did not run. Silence is then counted from
+  // here, and links that close right after are judged against it.
+  void wake(util::Clock::time_point now) {
+    auto stalled = stall_.look(now);
+    if (!stalled || phase_ == Phase::kDone) return;
+    log(fmt::format("node 0's launcher did not run for {:.1f} s (its host froze or it was stopped); the "
+                    "other launchers' silence counts from now",
+                    std::chrono::duration<double>(*stalled).count()));
+  }
+
+  // True when a stall of this service just ended that was long enough for
+  // the other launchers to count node 0 lost meanwhile.
+  bool just_resumed_from_a_long_stall(util::Clock::time_point now) const {
+    auto stall = stall_.recent(now, 2 * settings_.heartbeat_timeout);
+    return stall && stall->length >= settings_.heartbeat_timeout - heartbeat_interval(settings_.heartbeat_timeout);
+  }
+
+  // A launcher gone silent may be frozen or cut off rather than gone, and
+  // come back: it is told, before its connection closes, that the job goes
+  // on without it (a launcher stops at once when it reads this), and a
+  // later Join of its is refused.
+  void lose_silent(Peer& peer, const std::string& description) {
+    if (peer.slot >= 0) {
+      dropped_[peer.slot] = fmt::format("node 0 dropped it in round {}: {}", round_, description);
+      send(peer, MessageType::kFenced,
+           encode(TextMessage{static_cast<std::uint32_t>(round_),
+                              fmt::format("node 0 dropped this launcher in round {} ({}); the job goes on "
+                                          "without it",
+                                          round_, description)}));
+    }
+    lose(peer, description, peer.connection.last_heard());
+  }
+
+  // This service did not run for a while, and meanwhile every other
+  // launcher left it: they counted node 0 lost and moved the rendezvous on
+  // (a take-over) or decided the job without it. Whatever it would decide
+  // now is stale: it decides nothing, tells its own launcher to stop at
+  // once, and refuses everyone from here on.
+  void depose(util::Clock::time_point now) {
+    deposed_ = true;
+    auto stall = stall_.recent(now, 2 * settings_.heartbeat_timeout);
+    std::string reason = fmt::format(
+        "node 0's launcher did not run for {:.1f} s (its host froze or it was stopped), and every "
+        "other launcher left it meanwhile: the job went on without it in a later round, or ended",
+        stall ? std::chrono::duration<double>(stall->length).count() : 0.0);
+    deposed_reason_ = reason;
+    log(reason + "; this node decides nothing and stops");
+    add_to_timeline(reason);
+    phase_ = Phase::kDone;
+    for (auto& [slot, peer] : launchers_snapshot()) fence(*peer, reason);
+  }
+
+  void fence(Peer& peer, const std::string& reason) {
+    send(peer, MessageType::kFenced, encode(TextMessage{static_cast<std::uint32_t>(round_), reason}));
+  }
+
+  bool only_own_launcher_left() const {
+    for (const auto& [slot, peer] : launchers_) {
+      if (slot != settings_.service_slot) return false;
+    }
+    return true;
+  }
+
+  // PEER's node is gone (closed, silent, or not reading): in a running
+  // round that is the job's failure. LAST_ALIVE: its last sign of life,
+  // where the job's down time counts from.
+  void lose(Peer& peer, const std::string& description, util::Clock::time_point last_alive) {
+    int slot = peer.slot;
+    auto rank = member_rank(slot);
+    close(peer);
+    if (slot < 0 || phase_ == Phase::kDone) return;
+    auto now = util::Clock::now();
+    if (slot != settings_.service_slot && just_resumed_from_a_long_stall(now) && only_own_launcher_left())
+      return depose(now);
+    if (pre_round_ == PreRound::kProbing) {
+      survey_.forget(slot);
+      if (survey_.complete()) events_.at(util::Clock::now(), [this] {
+        if (pre_round_ == PreRound::kProbing) finish_probes();
+      });
+    }
+    if (phase_ == Phase::kJoining || !rank) {
+      // A launcher without workers in this round: one candidate fewer.
+      if (settings_.spare_nodes > 0) {
+        log(description);
+        add_to_timeline(description);
+      }
+      if (phase_ == Phase::kJoining) maybe_start_round();
+      return;
+    }
+    if (capture_) capture_->lose(*rank, description);
+    if (outcomes_.count(*rank) > 0) return;
+    Failure lost;
+    lost.node_rank = *rank;
+    lost.host = peer.host;
+    lost.description = description;
+    log(lost.description);
+    add_to_timeline(description);
+    note_fault(last_alive);
+    record_failure(lost, &peer);
+    NodeOutcome outcome;
+    outcome.failure = lost;
+    lost_node_ = true;
+    outcomes_[*rank] = outcome;
+    if (outcomes_.size() == members_.size()) decide();
+  }
+
+  void decide() {
+    hang_watch_.reset();
+    say_replacement(std::nullopt);
+    bool benched = bench_repeat_failer();
+    RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.max_restarts};
+    for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
+    end.nodes_left = candidates_left();
+    end.min_nodes = min_nodes();
+    // Launchers gone silent may live on the other side of a cut: this side
+    // goes on only with more than half of those it had.
+    // This side then stops; when the other side may carry the job on (it
+    // can replace a node, and has a restart left), this side steps aside:
+    // its launchers write none of the job's records (Verdict::stepped_aside).
+    bool minority = silent_losses_ > 0 && 2 * end.nodes_left <= end.nodes_left + silent_losses_;
+    if (minority) end.nodes_left = 0;
+    Verdict verdict = decide_verdict(end);
+    if (minority && verdict.kind == Verdict::Kind::kFailed && job_may_go_on_elsewhere()) {
+      verdict.stepped_aside = true;
+      verdict.not_restarted = fmt::format(
+          "{} launcher(s) went silent at once and only {} remain here: this node may be the one cut "
+          "off, so it stops and leaves the job to the others",
+          silent_losses_, candidates_left());
+    }
+    if (!verdict.not_restarted.empty()) {
+      log(verdict.not_restarted);
+      add_to_timeline(verdict.not_restarted);
+    }
+    verdict.timeline = timeline_;
+    broadcast(MessageType::kVerdict,
+              encode(VerdictMessage{static_cast<std::uint32_t>(round_), verdict}), nullptr);
+    if (verdict.kind != Verdict::Kind::kRestart) {
+      phase_ = Phase::kDone;
+      return;
+    }
+    ++round_;
+    phase_ = Phase::kJoining;
+    arm_join_deadline();
+    joined_.clear();
+    outcomes_.clear();
+    first_failure_.reset();
+    lost_node_ = false;
+    silent_losses_ = 0;
+  }
+
+  // Launchers on the far side of a cut could take the rendezvous over and
+  // go on: the job replaces lost nodes (spares, --min-nodes) and has a
+  // restart left.
+  bool job_may_go_on_elsewhere() const {
+    return (settings_.spare_nodes > 0 || min_nodes() < settings_.nnodes) && round_ < settings_.max_restarts;
+  }
+
+  // Launchers that could train in the next round: connected, not benched.
+  int candidates_left() const {
+    int count = 0;
+    for (const auto& [slot, peer] : launchers_) count += benched_.count(slot) == 0 ? 1 : 0;
+    return count;
+  }
+
+  // The node where the job's first failure began has now failed
+  // --node-fail-limit rounds in a row (a bad GPU, a bad disk): it is
+  // benched, if another launcher can take its place or the job may shrink
+  // (--min-nodes); without either it keeps its place, as without spares.
+  // True when a node was benched.
+  bool bench_repeat_failer() {
+    std::optional<int> failed_slot;
+    if (first_failure_ && first_failure_->global_rank >= 0 && first_failure_->node_rank >= 0 &&
+        first_failure_->node_rank < static_cast<int>(members_.size()))
+      failed_slot = members_[static_cast<std::size_t>(first_failure_->node_rank)];
+    for (int slot : members_) {
+      if (slot != failed_slot) failure_streaks_.erase(slot);
+    }
+    if (!failed_slot || settings_.node_fail_limit <= 0) return false;
+    int streak = ++failure_streaks_[*failed_slot];
+    if (streak < settings_.node_fail_limit || launchers_.count(*failed_slot) == 0) return false;
+    if (candidates_left() - 1 < std::max(1, min_nodes())) return false;
+    benched_.insert(*failed_slot);
+    std::string event = fmt::format("{} failed {} rounds in a row (--node-fail-limit {}): it is benched",
+                                    name(*launchers_[*failed_slot]), streak, settings_.node_fail_limit);
+    log(event);
+    add_to_timeline(event);
+    return true;
+  }
+
+  void abort_missing() {
+    std::vector<std::string> missing;
+    std::vector<std::string> refusals;
+    for (int rank = 0; rank < launcher_count(); ++rank) {
+      if (joined_.count(rank) > 0) continue;
+      missing.push_back(std::to_string(rank));
+      if (auto refused = refused_ranks_.find(rank); refused != refused_ranks_.end())
+        refusals.push_back(refused->second);
+    }
+    std::string reason = fmt::format(
+        "rendezvous timed out after {} s: {}/{} nodes joined; missing node rank(s): {}{}. Start "
+        "dlaunch run on those nodes, or check --nnodes, --master-addr and --master-port",
+        std::chrono::duration_cast<std::chrono::seconds>(settings_.join_timeout).count(),
+        joined_.size(), settings_.nnodes, fmt::join(missing, ", "),
+        refusals.empty() ? "" : fmt::format(" ({})", fmt::join(refusals, "; ")));
+    abort_job(reason, nullptr, -1);
+  }
+
+  // The job cannot start: every joined node, and any that joins later while
+  // this service lives, is told REASON.
+  void abort_job(const std::string& reason, Peer* trigger, int trigger_rank) {
+    log(reason);
+    abort_reason_ = reason;
+    phase_ = Phase::kDone;
+    for (auto& [rank, peer] : launchers_snapshot()) tell_abort(*peer, rank);
+    if (trigger != nullptr && !trigger->closed) tell_abort(*trigger, trigger_rank);
+  }
+
+  void tell_abort(Peer& peer, int rank) {
+    send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), *abort_reason_}));
+    if (rank >= 0 && rank < launcher_count()) {
+      std::lock_guard lock(told_mutex_);
+      told_.insert(rank);
+    }
+    told_changed_.notify_all();
+  }
+
+  // ---- hang forensics: progress, the hang rule, stack captures
+  //
+  // Every launcher reports how long its workers have been idle; the job is
+  // hung when all have been for --hang-timeout (hang/hang_watch.h).
+  // Then, and when `dlaunch stacks` asks, every node with workers captures
+  // their stacks and sends them here; node 0 merges them into one report.
+
+  void on_progress(Peer& peer, const ProgressMessage& message) {
+    auto rank = member_rank(peer.slot);
+    if (phase_ != Phase::kRunning || !rank || !hang_watch_ || static_cast<int>(message.round) != round_) return;
+    // A node reports its own ranks only.
+    int first = world_.rank_offset(*rank);
+    int last = first + world_.nproc_per_node[static_cast<std::size_t>(*rank)];
+    std::vector<RankStep> steps;
+    for (const auto& step : message.steps) {
+      if (step.rank >= first && step.rank < last) steps.push_back(step);
+    }
+    auto idle = std::chrono::milliseconds(message.idle_ms);
+    hang_watch_->update(*rank, peer.host, util::Clock::now() - idle, std::move(steps));
+  }
+
+  void on_stacks(Peer& peer, const StacksMessage& message) {
+    auto rank = member_rank(peer.slot);
+    if (!capture_ || !rank || message.id != capture_->id()) return;
+    capture_->take(*rank, message.stacks);
+    if (capture_->complete()) finish_capture();
+  }
+
+  void check_forensics(util::Clock::time_point now) {
+    if (capture_ && now >= capture_->deadline()) finish_capture();
+    if (phase_ != Phase::kRunning || !hang_watch_ || first_failure_) return;
+    if (now >= next_straggler_check_) {
+      next_straggler_check_ = now + kStragglerCheckInterval;
+      if (auto news = hang_watch_->straggler_news()) {
+        log(*news);
+        add_to_timeline(*news);
+      }
+    }
+    if (!capture_ && hang_watch_->hung(now)) {
+      hang_headline_ = hang_watch_->declare(now);
+      log(fmt::format("hang: {}: capturing every worker's stack on every node before the job is stopped",
+                      hang_headline_));
+      add_to_timeline("hang: " + hang_headline_);
+      start_capture(true, "hang: " + hang_headline_);
+    }
+  }
+
+  void start_capture(bool hang, std::string headline) {
+    std::map<int, AskedNode> asked;
+    for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
+      int slot = members_[static_cast<std::size_t>(rank)];
+      asked[rank] = AskedNode{nodes_[slot].host, world_.rank_offset(rank),
+                              world_.nproc_per_node[static_cast<std::size_t>(rank)]};
+    }
+    auto now = util::Clock::now();
+    // Two tools in turn per worker, each within the capture timeout, and a
+    // heartbeat's delay either way.
+    auto deadline = now + 2 * settings_.forensics.capture_timeout + 2 * heartbeat_interval(settings_.heartbeat_timeout) +
+                    std::chrono::seconds(1);
+    capture_.emplace(++capture_ids_, hang, std::move(headline), std::move(asked), deadline);
+    for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
+      int slot = members_[static_cast<std::size_t>(rank)];
+      if (launchers_.count(slot) == 0) capture_->lose(rank, fmt::format("node {} was lost", rank));
+      else if (outcomes_.count(rank) > 0) capture_->lose(rank, fmt::format("the workers of node {} had all exited", rank));
+    }
+    broadcast(MessageType::kCapture,
+              encode(CaptureMessage{static_cast<std::uint32_t>(round_), capture_->id(), hang}), nullptr, true);
+    if (capture_->complete()) finish_capture();
+  }
+
+  // Every node answered, or the deadline passed: a hang's report is saved
+  // and the job fails with it; an observer gets every node's stacks.
+  void finish_capture() {
+    StackCollection done = std::move(*capture_);
+    capture_.reset();
+    if (done.hang()) {
+      auto saved = forensics::save_report(done.workers(), done.headline(), settings_.forensics.report_folder,
+                                          fmt::format("hang_attempt_{}", round_));
+      for (const auto& line : saved.lines) log(line);
+      if (phase_ == Phase::kRunning && !first_failure_)
+        record_failure(hang_failure(hang_headline_, saved.summary, saved.text_path), nullptr);
+    }
+    for (auto [peer, id] : std::map<Peer*, std::uint32_t>(observers_)) {
+      if (id != done.id()) continue;
+      for (const auto& [rank, workers] : done.workers_by_node())
+        send(*peer, MessageType::kStacks,
+             encode(StacksMessage{done.id(), forensics::encode_worker_stacks_within(workers, kMaxPayload - 4096)}));
+      send(*peer, MessageType::kStacksEnd, encode(TextMessage{static_cast<std::uint32_t>(round_), done.headline()}));
+      observers_.erase(peer);
+    }
+  }
+
+  // `dlaunch stacks`: proved like a launcher (the token), it is never one.
+  void on_observer(Peer& peer, const JoinMessage& join) {
+    peer.host = fmt::format("dlaunch stacks at {}", peer.connection.address());
+    if (!join.run_id.empty() && join.run_id != settings_.run_id)
+      return refuse(peer, fmt::format("refused {}: it asked for job '{}', this rendezvous serves job '{}'", peer.host,
+                                      join.run_id, settings_.run_id),
+                    fmt::format("this rendezvous serves job '{}', not '{}'", settings_.run_id, join.run_id));
+    if (phase_ != Phase::kRunning) {
+      send(peer, MessageType::kStacksEnd,
+           encode(TextMessage{static_cast<std::uint32_t>(round_),
+                              fmt::format("no workers run now: the job is {}", phase_name())}));
+      return;
+    }
+    log(fmt::format("{} asked for every worker's stack (the job goes on)", peer.host));
+    if (!capture_) start_capture(false, fmt::format("live capture of round {}, asked for by {}", round_, peer.host));
+    if (capture_) observers_[&peer] = capture_->id();
+    else send(peer, MessageType::kStacksEnd, encode(TextMessage{static_cast<std::uint32_t>(round_), "nothing to capture"}));
+  }
+
+  void on_tick(util::Clock::time_point now) {
+    wake(now);
+    if (phase_ == Phase::kDone && deposed_) return;
+    check_forensics(now);
+    bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
+    if (beat) last_heartbeat_ = now;
+    for (auto& [raw, peer] : peers_) {
+      if (peer->closed) continue;
+      if (expired(*peer, now)) continue;
+      if (beat && peer->authenticated)
+        send_frame(*peer, peer->session.frame(MessageType::kHeartbeat, "", generation()), now);
+    }
+  }
+
+  // Drops PEER when it overstayed: no Join in time, silence, or a stalled
+  // outbox. True when it was dropped.
+  bool expired(Peer& peer, util::Clock::time_point now) {
+    if (!peer.authenticated) {
+      if (now - peer.connection.connected_at() < settings_.handshake_timeout) return false;
+      log_refusal(fmt::format("dropped {}: it did not prove the job's token within {} ms{}", describe(peer),
+                              settings_.handshake_timeout.count(),
+                              peer.connection.mid_frame() ? " (it stopped mid-message)" : ""));
+      close(peer);
+      return true;
+    }
+    auto limit = settings_.heartbeat_timeout;
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
+    // Silence is counted while this service ran: across its own stall every
+    // peer was silent for it at once (a whole job suspended and resumed).
+    const auto heard = std::max(peer.connection.last_heard(), stall_.resumed());
+    if (now - heard > limit) {
+      ++silent_losses_;
+      lose_silent(peer, fmt::format("{} sent nothing for {} s (--heartbeat-timeout): its host may "
+                                    "be down, its network cut, or its launcher frozen",
+                                    name(peer), seconds));
+      return true;
+    }
+    if (peer.connection.has_backlog() &&
+        now - std::max(peer.connection.backlog_since(), stall_.resumed()) > limit) {
+      ++silent_losses_;
+      lose_silent(peer, fmt::format("{} read nothing from node 0 for {} s (--heartbeat-timeout): "
+                                    "its launcher is stuck or its network cut",
+                                    name(peer), seconds));
+      return true;
+    }
+    return false;
+  }
+
+  // To every launcher of the job (MEMBERS_ONLY: those with workers this
+  // round); each copy is sealed with its peer's own session keys.
+  void broadcast(MessageType type, const std::string& payload, const Peer* except,
+                 bool members_only = false) {
+    auto now = util::Clock::now();
+    for (auto& [slot, peer] : launchers_snapshot()) {
+      if (members_only && !member_rank(slot)) continue;
+      if (peer != except && !peer->closed) send_frame(*peer, peer->session.frame(type, payload, generation()), now);
+    }
+  }
+
+  // A send that fails closes its peer, which leaves launchers_: loops that
+  // send walk a copy.
+  std::vector<std::pair<int, Peer*>> launchers_snapshot() const {
+    return {launchers_.begin(), launchers_.end()};
+  }
+
+  void send(Peer& peer, MessageType type, const std::string& payload) {
+    if (peer.closed) return;
+    send_frame(peer, peer.session.frame(type, payload, generation()), util::Clock::now());
+  }
+
+  void send_frame(Peer& peer, const std::string& frame, util::Clock::time_point now) {
+    if (peer.closed) return;
+    if (!peer.connection.send(frame, now)) return close(peer);
+    update_watch(peer);
+  }
+
+  bool flush(Peer& peer, util::Clock::time_point now) {
+    if (!peer.connection.flush(now)) {
+      on_disconnect(peer);
+      return false;
+    }
+    update_watch(peer);
+    return true;
+  }
+
+  // Watch for writability only while the outbox holds bytes.
+  void update_watch(Peer& peer) {
+    bool want = peer.connection.has_backlog();
+    if (want == peer.watching_writable) return;
+    events_.set_events(peer.connection.fd(), EPOLLIN | (want ? EPOLLOUT : 0u));
+    peer.watching_writable = want;
+  }
+
+  void close(Peer& peer) {
+    if (peer.closed) return;
+    peer.closed = true;
+    if (!peer.authenticated) unproven_.erase(peer.unproven_entry);
+    events_.unwatch(peer.connection.fd());
+    observers_.erase(&peer);
+    auto known = launchers_.find(peer.slot);
+    if (known != launchers_.end() && known->second == &peer) {
+      launchers_.erase(known);
+      joined_.erase(peer.slot);
+    }
+    closed_.push_back(&peer);
+  }
+
+  // Closed peers are freed only here, between batches: the call stacks that
+  // closed them have returned.
+  void drop_closed_peers() {
+    for (Peer* peer : closed_) peers_.erase(peer);
+    closed_.clear();
+  }
+
+  struct NodeInfo {
+    int nproc = 0;
+    bool allow_uneven = false;
+    std::string host;
+    std::string address;  // as node 0 reached it
+    int free_port = 0;    // a port its launcher found free, for MASTER_PORT
+  };
+
+  util::Fd listener_;
+  ServerSettings settings_;
+  process::EventLoop events_;
+  std::unordered_map<Peer*, std::unique_ptr<Peer>> peers_;
+  std::vector<Peer*> closed_;
+  std::list<Peer*> unproven_;  // oldest first
+  std::size_t max_unproven_ = 0;
+  util::Fd spare_fd_;  // given up to accept (and close) a connection when out of descriptors
+  int refusals_ = 0;
+  Phase phase_ = Phase::kJoining;
+  // What runs between the end of a round's gathering and its World.
+  enum class PreRound { kNone, kProbing, kGating };
+  PreRound pre_round_ = PreRound::kNone;
+  process::EventLoop::Timer pre_round_timer_;
+  NetworkSurvey survey_;
+  std::vector<int> probe_targets_;
+  std::vector<std::string> network_lines_;  // every choice made, for the gate's report
+  bool gate_arrival_passed_ = false;
+  bool gate_done_ = false;
+  std::vector<int> gate_slots_;  // by gate rank
+  std::map<int, GateReportMessage> gate_reports_;
+  int round_ = 0;
+  process::EventLoop::Timer join_deadline_;
+  process::EventLoop::Timer waiting_line_;
+  util::Clock::time_point gathering_since_;  // when round_ began to gather
+  std::chrono::milliseconds next_waiting_line_{0};  // due this long after gathering_since_
+  std::chrono::milliseconds tick_;
+  util::Clock::time_point last_heartbeat_;
+  std::map<int, Peer*> launchers_;  // every launcher that joined and is still connected, by slot
+  std::set<int> joined_;            // the slots that joined round_
+  std::vector<int> members_;        // the slot of each node rank, this round (or the last)
+  World world_;                     // the current round's
+  std::set<int> benched_;
+  std::map<int, int> failure_streaks_;  // by slot: rounds in a row its node failed first
+  std::optional<util::Clock::time_point> round_failed_at_;
+  // The last sign of life of what made this round fail (or the last one,
+  // until its replacement line is said): where the job's down time starts.
+  std::optional<util::Clock::time_point> round_fault_at_;
+  std::string replacement_line_;  // said once the round's workers run
+  std::set<int> started_;         // the slots whose workers of this round run
+  process::StallWatch stall_;     // this service's own stalls
+  std::map<int, std::string> dropped_;  // slots dropped for silence, and why
+  bool deposed_ = false;          // the job went on without this service
+  std::string deposed_reason_;
+  std::vector<std::string> timeline_;   // every verdict carries it
+  std::map<int, NodeInfo> nodes_;
+  std::map<int, std::string> refused_ranks_;
+  std::map<int, NodeOutcome> outcomes_;
+  std::optional<Failure> first_failure_;
+  std::optional<std::string> abort_reason_;
+  bool lost_node_ = false;
+  int silent_losses_ = 0;  // launchers of this round lost to silence, not a closed connection
+  bool grace_passed_ = false;
+  std::mutex told_mutex_;
+  std::condition_variable told_changed_;
+  std::set<int> told_;
+  std::optional<HangWatch> hang_watch_;  // this round's
+  util::Clock::time_point next_straggler_check_;
+  std::string hang_headline_;
+  std::optional<StackCollection> capture_;  // the one capture under way
+  std::uint32_t capture_ids_ = 0;
+  std::map<Peer*, std::uint32_t> observers_;  // `dlaunch stacks` connections, by the capture they wait for
+};
+
+RendezvousServer::RendezvousServer(util::Fd listener, ServerSettings settings)
+    : loop_(std::make_unique<Loop>(std::move(listener), std::move(settings))),
+      thread_([this] { loop_->run(); }) {}
+
+RendezvousServer::~RendezvousServer() {
+  loop_->stop();
+  thread_.join();
+}
+
+bool RendezvousServer::wait_until_all_told(std::chrono::steady_clock::time_point deadline) {
+  return loop_->wait_until_all_told(deadline);
+}
+
+}  // namespace dlaunch::rendezvous
