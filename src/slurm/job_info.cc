@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <fmt/format.h>
 
+#include "util/exit_codes.h"
 #include "util/strings.h"
 
 namespace dlaunch::slurm {
@@ -53,6 +55,13 @@ JobInfo parse_record(std::string_view line) {
   }
   if (open) record.add(std::move(name), std::string(util::trim(value)));
   return record;
+}
+
+// "CANCELLED" of "CANCELLED by 0": sacct names who cancelled it after a space.
+std::string_view state_word(std::string_view state) { return state.substr(0, state.find(' ')); }
+
+bool is_one_of(std::string_view state, std::initializer_list<std::string_view> states) {
+  return std::find(states.begin(), states.end(), state_word(state)) != states.end();
 }
 
 }  // namespace
@@ -124,14 +133,13 @@ std::string format_duration(long long seconds) {
 }
 
 bool is_final_state(std::string_view state) {
-  // Slurm's states that end a job (job_state_string() of 22.05).
-  static constexpr std::string_view kFinal[] = {
-      "COMPLETED", "FAILED",        "CANCELLED",   "TIMEOUT", "NODE_FAIL",
-      "PREEMPTED", "BOOT_FAIL",     "DEADLINE",    "OUT_OF_MEMORY", "SPECIAL_EXIT",
-      "REVOKED"};
-  // "CANCELLED by 0" carries who cancelled it after a space.
-  std::string_view word = state.substr(0, state.find(' '));
-  return std::find(std::begin(kFinal), std::end(kFinal), word) != std::end(kFinal);
+  return is_one_of(state, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
+                           "DEADLINE", "OUT_OF_MEMORY", "REVOKED"});
+}
+
+bool is_queued_state(std::string_view state) {
+  return is_one_of(state, {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SPECIAL_EXIT",
+                           "RESV_DEL_HOLD"});
 }
 
 std::optional<int> parse_exit_code(std::string_view text) {
@@ -140,7 +148,12 @@ std::optional<int> parse_exit_code(std::string_view text) {
   auto code = util::parse_int(parts[0]);
   auto signal = util::parse_int(parts[1]);
   if (!code || !signal || *code < 0 || *code > 255 || *signal < 0 || *signal > 127) return std::nullopt;
-  return *signal != 0 ? static_cast<int>(128 + *signal) : static_cast<int>(*code);
+  return *signal != 0 ? util::exit_code_of_signal(static_cast<int>(*signal)) : static_cast<int>(*code);
+}
+
+int end_exit_code(const JobInfo& info) {
+  int code = parse_exit_code(info.field("ExitCode")).value_or(1);
+  return code == 0 && state_word(info.state()) != "COMPLETED" ? 1 : code;
 }
 
 }  // namespace dlaunch::slurm

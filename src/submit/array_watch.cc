@@ -7,10 +7,8 @@
 
 #include "slurm/array_spec.h"
 #include "submit/array_folders.h"
-#include "slurm/job_id.h"
+#include "slurm/job_query.h"
 #include "util/error.h"
-#include "util/strings.h"
-#include "util/subprocess.h"
 
 namespace dlaunch::submit {
 namespace {
@@ -28,23 +26,13 @@ bool completed_with_zero(const TaskStatus& status) {
   return status.ended && first_word(status.state) == "COMPLETED" && status.exit_code == 0;
 }
 
-// Whether STATE waits in the queue, where Slurm's reason says why.
-bool is_queued(const std::string& state) {
-  return state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED";
-}
-
 TaskStatus status_of(const slurm::JobInfo& record) {
   TaskStatus status;
   status.state = record.state();
   status.reason = record.field("Reason");
   status.seconds = slurm::parse_duration(record.field("RunTime")).value_or(0);
   status.ended = slurm::is_final_state(status.state);
-  if (status.ended) {
-    int code = slurm::parse_exit_code(record.field("ExitCode")).value_or(1);
-    // A task cancelled or timed out before its program exited has ExitCode 0:0.
-    if (code == 0 && first_word(status.state) != "COMPLETED") code = 1;
-    status.exit_code = code;
-  }
+  if (status.ended) status.exit_code = slurm::end_exit_code(record);
   return status;
 }
 
@@ -55,7 +43,8 @@ std::string exit_code_text(const TaskStatus& status) {
 
 // What changes a task's line in a log: not the seconds that tick.
 std::string change_key(const TaskStatus& status) {
-  return fmt::format("{}|{}|{}", status.state, is_queued(status.state) ? status.reason : "", exit_code_text(status));
+  const std::string reason = slurm::is_queued_state(status.state) ? status.reason : "";
+  return fmt::format("{}|{}|{}", status.state, reason, exit_code_text(status));
 }
 
 // "4 tasks: 1 PENDING, 2 RUNNING, 1 COMPLETED" for a terminal with many tasks.
@@ -121,7 +110,7 @@ void update(TaskStatus& status, const TaskStatus* shows, int& unseen_polls, bool
   if (status.ended) return;
   if (shows != nullptr) {
     status = *shows;
-    if (is_queued(status.state)) status.seconds = waited_seconds;
+    if (slurm::is_queued_state(status.state)) status.seconds = waited_seconds;
     unseen_polls = 0;
     return;
   }
@@ -164,7 +153,7 @@ std::string task_line(const SweepTask& task, const TaskStatus& status) {
   if (status.ended && !status.exit_code)
     return fmt::format("{}: ended unseen (Slurm forgot it before dlaunch saw its end); exit code unknown", label);
   if (status.ended) return fmt::format("{}: {} with exit code {}", label, status.state, *status.exit_code);
-  bool says_why = is_queued(status.state) && !status.reason.empty() && status.reason != "None";
+  bool says_why = slurm::is_queued_state(status.state) && !status.reason.empty() && status.reason != "None";
   return fmt::format("{}: {}{}, {} s", label, status.state, says_why ? fmt::format(" ({})", status.reason) : "",
                      status.seconds);
 }
@@ -226,14 +215,10 @@ std::vector<TaskStatus> follow_array(const std::string& array_job_id, const JobA
   std::vector<int> unseen_polls(array.tasks.size(), 0);
   TaskBoard board(::isatty(STDERR_FILENO) != 0);
   for (;;) {
-    util::CapturedRun show =
-        util::run_captured(slurm::job_command({"scontrol", "show", "job", "-o"}, array_job_id));
-    std::string said(util::trim(show.err.empty() ? show.out : show.err));
+    std::vector<slurm::JobInfo> records = slurm::show_job(array_job_id);
     // Once every task ended and MinJobAge passed, Slurm knows no part of the array.
-    bool forgotten = show.exit_code != 0 && said.find("Invalid job id") != std::string::npos;
-    if (show.exit_code != 0 && !forgotten)
-      throw util::SystemError(fmt::format("cannot follow job array {}: scontrol says: {}", array_job_id, said));
-    auto shown = forgotten ? std::map<std::int64_t, TaskStatus>{} : task_statuses(slurm::parse_job_records(show.out));
+    bool forgotten = records.empty();
+    auto shown = task_statuses(records);
     auto waited = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started);
     for (std::size_t i = 0; i < statuses.size(); ++i) {
       auto found = shown.find(array.tasks[i].index);

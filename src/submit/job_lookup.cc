@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "slurm/job_id.h"
+#include "slurm/job_query.h"
 #include "submit/config_file.h"
-#include "submit/job_status.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -59,7 +59,7 @@ FoundJob by_job_id(const std::string& job, const std::vector<std::string>& dirs)
 }  // namespace
 
 std::optional<std::string> slurm_job_folder(const std::string& job_id) {
-  for (const auto& info : query_slurm(job_id)) {
+  for (const auto& info : slurm::show_job(job_id)) {
     std::string out = info.field("StdOut");
     if (!out.empty()) return fs::path(out).parent_path().string();
   }

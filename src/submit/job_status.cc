@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "slurm/job_id.h"
+#include "slurm/job_query.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"
@@ -175,16 +176,6 @@ void prefer_a_verdict_dlaunch_enforced(JobStatus& status) {
 
 }  // namespace
 
-
-std::vector<slurm::JobInfo> query_slurm(const std::string& job_id) {
-  util::CapturedRun show = util::run_captured(slurm::job_command({"scontrol", "show", "job", "-o"}, job_id));
-  if (show.exit_code == 0) return slurm::parse_job_records(show.out);
-  // The controller's word for a job it purged (MinJobAge) or never had.
-  if (show.err.find("Invalid job id") != std::string::npos) return {};
-  throw util::SystemError(fmt::format("cannot ask Slurm about job {}: scontrol says: {}", job_id,
-                                      util::trim(show.err.empty() ? show.out : show.err)));
-}
-
 std::vector<ArrayTask> parse_sacct(const std::string& output) {
   std::vector<ArrayTask> tasks;
   for (const auto& line : util::split(output, '\n')) {
@@ -265,7 +256,7 @@ JobStatus current_status(const SubmissionRecord& record) {
   std::vector<slurm::JobInfo> records;
   std::string unanswered;
   try {
-    if (!record.job_id.empty()) records = query_slurm(record.job_id);
+    if (!record.job_id.empty()) records = slurm::show_job(record.job_id);
   } catch (const util::SystemError& error) {
     unanswered = error.what();  // no Slurm here, or its controller is down: what the folder says
   }

@@ -53,11 +53,6 @@ struct JobStatus {
   std::vector<ArrayTask> tasks;
 };
 
-// What Slurm knows of JOB_ID: scontrol's records (an array's: one per task
-// or run of pending tasks). Empty when Slurm no longer knows the job.
-// Throws SystemError when scontrol cannot answer (the controller is down).
-std::vector<slurm::JobInfo> query_slurm(const std::string& job_id);
-
 // sacct's final state of JOB_ID (an array's tasks as "12_3"), where the
 // cluster keeps accounting; empty where it does not.
 std::vector<ArrayTask> query_sacct(const std::string& job_id);

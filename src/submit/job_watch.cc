@@ -5,24 +5,15 @@
 #include <unistd.h>
 
 #include "slurm/job_info.h"
-#include "slurm/job_id.h"
+#include "slurm/job_query.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/fd.h"
 #include "util/outside_file.h"
 #include "util/strings.h"
-#include "util/subprocess.h"
 
 namespace dlaunch::submit {
 namespace {
-
-// The first word of field NAME in scontrol's record LINE ("CANCELLED" of
-// "JobState=CANCELLED by 0"), read by the records parser all of dlaunch uses.
-std::optional<std::string> field(const std::string& line, const std::string& name) {
-  auto records = slurm::parse_job_records(line);
-  if (records.empty() || !records.front().has(name)) return std::nullopt;
-  std::string value = records.front().field(name);
-  return value.substr(0, value.find(' '));
-}
 
 // Opens the job's Slurm log when it is a regular file: a FIFO planted
 // there must not hang the follower, nor a link to /dev/zero feed it
@@ -49,32 +40,19 @@ void stream_new_output(const std::string& log_path, off_t& offset) {
   }
 }
 
-bool is_final_state(const std::string& state) {
-  return state != "RUNNING" && state != "COMPLETING" && state != "SUSPENDED" &&
-         state != "STOPPED" && state != "SIGNALING" && state != "STAGE_OUT" &&
-         state != "RESIZING" && state != "REQUEUE_HOLD" && state != "REQUEUE_FED" &&
-         state != "RESV_DEL_HOLD" && state != "UNKNOWN";
-}
-
 void pause_for(std::chrono::milliseconds interval) {
   ::poll(nullptr, 0, static_cast<int>(interval.count()));
 }
 
 }  // namespace
 
-JobEnd parse_job_end(const std::string& scontrol_line) {
-  auto state = field(scontrol_line, "JobState");
-  auto exit_code = field(scontrol_line, "ExitCode");
-  if (!state || !exit_code)
-    throw util::SystemError(fmt::format("cannot read the job's end from scontrol: '{}'", scontrol_line));
-  auto parts = util::split(*exit_code, ':');
-  JobEnd end;
-  end.state = *state;
-  int code = static_cast<int>(util::parse_int(parts[0]).value_or(1));
-  int signal = parts.size() > 1 ? static_cast<int>(util::parse_int(parts[1]).value_or(0)) : 0;
-  end.exit_code = signal != 0 ? 128 + signal : code;
-  if (end.exit_code == 0 && end.state != "COMPLETED") end.exit_code = 1;
-  return end;
+JobEnd parse_job_end(const slurm::JobInfo& record) {
+  if (!record.has("JobState") || !record.has("ExitCode"))
+    throw util::SystemError(fmt::format("cannot read job {}'s end from scontrol: it shows no JobState or "
+                                        "ExitCode",
+                                        record.job_id().empty() ? "?" : record.job_id()));
+  std::string state = record.state();
+  return JobEnd{state.substr(0, state.find(' ')), slurm::end_exit_code(record), ""};
 }
 
 std::string pending_line(const std::string& job_id, const std::string& state, const std::string& reason,
@@ -110,21 +88,22 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path, const 
   bool completing = false;  // and since when
   auto completing_since = started;
   for (;;) {
-    util::CapturedRun show = util::run_captured(slurm::job_command({"scontrol", "show", "job", "-o"}, job_id));
-    if (show.exit_code != 0) {
+    std::vector<slurm::JobInfo> records = slurm::show_job(job_id);
+    if (records.empty()) {
       // A job that ended while COMPLETING for long is purged at once (its
       // MinJobAge counts from its end): the verdict says how it ended.
-      if (seen && show.err.find("Invalid job id") != std::string::npos) {
+      if (seen) {
         stream_new_output(log_path, offset);
         if (auto end = judged_end(std::nullopt, run_verdict(folder), "Slurm no longer knows the job")) return *end;
       }
-      throw util::SystemError(fmt::format("cannot follow job {}: scontrol says: {}", job_id,
-                                          util::trim(show.err.empty() ? show.out : show.err)));
+      throw util::SystemError(fmt::format("cannot follow job {}: Slurm does not know it{}", job_id,
+                                          seen ? " any more, and its launcher recorded no verdict" : ""));
     }
     seen = true;
-    std::string state = field(show.out, "JobState").value_or("UNKNOWN");
-    if (state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED") {
-      std::string reason = field(show.out, "Reason").value_or("None");
+    const slurm::JobInfo& record = records.front();
+    std::string state = record.has("JobState") ? record.state().substr(0, record.state().find(' ')) : "UNKNOWN";
+    if (slurm::is_queued_state(state)) {
+      std::string reason = record.has("Reason") ? record.field("Reason") : "None";
       auto waited = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started);
       std::string line = pending_line(job_id, state, reason, waited.count());
       // A terminal gets the clock ticking in place; a log gets a line only
@@ -137,8 +116,8 @@ JobEnd follow_job(const std::string& job_id, const std::string& log_path, const 
       if (interactive && !last_status.empty()) fmt::print(stderr, "\r\033[K");
       last_status.clear();
       stream_new_output(log_path, offset);
-      if (is_final_state(state)) {
-        auto end = judged_end(parse_job_end(show.out), run_verdict(folder), "");
+      if (slurm::is_final_state(state)) {
+        auto end = judged_end(parse_job_end(record), run_verdict(folder), "");
         return *end;
       }
       if (state == "COMPLETING" && !completing) completing_since = std::chrono::steady_clock::now();

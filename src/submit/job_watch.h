@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "slurm/job_info.h"
 #include "submit/submission_record.h"
 
 namespace dlaunch::submit {
@@ -34,9 +35,10 @@ inline constexpr std::chrono::seconds kCompletingPatience{10};
 std::optional<JobEnd> judged_end(const std::optional<JobEnd>& slurm, const std::optional<RunVerdict>& verdict,
                                  const std::string& why_no_slurm_end);
 
-// Parses one line of `scontrol show job -o`: JobState and ExitCode ("3:0").
-// Throws SystemError when the fields are missing.
-JobEnd parse_job_end(const std::string& scontrol_line);
+// The end RECORD (scontrol's, of a job in a final state) shows: its
+// JobState's first word and the exit code to report (slurm::end_exit_code).
+// Throws SystemError when JobState or ExitCode is missing.
+JobEnd parse_job_end(const slurm::JobInfo& record);
 
 // The line shown while JOB_ID waits in the queue: "job 12: PENDING
 // (Priority), 14 s since it was submitted". Slurm's reason "None" says

@@ -73,11 +73,57 @@ TEST(FormatDuration, IsParseDurationsInverse) {
   EXPECT_EQ(format_duration(90061), "1-01:01:01");
 }
 
-TEST(IsFinalState, KnowsTheEndsAndTheRest) {
-  for (const char* state : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"})
-    EXPECT_TRUE(is_final_state(state)) << state;
-  for (const char* state : {"PENDING", "RUNNING", "COMPLETING", "REQUEUED", "SUSPENDED", ""})
+// Every job state Slurm documents (squeue(1), "JOB STATE CODES"; sacct's
+// State), with what it means for dlaunch: ended, waiting in the queue, or
+// on its way (running, or between running and its end).
+enum class Phase { kFinal, kQueued, kOnItsWay };
+
+struct StateCase {
+  const char* state;
+  Phase phase;
+};
+
+constexpr StateCase kSlurmStates[] = {
+    {"PENDING", Phase::kQueued},        {"CONFIGURING", Phase::kQueued},  {"REQUEUED", Phase::kQueued},
+    {"REQUEUE_HOLD", Phase::kQueued},   {"REQUEUE_FED", Phase::kQueued},  {"SPECIAL_EXIT", Phase::kQueued},
+    {"RESV_DEL_HOLD", Phase::kQueued},  {"RUNNING", Phase::kOnItsWay},    {"SUSPENDED", Phase::kOnItsWay},
+    {"STOPPED", Phase::kOnItsWay},      {"COMPLETING", Phase::kOnItsWay}, {"RESIZING", Phase::kOnItsWay},
+    {"SIGNALING", Phase::kOnItsWay},    {"STAGE_OUT", Phase::kOnItsWay},  {"COMPLETED", Phase::kFinal},
+    {"FAILED", Phase::kFinal},          {"CANCELLED", Phase::kFinal},     {"TIMEOUT", Phase::kFinal},
+    {"NODE_FAIL", Phase::kFinal},       {"PREEMPTED", Phase::kFinal},     {"OUT_OF_MEMORY", Phase::kFinal},
+    {"BOOT_FAIL", Phase::kFinal},       {"DEADLINE", Phase::kFinal},      {"REVOKED", Phase::kFinal},
+};
+
+TEST(IsFinalState, EveryStateSlurmDocumentsHasItsPhase) {
+  for (const auto& [state, phase] : kSlurmStates) {
+    EXPECT_EQ(is_final_state(state), phase == Phase::kFinal) << state;
+    EXPECT_EQ(is_queued_state(state), phase == Phase::kQueued) << state;
+  }
+}
+
+TEST(IsFinalState, SacctsWhoCancelledItDoesNotHideTheEnd) {
+  EXPECT_TRUE(is_final_state("CANCELLED by 1000"));
+  EXPECT_TRUE(is_queued_state("PENDING by 0"));
+}
+
+// A state no Slurm showed before is taken for a job on its way, never for
+// its end (job_info.h says why), by every command alike.
+TEST(IsFinalState, AnUnknownStateIsNotAnEnd) {
+  for (const char* state : {"", "UNKNOWN", "LAUNCH_FAILED_SOMEDAY", "completed", "COMPLETED_", "FAIL"}) {
     EXPECT_FALSE(is_final_state(state)) << state;
+    EXPECT_FALSE(is_queued_state(state)) << state;
+  }
+}
+
+TEST(EndExitCode, IsNeverSuccessUnlessTheJobCompleted) {
+  auto code_of = [](const char* line) { return end_exit_code(parse_job_records(line).at(0)); };
+  EXPECT_EQ(code_of("JobId=1 JobState=COMPLETED ExitCode=0:0"), 0);
+  EXPECT_EQ(code_of("JobId=2 JobState=FAILED ExitCode=3:0"), 3);
+  EXPECT_EQ(code_of("JobId=3 JobState=CANCELLED ExitCode=0:15"), 128 + 15);
+  EXPECT_EQ(code_of("JobId=4 JobState=TIMEOUT ExitCode=0:0"), 1);
+  EXPECT_EQ(code_of("JobId=5 JobState=CANCELLED by 1000 ExitCode=0:0"), 1);
+  EXPECT_EQ(code_of("JobId=6 JobState=FAILED ExitCode=junk"), 1);
+  EXPECT_EQ(code_of("JobId=7 JobState=COMPLETED"), 1);
 }
 
 TEST(ParseExitCode, SignalsBecome128PlusN) {

@@ -7,18 +7,25 @@
 namespace dlaunch::submit {
 namespace {
 
+// The one record of scontrol's LINE.
+slurm::JobInfo record_of(const char* line) { return slurm::parse_job_records(line).at(0); }
+
 TEST(JobWatch, ReadsStateAndExitCodeFromScontrol) {
-  auto completed = parse_job_end("JobId=12 JobName=x UserId=root(0) JobState=COMPLETED Reason=None ExitCode=0:0 RunTime=00:00:09");
+  auto completed =
+      parse_job_end(record_of("JobId=12 JobName=x UserId=root(0) JobState=COMPLETED Reason=None ExitCode=0:0 "
+                              "RunTime=00:00:09"));
   EXPECT_EQ(completed.state, "COMPLETED");
   EXPECT_EQ(completed.exit_code, 0);
-  auto failed = parse_job_end("JobId=13 JobState=FAILED Reason=NonZeroExitCode ExitCode=3:0");
+  auto failed = parse_job_end(record_of("JobId=13 JobState=FAILED Reason=NonZeroExitCode ExitCode=3:0"));
   EXPECT_EQ(failed.state, "FAILED");
   EXPECT_EQ(failed.exit_code, 3);
-  auto killed = parse_job_end("JobId=14 JobState=CANCELLED Reason=None ExitCode=0:15");
+  auto killed = parse_job_end(record_of("JobId=14 JobState=CANCELLED Reason=None ExitCode=0:15"));
   EXPECT_EQ(killed.exit_code, 128 + 15);
-  auto timeout = parse_job_end("JobId=15 JobState=TIMEOUT ExitCode=0:0");
+  auto timeout = parse_job_end(record_of("JobId=15 JobState=TIMEOUT ExitCode=0:0"));
   EXPECT_NE(timeout.exit_code, 0);  // not COMPLETED is never success
-  EXPECT_THROW(parse_job_end("slurm_load_jobs error: Invalid job id specified"), util::SystemError);
+  auto by_whom = parse_job_end(record_of("JobId=16 JobState=CANCELLED by 1000 ExitCode=0:0"));
+  EXPECT_EQ(by_whom.state, "CANCELLED");
+  EXPECT_THROW(parse_job_end(record_of("JobId=17 Reason=None")), util::SystemError);
 }
 
 TEST(JobWatch, APendingLineSaysHowLongAndWhyOnlyWhenSlurmKnows) {
