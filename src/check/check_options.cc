@@ -109,10 +109,6 @@ std::optional<CheckOptions> parse_check_options(const std::vector<std::string>& 
   return options;
 }
 
-util::CommandLineSpec describe_check_options() {
-  CheckParser parser;
-  configure(parser);
-  return util::describe_command_line(parser.app);
-}
+util::CommandLineSpec describe_check_options() { return util::describe_parser(configure); }
 
 }  // namespace dlaunch::check

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/command_parser.h"
 #include "process/signal_channel.h"
 #include "submit/job_cancel.h"
 #include "cli/job_argument.h"
@@ -66,10 +67,9 @@ std::optional<int> parse_signal(const std::string& text) {
 }  // namespace
 
 int cancel_command(const CommandArgs& raw) {
-  CLI::App app(kDescription, "dlaunch cancel");
-  CancelArgs args;
-  configure_app(app, args);
-  if (!util::parse_command_line(app, raw, "dlaunch cancel")) return 0;
+  std::optional<CancelArgs> parsed = parse_with(raw, kDescription, "dlaunch cancel", configure_app);
+  if (!parsed) return 0;
+  const CancelArgs& args = *parsed;
   submit::CancelRequest request;
   request.signal = parse_signal(args.signal);
   request.grace = std::chrono::seconds(args.grace);
@@ -97,11 +97,6 @@ int cancel_command(const CommandArgs& raw) {
   return 0;
 }
 
-util::CommandLineSpec cancel_command_line() {
-  CLI::App app(kDescription, "dlaunch cancel");
-  CancelArgs args;
-  configure_app(app, args);
-  return util::describe_command_line(app);
-}
+util::CommandLineSpec cancel_command_line() { return command_line_of(kDescription, "dlaunch cancel", configure_app); }
 
 }  // namespace dlaunch::cli

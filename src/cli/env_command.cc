@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/command_parser.h"
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "net/interfaces.h"
@@ -225,11 +226,6 @@ int env_command(const CommandArgs& args) {
   return 0;
 }
 
-util::CommandLineSpec env_command_line() {
-  CLI::App app(kDescription, "dlaunch env");
-  bool json = false;
-  configure(app, json);
-  return util::describe_command_line(app);
-}
+util::CommandLineSpec env_command_line() { return command_line_of(kDescription, "dlaunch env", configure); }
 
 }  // namespace dlaunch::cli

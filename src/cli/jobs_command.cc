@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/command_parser.h"
 #include "cli/job_argument.h"
 #include "submit/job_status.h"
 #include "util/command_line.h"
@@ -63,10 +64,9 @@ void print_table(const std::vector<std::pair<submit::SubmissionRecord, submit::J
 }  // namespace
 
 int jobs_command(const CommandArgs& args) {
-  CLI::App app(kDescription, "dlaunch jobs");
-  JobsRequest request;
-  configure_app(app, request);
-  if (!util::parse_command_line(app, args, "dlaunch jobs")) return 0;
+  std::optional<JobsRequest> parsed = parse_with(args, kDescription, "dlaunch jobs", configure_app);
+  if (!parsed) return 0;
+  const JobsRequest& request = *parsed;
   auto dirs = submission_dirs_for(request.output_dir);
   std::vector<std::string> left_out;
   auto records = submit::list_submissions(dirs, &left_out);
@@ -93,11 +93,6 @@ int jobs_command(const CommandArgs& args) {
   return 0;
 }
 
-util::CommandLineSpec jobs_command_line() {
-  CLI::App app(kDescription, "dlaunch jobs");
-  JobsRequest request;
-  configure_app(app, request);
-  return util::describe_command_line(app);
-}
+util::CommandLineSpec jobs_command_line() { return command_line_of(kDescription, "dlaunch jobs", configure_app); }
 
 }  // namespace dlaunch::cli

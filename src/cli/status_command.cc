@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/command_parser.h"
 #include "cli/job_argument.h"
 #include "submit/job_status.h"
 #include "util/command_line.h"
@@ -92,10 +93,9 @@ void print_status(const submit::SubmissionRecord& record, const submit::JobStatu
 }  // namespace
 
 int status_command(const CommandArgs& args) {
-  CLI::App app(kDescription, "dlaunch status");
-  StatusRequest request;
-  configure_app(app, request);
-  if (!util::parse_command_line(app, args, "dlaunch status")) return 0;
+  std::optional<StatusRequest> parsed = parse_with(args, kDescription, "dlaunch status", configure_app);
+  if (!parsed) return 0;
+  const StatusRequest& request = *parsed;
   auto found = find_job_argument(request.job, request.output_dir);
   submit::JobStatus status = submit::current_status(found.record);
   if (found.task) {
@@ -108,11 +108,6 @@ int status_command(const CommandArgs& args) {
   return 0;
 }
 
-util::CommandLineSpec status_command_line() {
-  CLI::App app(kDescription, "dlaunch status");
-  StatusRequest request;
-  configure_app(app, request);
-  return util::describe_command_line(app);
-}
+util::CommandLineSpec status_command_line() { return command_line_of(kDescription, "dlaunch status", configure_app); }
 
 }  // namespace dlaunch::cli

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/command_parser.h"
 #include "util/command_line.h"
 
 namespace dlaunch::cli {
@@ -25,17 +26,11 @@ void configure(CLI::App& app) {
 }  // namespace
 
 int version_command(const CommandArgs& args) {
-  CLI::App app(kDescription, "dlaunch version");
-  configure(app);
-  if (!util::parse_command_line(app, args, "dlaunch version")) return 0;
+  if (!parse_with(args, kDescription, "dlaunch version", configure)) return 0;
   fmt::print("dlaunch {}\n", DLAUNCH_VERSION);
   return 0;
 }
 
-util::CommandLineSpec version_command_line() {
-  CLI::App app(kDescription, "dlaunch version");
-  configure(app);
-  return util::describe_command_line(app);
-}
+util::CommandLineSpec version_command_line() { return command_line_of(kDescription, "dlaunch version", configure); }
 
 }  // namespace dlaunch::cli

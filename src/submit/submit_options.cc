@@ -156,10 +156,6 @@ std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>
   return options;
 }
 
-util::CommandLineSpec describe_submit_options() {
-  SubmitParser parser;
-  configure(parser);
-  return util::describe_command_line(parser.app);
-}
+util::CommandLineSpec describe_submit_options() { return util::describe_parser(configure); }
 
 }  // namespace dlaunch::submit

@@ -33,6 +33,16 @@ std::vector<std::string> shown_names(const CLI::Option& option);
 // The options of APP, in the order its help shows them.
 CommandLineSpec describe_command_line(const CLI::App& app);
 
+// The options of the parser CONFIGURE builds in a fresh PARSER (a struct
+// that holds its CLI::App as `app` beside the values it parses into): the
+// same function builds it for parsing, so the two never differ.
+template <typename Parser>
+CommandLineSpec describe_parser(void (*configure)(Parser&)) {
+  Parser parser;
+  configure(parser);
+  return describe_command_line(parser.app);
+}
+
 // The values a placeholder fixes: "node|task" gives {node, task}; "0|1|2|3|MAP"
 // gives {0, 1, 2, 3}; "N", "FILE" or "HOST:PORT" none.
 std::vector<std::string> placeholder_choices(std::string_view placeholder);
