@@ -57,6 +57,8 @@ class LinePrinter {
   void print(const submit::MergedLine& line);
   // Prints what --tail kept; from now on every line goes out at once.
   void flush_tail();
+  // Hands what was printed on (a follower's lines must not wait in stdio's buffer).
+  void flush() { std::fflush(out_); }
 
   // Whether show_partial() shows anything: not under --grep, whose filter
   // needs the whole line, nor while --tail still keeps lines back.
