@@ -15,15 +15,35 @@
 namespace dlaunch::ssh {
 namespace {
 
+using Apply = std::function<void(SshOptions&, const std::string&)>;
+
 // One of dlaunch ssh's own options. PLACEHOLDER is what its value looks
 // like in the help (nullptr: a flag); GROUP its heading there.
 struct OwnOption {
   const char* name;
   const char* placeholder;
   const char* group;
-  std::function<void(SshOptions&, const std::string&)> apply;
+  Apply apply;
   const char* help;
 };
+
+// The value as typed, kept in FIELD.
+Apply text_in(std::optional<std::string> SshOptions::*field) {
+  return [field](SshOptions& options, const std::string& value) { options.*field = value; };
+}
+
+// A repeatable option: each value is added to FIELD.
+Apply each_in(std::vector<std::string> SshOptions::*field) {
+  return [field](SshOptions& options, const std::string& value) { (options.*field).push_back(value); };
+}
+
+// A whole number from LOWEST to HIGHEST, kept in FIELD; OPTION names it in
+// the UsageError for any other value.
+Apply number_in(std::optional<int> SshOptions::*field, int lowest, int highest, const char* option) {
+  return [=](SshOptions& options, const std::string& value) {
+    options.*field = static_cast<int>(util::parse_int_in_range(value, lowest, highest, option));
+  };
+}
 
 int seconds_value(const std::string& value, const char* option) {
   return static_cast<int>(util::parse_int_in_range(value, 1, 3600, option));
@@ -31,45 +51,36 @@ int seconds_value(const std::string& value, const char* option) {
 
 const std::vector<OwnOption>& own_options() {
   static const std::vector<OwnOption> options = {
-      {"--hosts", "HOSTS", "Hosts", [](SshOptions& o, const std::string& v) { o.hosts = v; },
+      {"--hosts", "HOSTS", "Hosts", text_in(&SshOptions::hosts),
        "Hosts in node-rank order: h1,h2 or hostlists such as gpu[01-04]"},
-      {"--nnodes", "N", "Hosts",
-       [](SshOptions& o, const std::string& v) {
-         o.nnodes = static_cast<int>(util::parse_int_in_range(v, 1, 1 << 20, "--nnodes"));
-       },
+      {"--nnodes", "N", "Hosts", number_in(&SshOptions::nnodes, 1, 1 << 20, "--nnodes"),
        "Hosts that train (default: all); with more hosts, the first N to join train and the others "
        "stand by as spares to take a lost host's place"},
-      {"--spare-nodes", "N", "Hosts",
-       [](SshOptions& o, const std::string& v) {
-         o.spare_nodes = static_cast<int>(util::parse_int_in_range(v, 0, 1 << 20, "--spare-nodes"));
-       },
+      {"--spare-nodes", "N", "Hosts", number_in(&SshOptions::spare_nodes, 0, 1 << 20, "--spare-nodes"),
        "Hosts that stand by to take a lost host's place (default: the hosts beyond --nnodes); the "
        "others train"},
-      {"--hostfile", "FILE", "Hosts", [](SshOptions& o, const std::string& v) { o.hostfile = v; },
+      {"--hostfile", "FILE", "Hosts", text_in(&SshOptions::hostfile),
        "File of 'HOST [slots=N]' lines (DeepSpeed's format; '#' comments, hostlists)"},
-      {"--include", "HOSTS", "Hosts", [](SshOptions& o, const std::string& v) { o.include = v; },
+      {"--include", "HOSTS", "Hosts", text_in(&SshOptions::include),
        "Keep only these hosts or slots: host1@host2:0,1"},
-      {"--exclude", "HOSTS", "Hosts", [](SshOptions& o, const std::string& v) { o.exclude = v; },
+      {"--exclude", "HOSTS", "Hosts", text_in(&SshOptions::exclude),
        "Leave out these hosts or slots: host3@host1:7"},
-      {"--ssh-arg", "ARG", "SSH", [](SshOptions& o, const std::string& v) { o.ssh_args.push_back(v); },
+      {"--ssh-arg", "ARG", "SSH", each_in(&SshOptions::ssh_args),
        "An option for ssh itself, repeatable (e.g. --ssh-arg -F --ssh-arg my_config)"},
       {"--connect-timeout", "SECONDS", "SSH",
        [](SshOptions& o, const std::string& v) { o.connect_timeout = seconds_value(v, "--connect-timeout"); },
        "Seconds ssh may take to connect to a host (default 10)"},
-      {"--master-addr", "HOST", "Rendezvous", [](SshOptions& o, const std::string& v) { o.master_addr = v; },
+      {"--master-addr", "HOST", "Rendezvous", text_in(&SshOptions::master_addr),
        "Address of node 0 as the other hosts reach it (default: the first host's name)"},
-      {"--master-port", "PORT", "Rendezvous",
-       [](SshOptions& o, const std::string& v) {
-         o.master_port = static_cast<int>(util::parse_int_in_range(v, 1, 65535, "--master-port"));
-       },
+      {"--master-port", "PORT", "Rendezvous", number_in(&SshOptions::master_port, 1, 65535, "--master-port"),
        "Port of node 0's rendezvous (default: picked at random in 20000-32767)"},
-      {"--env", "NAME[=VALUE]", "Environment", [](SshOptions& o, const std::string& v) { o.env.push_back(v); },
+      {"--env", "NAME[=VALUE]", "Environment", each_in(&SshOptions::env),
        "Carry NAME (its value here) or NAME=VALUE to every host, repeatable"},
-      {"--env-file", "FILE", "Environment", [](SshOptions& o, const std::string& v) { o.env_file = v; },
+      {"--env-file", "FILE", "Environment", text_in(&SshOptions::env_file),
        "File of NAME=VALUE lines to set on every host"},
-      {"--remote-dlaunch", "FILE", "SSH", [](SshOptions& o, const std::string& v) { o.remote_dlaunch = v; },
+      {"--remote-dlaunch", "FILE", "SSH", text_in(&SshOptions::remote_dlaunch),
        "Path of dlaunch on the hosts (default: this dlaunch's own path)"},
-      {"--host-log-dir", "DIR", "Output", [](SshOptions& o, const std::string& v) { o.host_log_dir = v; },
+      {"--host-log-dir", "DIR", "Output", text_in(&SshOptions::host_log_dir),
        "Write each host's output to DIR/HOST.log instead of the console"},
       {"--no-preflight", nullptr, "SSH", [](SshOptions& o, const std::string&) { o.no_preflight = true; },
        "Skip the checks over ssh before the job starts"},

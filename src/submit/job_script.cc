@@ -395,6 +395,15 @@ std::vector<std::string> sbatch_options(const JobRequest& request) {
   return options;
 }
 
+// SETTING, when ASKED for, needs the dlaunch run on each node that
+// --launch node starts: with one task per GPU none is there to do WHAT.
+void refuse_under_task_launch(const SubmitSettings& settings, const char* setting, bool asked, const char* what) {
+  if (!asked) return;
+  throw util::InputError(fmt::format("{} (from {}) needs --launch node: with one task per GPU no dlaunch run is "
+                                     "there to {}",
+                                     setting, settings.find(setting)->source, what));
+}
+
 }  // namespace
 
 std::string PreemptSignal::sbatch_value() const {
@@ -468,28 +477,16 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   request.launch = launch_mode(settings);
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
     throw util::InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
-  if (request.launch == LaunchMode::kTask && request.spare_nodes > 0)
-    throw util::InputError(fmt::format(
-        "spare-nodes (from {}) needs --launch node: with one task per GPU no dlaunch run is there to "
-        "replace a lost node",
-        settings.find("spare-nodes")->source));
-  if (request.launch == LaunchMode::kTask && settings.flag("gate"))
-    throw util::InputError(fmt::format(
-        "gate (from {}) needs --launch node: with one task per GPU no dlaunch run is there to check "
-        "the nodes first",
-        settings.find("gate")->source));
+  if (request.launch == LaunchMode::kTask) {
+    refuse_under_task_launch(settings, "spare-nodes", request.spare_nodes > 0, "replace a lost node");
+    refuse_under_task_launch(settings, "gate", settings.flag("gate"), "check the nodes first");
+    refuse_under_task_launch(settings, "hang-timeout", settings.integer("hang-timeout").has_value(),
+                             "watch the workers' progress");
+    refuse_under_task_launch(settings, "heartbeat-timeout", settings.integer("heartbeat-timeout").has_value(),
+                             "keep a heartbeat between the nodes");
+  }
   if (settings.integer("gate-timeout") && !settings.flag("gate"))
     throw util::InputError(fmt::format("gate-timeout (from {}) needs gate", settings.find("gate-timeout")->source));
-  if (request.launch == LaunchMode::kTask && settings.integer("hang-timeout"))
-    throw util::InputError(fmt::format(
-        "hang-timeout (from {}) needs --launch node: with one task per GPU no dlaunch run watches the "
-        "workers' progress",
-        settings.find("hang-timeout")->source));
-  if (request.launch == LaunchMode::kTask && settings.integer("heartbeat-timeout"))
-    throw util::InputError(fmt::format(
-        "heartbeat-timeout (from {}) needs --launch node: with one task per GPU no dlaunch run keeps a "
-        "heartbeat between the nodes",
-        settings.find("heartbeat-timeout")->source));
   request.gate = settings.flag("gate");
   request.min_nodes = small_int(settings, "min-nodes", 1, 100000).value_or(request.nodes);
   if (request.min_nodes > request.nodes)
