@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_parser.h"
-#include "process/signal_channel.h"
 #include "submit/job_cancel.h"
 #include "cli/job_argument.h"
 #include "util/command_line.h"
 #include "util/error.h"
+#include "util/signal_names.h"
 
 namespace dlaunch::cli {
 namespace {
@@ -55,8 +55,8 @@ void configure_app(CLI::App& app, CancelArgs& args) {
 std::optional<int> parse_signal(const std::string& text) {
   if (text.empty()) return std::nullopt;
   std::string name = text;
-  auto number = process::signal_number(name);
-  if (!number && !name.starts_with("SIG")) number = process::signal_number("SIG" + name);
+  auto number = util::signal_number(name);
+  if (!number && !name.starts_with("SIG")) number = util::signal_number("SIG" + name);
   if (!number)
     throw util::UsageError(fmt::format("--signal '{}' is not a signal; give a name such as USR1 or USR2 (or "
                                        "its number)",

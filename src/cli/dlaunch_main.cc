@@ -25,11 +25,12 @@
 #include "check/check_options.h"
 #include "launch/run_options.h"
 #include "process/console_report.h"
-#include "process/signal_channel.h"
 #include "ssh/ssh_options.h"
 #include "submit/submit_options.h"
 #include "util/console.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
+#include "util/signal_names.h"
 #include "util/strings.h"
 
 namespace dlaunch::cli {
@@ -96,19 +97,19 @@ int run_catching(const std::function<int()>& body) {
   try {
     return body();
   } catch (const util::InputError& error) {
-    return report("error", error, util::kExitInputError);
+    return report("error", error, util::kExitUsage);
   } catch (const util::SystemError& error) {  // and ProtocolError, a peer's fault
-    return report("error", error, util::kExitSystemError);
+    return report("error", error, util::kExitFailure);
   } catch (const util::Interrupted& interrupted) {
     util::console_err().write_message(
-        fmt::format("dlaunch: stopped by {}", process::signal_name(interrupted.signal)));
-    return 128 + interrupted.signal;
+        fmt::format("dlaunch: stopped by {}", util::signal_name(interrupted.signal)));
+    return util::exit_code_of_signal(interrupted.signal);
   } catch (const std::system_error& error) {
     // The operating system refused (a file system error, a thread that
     // could not start): the outside world, not a bug.
-    return report("error", error, util::kExitSystemError);
+    return report("error", error, util::kExitFailure);
   } catch (const std::exception& error) {
-    return report("internal error", error, util::kExitSystemError);
+    return report("internal error", error, util::kExitFailure);
   }
 }
 

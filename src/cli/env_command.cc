@@ -9,10 +9,10 @@
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "net/interfaces.h"
-#include "process/signal_channel.h"
 #include "util/command_line.h"
 #include "util/error.h"
 #include "util/ports.h"
+#include "util/signal_names.h"
 #include "util/strings.h"
 
 namespace dlaunch::cli {
@@ -73,7 +73,7 @@ std::vector<Row> reliability_rows(const launch::LaunchConfig& config) {
                   std::chrono::duration_cast<std::chrono::seconds>(config.heartbeat_timeout).count(),
                   "node 0's value holds for every node"});
   if (config.preempt_signal != 0)
-    rows.push_back({"preempt_signal", "preemption signal", process::signal_name(config.preempt_signal),
+    rows.push_back({"preempt_signal", "preemption signal", util::signal_name(config.preempt_signal),
                     config.requeue ? "forwarded; node 0 then requeues the job" : "forwarded to the workers"});
   return rows;
 }

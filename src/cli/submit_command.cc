@@ -20,6 +20,7 @@
 #include "submit/submission_record.h"
 #include "submit/submit_options.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/local_time.h"
 #include "util/own_executable.h"
 #include "util/safe_file.h"
@@ -151,7 +152,7 @@ std::size_t stop_following_length = 0;
 void stop_following(int signal) {
   ssize_t ignored = ::write(STDERR_FILENO, stop_following_message, stop_following_length);
   (void)ignored;
-  ::_exit(128 + signal);
+  ::_exit(util::exit_code_of_signal(signal));
 }
 
 void say_the_job_goes_on_when_stopped(const std::string& job_id) {

@@ -12,16 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/exit_codes.h"
 #include "util/fd.h"
 
 namespace dlaunch::forensics {
 namespace {
-
-int exit_code_of(int status) {
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return -1;
-}
 
 // The tool is our child, but a launcher's own reaper (the supervisor's
 // SIGCHLD handler reaps every child) may have taken its status first:
@@ -32,7 +27,7 @@ std::optional<int> reap(pid_t pid, bool wait) {
   while ((got = ::waitpid(pid, &status, wait ? 0 : WNOHANG)) < 0 && errno == EINTR) {
   }
   if (got == 0) return std::nullopt;
-  return got == pid ? exit_code_of(status) : -1;
+  return got == pid ? util::exit_code_of_wait_status(status) : -1;
 }
 
 }  // namespace
@@ -78,7 +73,7 @@ void ToolRuns::launch(ToolRequest request) {
   posix_spawn_file_actions_destroy(&actions);
   running.request = std::move(request);
   if (error != 0) {
-    running.result.exit_code = 127;
+    running.result.exit_code = util::kExitCannotRun;
     running.result.output = fmt::format("cannot run {}: {}", running.request.argv[0], std::strerror(error));
     auto on_done = std::move(running.request.on_done);
     if (on_done) on_done(running.result);

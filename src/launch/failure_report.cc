@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "process/signal_channel.h"
+#include "util/exit_codes.h"
+#include "util/signal_names.h"
 
 namespace dlaunch::launch {
 
@@ -11,7 +12,7 @@ std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_
   if (!verdict.failure) {
     if (!verdict.not_restarted.empty())
       text += fmt::format("dlaunch:   not restarted: {}\n", verdict.not_restarted);
-    return text + fmt::format("dlaunch: the job failed (exit code {})\n", verdict.exit_code);
+    return text + fmt::format("dlaunch: the job failed with {}\n", util::describe_exit_code(verdict.exit_code));
   }
   const rendezvous::Failure& failure = *verdict.failure;
   text += fmt::format("dlaunch: first failure: {}\n", rendezvous::describe_failure(failure));
@@ -21,7 +22,7 @@ std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_
     text += fmt::format("dlaunch:   node        {} (node rank {})\n", failure.host, failure.node_rank);
     text += fmt::format("dlaunch:   pid         {}\n", failure.pid);
     text += failure.signal != 0
-                ? fmt::format("dlaunch:   signal      {} ({})\n", process::signal_name(failure.signal),
+                ? fmt::format("dlaunch:   signal      {} ({})\n", util::signal_name(failure.signal),
                               failure.signal)
                 : fmt::format("dlaunch:   exit code   {}\n", failure.exit_code);
   }
@@ -37,7 +38,7 @@ std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_
   }
   if (!verdict.not_restarted.empty())
     text += fmt::format("dlaunch:   not restarted: {}\n", verdict.not_restarted);
-  text += fmt::format("dlaunch: exit code {}\n", verdict.exit_code);
+  text += fmt::format("dlaunch: {}\n", util::describe_exit_code(verdict.exit_code));
   return text;
 }
 

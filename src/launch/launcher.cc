@@ -22,12 +22,14 @@
 #include "net/interfaces.h"
 #include "process/worker_process.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/local_time.h"
 #include "slurm/job_id.h"
 #include "slurm/requeue.h"
 #include "util/atomic_file.h"
 #include "util/console.h"
 #include "util/ports.h"
+#include "util/signal_names.h"
 #include "util/socket.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -249,8 +251,8 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
       world = coordinator.join(round);
     } catch (const util::Interrupted& interrupted) {
       say(fmt::format("dlaunch: stopped by {} while waiting for the other nodes",
-                      process::signal_name(interrupted.signal)));
-      return 128 + interrupted.signal;
+                      util::signal_name(interrupted.signal)));
+      return util::exit_code_of_signal(interrupted.signal);
     }
     round = world.round;  // a launcher that came late joins the round that runs
     const unsigned warnings_before = signals.received(config.preempt_signal);

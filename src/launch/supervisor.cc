@@ -21,9 +21,11 @@
 #include "process/process_groups.h"
 #include "process/worker_process.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/local_time.h"
 #include "util/own_executable.h"
 #include "util/safe_file.h"
+#include "util/signal_names.h"
 #include "util/socket.h"
 #include "util/trusted_folder.h"
 
@@ -460,12 +462,12 @@ class RoundSupervisor {
     rendezvous::Failure failure;
     failure.node_rank = settings_.node_rank;
     failure.host = settings_.host;
-    failure.exit_code = 128 + signal;
+    failure.exit_code = util::exit_code_of_signal(signal);
     failure.signal = signal;
     failure.time = util::local_time_now();
     failure.description =
         fmt::format("the launcher on {} (node {}) received {}", settings_.host,
-                    settings_.node_rank, process::signal_name(signal));
+                    settings_.node_rank, util::signal_name(signal));
     stop_failure_ = failure;
     coordinator_.announce_failure(failure);
     stopping_ = true;

@@ -1,4 +1,5 @@
 #include "process/process_groups.h"
+#include "util/exit_codes.h"
 
 #include <algorithm>
 #include <csignal>
@@ -37,8 +38,8 @@ void ProcessGroups::reap(const std::function<void(const ChildExit&)>& exited) {
     if (!WIFEXITED(status) && !WIFSIGNALED(status)) continue;
     ChildExit child;
     child.pid = pid;
-    child.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    child.exit_code = child.signal != 0 ? 128 + child.signal : WEXITSTATUS(status);
+    child.signal = util::signal_of_wait_status(status);
+    child.exit_code = util::exit_code_of_wait_status(status);
     child.leader = running(pid);
     if (child.leader) forget(pid);
     exited(child);

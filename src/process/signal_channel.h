@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "util/fd.h"
+#include "util/signal_names.h"
 
 namespace dlaunch::process {
 
@@ -51,11 +52,9 @@ class SignalChannel {
   std::array<unsigned, kLastSignal + 1> received_{};
 };
 
-// "SIGTERM" for 15; "signal 99" for unknown numbers.
-const char* signal_name(int signal);
-
-// The number of a signal given as "USR1", "SIGUSR1" or "10"; nullopt when
-// it names no signal signal_name() knows.
-std::optional<int> signal_number(std::string_view text);
+// Signal names moved to util/signal_names.h (issue 25); these keep the
+// callers that still say process:: building until they say util::.
+using util::signal_name;
+using util::signal_number;
 
 }  // namespace dlaunch::process

@@ -14,6 +14,7 @@
 
 #include "process/signal_channel.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/open_file_limit.h"
 #include "util/strings.h"
 
@@ -62,7 +63,7 @@ constexpr int kCgroupStage = 1;
   ChildFailure failure{stage, error};
   ssize_t ignored = ::write(error_fd, &failure, sizeof(failure));
   (void)ignored;
-  ::_exit(127);
+  ::_exit(util::kExitCannotRun);
 }
 
 // As torchrun's workers (subprocess.Popen closes them): the program holds
@@ -85,7 +86,7 @@ void close_inherited_on_exec() {
                                 int cgroup_procs_fd, const std::vector<int>& inherited_fds) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+  if (::getppid() != parent) ::_exit(util::kExitCannotRun);  // the launcher died before prctl took effect
   // Under Yama's ptrace_scope 1 only a process's ancestors may trace it;
   // a stack capture's tools (eu-stack, gdb, dlaunch __dump-python) are the
   // launcher's children, the worker's siblings. This lets the launcher and

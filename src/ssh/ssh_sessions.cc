@@ -17,8 +17,10 @@
 #include "process/worker_process.h"
 #include "util/environment.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/fd.h"
 #include "util/safe_file.h"
+#include "util/signal_names.h"
 
 namespace dlaunch::ssh {
 namespace {
@@ -193,7 +195,7 @@ class SessionLoop {
       return;
     }
     if (stop_signal_ == 0) stop_signal_ = signal;
-    hang_up_all(fmt::format("received {}", process::signal_name(signal)));
+    hang_up_all(fmt::format("received {}", util::signal_name(signal)));
   }
 
   void reap() {
@@ -280,7 +282,7 @@ class SessionLoop {
 
   int exit_code() {
     report_failures();
-    if (stop_signal_ != 0) return 128 + stop_signal_;
+    if (stop_signal_ != 0) return util::exit_code_of_signal(stop_signal_);
     if (verdict_) return verdict_->exit_code;
     if (settings_.hosts_replaceable) return survivors_code();
     const HostSession& node0 = *sessions_.front();

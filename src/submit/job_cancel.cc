@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <poll.h>
 
-#include "process/signal_channel.h"
 #include "slurm/job_id.h"
 #include "util/error.h"
 #include "util/local_time.h"
+#include "util/signal_names.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
 
@@ -68,7 +68,7 @@ CancelOutcome cancel_job(const SubmissionRecord& record, const CancelRequest& re
     return outcome;
   }
   if (request.signal) {
-    std::string name = std::string(process::signal_name(*request.signal)).substr(3);
+    std::string name = std::string(util::signal_name(*request.signal)).substr(3);
     // Without --batch, scancel signals the job's steps: every node's dlaunch
     // run, which forwards the signal to its workers.
     run_scancel(slurm::job_command({"scancel", "--signal=" + name}, target));

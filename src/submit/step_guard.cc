@@ -11,6 +11,7 @@
 #include "launch/run_record.h"
 #include "util/atomic_file.h"
 #include "util/console.h"
+#include "util/exit_codes.h"
 #include "util/ports.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -37,7 +38,7 @@ std::optional<int> read_verdict(const std::string& path) {
 }
 
 int status_code(int wait_status) {
-  return WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
+  return util::exit_code_of_wait_status(wait_status);
 }
 
 class StepGuard {

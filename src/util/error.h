@@ -1,7 +1,7 @@
 // The project's error model, in one place.
 //
 // Errors that stop the run are exceptions from this small family, caught once
-// in dlaunch_main() and mapped to an exit code there:
+// in dlaunch_main() and mapped to an exit code there (util/exit_codes.h):
 //   InputError (UsageError)  the user gave something wrong          exit 2
 //   SystemError              the outside world failed us            exit 1
 //     ProtocolError          ... a peer sent what the protocol forbids
@@ -55,10 +55,6 @@ class Interrupted : public std::runtime_error {
 
 // Builds a SystemError whose message ends with strerror(errno_value).
 SystemError system_error(const std::string& what, int errno_value);
-
-// Exit codes of dlaunch itself (workers' own codes are passed through).
-inline constexpr int kExitInputError = 2;
-inline constexpr int kExitSystemError = 1;
 
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/fd.h"
 
 extern char** environ;
@@ -77,7 +78,7 @@ CapturedRun run_captured(const std::vector<std::string>& argv) {
   int wait_status = 0;
   while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
-  run.exit_code = WIFSIGNALED(wait_status) ? 128 + WTERMSIG(wait_status) : WEXITSTATUS(wait_status);
+  run.exit_code = exit_code_of_wait_status(wait_status);
   return run;
 }
 

@@ -57,7 +57,7 @@ TEST(FailureReport, AKilledWorkerShowsItsSignalInsteadOfAnExitCode) {
   EXPECT_NE(text.find("was killed by SIGKILL (exit code 137)"), std::string::npos) << text;
   EXPECT_NE(text.find("dlaunch:   signal      SIGKILL (9)\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("dlaunch:   exit code   "), std::string::npos) << text;
-  EXPECT_NE(text.find("dlaunch: exit code 137\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("dlaunch: exit code 137 (SIGKILL)\n"), std::string::npos) << text;
 }
 
 TEST(FailureReport, WithoutItsLastLinesARemoteWorkerPointsAtItsNodesLog) {
@@ -95,7 +95,7 @@ TEST(FailureReport, AVerdictWithoutAFailureGivesOnlyTheExitCode) {
   verdict.exit_code = 130;
   EXPECT_EQ(format_failure_summary(verdict, 0),
             "dlaunch: ==================== job failed ====================\n"
-            "dlaunch: the job failed (exit code 130)\n");
+            "dlaunch: the job failed with exit code 130 (SIGINT)\n");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The launcher's signals: their names in messages, the names users type,
-// which of them stop a job, and their delivery as events.
+// The launcher's signals: which of them stop a job, and their delivery as
+// events (their names: util/signal_names_test.cc).
 #include "process/signal_channel.h"
 
 #include <gtest/gtest.h>
@@ -10,31 +10,6 @@
 
 namespace dlaunch::process {
 namespace {
-
-TEST(SignalChannel, SignalsHaveTheirUsualNames) {
-  EXPECT_STREQ(signal_name(SIGTERM), "SIGTERM");
-  EXPECT_STREQ(signal_name(SIGKILL), "SIGKILL");
-  EXPECT_STREQ(signal_name(SIGSEGV), "SIGSEGV");
-  EXPECT_STREQ(signal_name(SIGUSR1), "SIGUSR1");
-  EXPECT_EQ(std::string(signal_name(99)).rfind("SIG", 0), std::string::npos);
-}
-
-TEST(SignalChannel, SignalsAreReadByNameWithOrWithoutSigOrByNumber) {
-  EXPECT_EQ(signal_number("USR1"), SIGUSR1);
-  EXPECT_EQ(signal_number("SIGUSR2"), SIGUSR2);
-  EXPECT_EQ(signal_number("usr1"), SIGUSR1);
-  EXPECT_EQ(signal_number("sigterm"), SIGTERM);
-  EXPECT_EQ(signal_number("10"), 10);
-  EXPECT_EQ(signal_number("15"), SIGTERM);
-  for (const char* nonsense : {"", "USR3", "SIG", "0", "99", "-1", "1x", "TERM "})
-    EXPECT_EQ(signal_number(nonsense), std::nullopt) << nonsense;
-  for (int signal = 1; signal < 32; ++signal) {
-    std::string name = signal_name(signal);
-    if (name.rfind("SIG", 0) == 0) {
-      EXPECT_EQ(signal_number(name), signal) << name;
-    }
-  }
-}
 
 TEST(SignalChannel, OnlyTheStopSignalsStopTheJob) {
   for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) EXPECT_TRUE(SignalChannel::stops_job(signal)) << signal;
