@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <stdlib.h>
 
 #include "forensics/python_dump.h"
@@ -18,30 +19,22 @@
 #include "util/fd.h"
 #include "util/outside_file.h"
 #include "util/strings.h"
+#include "util/temporary_folder.h"
 
 namespace dlaunch::forensics {
 namespace {
 
-// A private folder for the Python dumps, removed with this object. The
-// worker (the same user) writes its dump there through gdb.
-class ScratchFolder {
- public:
-  explicit ScratchFolder(const util::Environment& environment) {
-    std::string base = environment.get("TMPDIR").value_or("/tmp");
-    std::string templ = base + "/dlaunch-stacks-XXXXXX";
-    if (::mkdtemp(templ.data()) != nullptr) path_ = templ;
+// A private folder for the Python dumps, removed with the capture. The
+// worker (the same user) writes its dump there through gdb. Best effort:
+// nullopt when TMPDIR has no room for it, and the Python frames are then
+// left out, saying why.
+std::optional<util::TemporaryFolder> make_scratch_folder(const util::Environment& environment) {
+  try {
+    return util::TemporaryFolder(util::temporary_base(environment), "dlaunch-stacks");
+  } catch (const util::SystemError&) {
+    return std::nullopt;
   }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+}
 
 // gdb reads the path inside a C string literal of its own expression language.
 bool safe_in_gdb_string(const std::string& path) {
@@ -110,7 +103,7 @@ std::string read_available(int fd) {
 class Capture {
  public:
   Capture(const std::vector<CaptureTarget>& targets, const CaptureSettings& settings)
-      : settings_(settings), scratch_(settings.environment) {
+      : settings_(settings), scratch_(make_scratch_folder(settings.environment)) {
     auto environment = settings.environment;
     // Neither tool may reach out for symbols over the network.
     environment.erase("DEBUGINFOD_URLS");
@@ -209,9 +202,14 @@ class Capture {
       problem(capture, "Python frames: gdb not found in PATH (Debian: apt-get install gdb)");
       return;
     }
-    capture.dump_path = fmt::format("{}/rank{}.{}.txt", scratch_.path(), capture.stacks.rank, capture.stacks.pid);
+    const std::string scratch = scratch_ ? scratch_->path() : "";
+    capture.dump_path = fmt::format("{}/rank{}.{}.txt", scratch, capture.stacks.rank, capture.stacks.pid);
+    if (scratch.empty()) {
+      problem(capture, "Python frames: cannot make a scratch folder under TMPDIR");
+      return;
+    }
     if (!safe_in_gdb_string(capture.dump_path)) {
-      problem(capture, fmt::format("Python frames: no usable scratch folder under TMPDIR ({})", scratch_.path()));
+      problem(capture, fmt::format("Python frames: no usable scratch folder under TMPDIR ({})", scratch));
       return;
     }
     ToolRequest request;
@@ -248,7 +246,7 @@ class Capture {
   static void resume(const WorkerCapture& capture) { ::kill(capture.stacks.pid, SIGCONT); }
 
   const CaptureSettings& settings_;
-  ScratchFolder scratch_;
+  std::optional<util::TemporaryFolder> scratch_;
   std::vector<std::string> tool_environment_;
   std::optional<std::string> eu_stack_;
   std::optional<std::string> gdb_;

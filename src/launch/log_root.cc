@@ -1,12 +1,8 @@
 #include "launch/log_root.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <filesystem>
-#include <fmt/format.h>
-#include <vector>
 
-#include "util/error.h"
+#include "util/environment.h"
 #include "util/trusted_folder.h"
 
 namespace dlaunch::launch {
@@ -30,14 +26,8 @@ LogRoot::LogRoot(const LaunchConfig& config) {
     util::make_trusted_folder(path_, "--log-dir");
     return;
   }
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = fmt::format("{}/dlaunch_XXXXXX", tmp != nullptr && *tmp ? tmp : "/tmp");
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
-  if (::mkdtemp(buffer.data()) == nullptr)
-    throw util::system_error(fmt::format("cannot create a temporary folder like {}", pattern), errno);
-  path_ = buffer.data();
-  temporary_ = true;
+  temporary_.emplace(util::temporary_base(util::Environment::from_process()), "dlaunch");
+  path_ = temporary_->path();
   keep_ = files_requested(config.redirects) || files_requested(config.tee);
 }
 
@@ -49,9 +39,7 @@ bool LogRoot::kept() const {
 }
 
 LogRoot::~LogRoot() {
-  if (kept()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
+  if (temporary_ && kept()) temporary_->keep();
 }
 
 }  // namespace dlaunch::launch

@@ -1,9 +1,11 @@
 // The folder that holds a run's per-worker files.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "launch/launch_config.h"
+#include "util/temporary_folder.h"
 
 namespace dlaunch::launch {
 
@@ -23,14 +25,14 @@ class LogRoot {
   LogRoot& operator=(const LogRoot&) = delete;
 
   const std::string& path() const { return path_; }
-  bool temporary() const { return temporary_; }
+  bool temporary() const { return temporary_.has_value(); }
   // True for --log-dir, for files requested with -r/-t, and once a stack
   // report was saved in it.
   bool kept() const;
 
  private:
   std::string path_;
-  bool temporary_ = false;
+  std::optional<util::TemporaryFolder> temporary_;  // without --log-dir
   bool keep_ = false;
 };
 

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+#include "../test_support/temp_dir.h"
 #include "../test_support/text.h"
 #include "rendezvous/local_coordinator.h"
 #include "util/error.h"
@@ -47,13 +48,6 @@ class TakenOverCoordinator : public rendezvous::LocalCoordinator {
 
 class LauncherTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/dlaunch_launcher_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // A one-node job of NPROC workers, each running the shell SCRIPT.
   LaunchConfig config(int nproc, const std::string& script, int max_restarts = 0) {
     LaunchConfig made;
@@ -116,7 +110,8 @@ class LauncherTest : public ::testing::Test {
   // For run(): variables besides PATH and OUT; whether the coordinator is a TakenOverCoordinator.
   std::map<std::string, std::string> extra_environment_;
   bool taken_over_ = false;
-  std::string dir_;
+  test_support::TempDir temp_;
+  std::string dir_ = temp_.path();
   std::string output_;
   int coordinators_made_ = 0;
   std::string host_;

@@ -50,7 +50,7 @@ TEST(LogRoot, WithoutLogDirATemporaryFolderIsMadeAndRemoved) {
     EXPECT_TRUE(root.temporary());
     EXPECT_FALSE(root.kept());
     EXPECT_EQ(fs::path(path).parent_path(), tmp.dir());
-    EXPECT_EQ(fs::path(path).filename().string().rfind("dlaunch_", 0), 0u) << path;
+    EXPECT_EQ(fs::path(path).filename().string().rfind("dlaunch-", 0), 0u) << path;
     EXPECT_TRUE(fs::is_directory(path));
     std::ofstream(fs::path(path) / "error_0.json") << "{}";  // an error file, removed with it
   }

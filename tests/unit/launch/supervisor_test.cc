@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../test_support/temp_dir.h"
 #include "rendezvous/local_coordinator.h"
 
 #include <csignal>
@@ -68,16 +69,11 @@ class SupervisorTest : public ::testing::Test {
     return all;
   }
 
-  void SetUp() override {
-    char pattern[] = "/tmp/dlaunch_supervisor_test_XXXXXX";
-    log_root_ = ::mkdtemp(pattern);
-  }
-  void TearDown() override { std::filesystem::remove_all(log_root_); }
-
   util::Fd console_{::memfd_create("console", MFD_CLOEXEC)};
   util::ConsoleSink console_sink_{console_.get()};
   std::vector<process::IncompleteLog> incomplete_logs_;
-  std::string log_root_;
+  test_support::TempDir temp_;
+  std::string log_root_ = temp_.path();
 };
 
 TEST_F(SupervisorTest, AllWorkersSucceed) {

@@ -1,6 +1,7 @@
 // Output relaying: whole prefixed lines, files unchanged, tails for the
 // summary, and a log file that fails.
 #include "process/stream_relay.h"
+#include "../test_support/temp_dir.h"
 
 #include <gtest/gtest.h>
 #include <csignal>
@@ -148,12 +149,6 @@ class FileSizeLimit {
 
 class StreamRelayFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/dlaunch_relay_test_XXXXXX";
-    folder_ = ::mkdtemp(pattern);
-  }
-  void TearDown() override { std::filesystem::remove_all(folder_); }
-
   util::Fd create(const std::string& name) {
     path_ = folder_ + "/" + name;
     return util::Fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -163,7 +158,8 @@ class StreamRelayFile : public ::testing::Test {
     return drain(file.get());
   }
 
-  std::string folder_;
+  test_support::TempDir temp_;
+  std::string folder_ = temp_.path();
   std::string path_;
 };
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_support/temp_dir.h"
 #include "../test_support/text.h"
 #include "util/environment.h"
 #include "util/error.h"
@@ -68,25 +69,15 @@ Finished finish(StartedWorker& worker) {
 }
 
 // A folder of its own under the test's temporary folder, removed afterwards.
-class TempFolder {
+class TempFolder : public test_support::TempDir {
  public:
-  TempFolder() {
-    std::string pattern = ::testing::TempDir() + "dlaunch_worker_process_XXXXXX";
-    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
-    path_ = pattern;
-  }
-  ~TempFolder() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
   // Writes NAME with CONTENT and MODE; returns its path.
   std::string file(const std::string& name, const std::string& content, mode_t mode) const {
-    std::string file_path = path_ + "/" + name;
+    std::string file_path = path() + "/" + name;
     std::ofstream(file_path) << content;
     ::chmod(file_path.c_str(), mode);
     return file_path;
   }
-
- private:
-  std::string path_;
 };
 
 TEST(WorkerProcess, ArgvAndOnlyTheGivenEnvironmentReachTheProgram) {

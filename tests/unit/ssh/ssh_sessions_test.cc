@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_support/temp_dir.h"
 #include "../test_support/text.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -38,13 +39,6 @@ using Clock = std::chrono::steady_clock;
 
 class SshSessionsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/dlaunch_ssh_sessions_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // A session whose "ssh" runs SCRIPT with /bin/sh.
   static Session host(const std::string& name, int node_rank, const std::string& script) {
     return Session{name, node_rank, {"/bin/sh", "-c", script}};
@@ -77,7 +71,8 @@ class SshSessionsTest : public ::testing::Test {
     return text.str();
   }
 
-  std::string dir_;
+  test_support::TempDir temp_;
+  std::string dir_ = temp_.path();
 
  private:
   static std::string read_memfd(const util::Fd& fd) {

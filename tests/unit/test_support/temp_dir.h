@@ -1,29 +1,25 @@
 // A private temporary folder for one test, removed with everything in it.
 #pragma once
 
-#include <cstdlib>
-#include <filesystem>
 #include <gtest/gtest.h>
-#include <string>
+
+#include "util/temporary_folder.h"
 
 namespace dlaunch::test_support {
 
-class TempDir {
+// util::TemporaryFolder under GoogleTest's own temporary folder
+// (TEST_TMPDIR when a runner sets it). Throws SystemError when it cannot
+// be made, which fails the test that wanted it.
+class TempDir : public util::TemporaryFolder {
  public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "dlaunch_test_XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
+  TempDir() : util::TemporaryFolder(trimmed(::testing::TempDir()), "dlaunch_test") {}
 
  private:
-  std::string path_;
+  // ::testing::TempDir() ends with a slash; the folder's name should not hold two.
+  static std::string trimmed(std::string base) {
+    while (base.size() > 1 && base.ends_with('/')) base.pop_back();
+    return base;
+  }
 };
 
 }  // namespace dlaunch::test_support
