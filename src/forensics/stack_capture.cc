@@ -48,22 +48,14 @@ bool safe_in_gdb_string(const std::string& path) {
 // most about kOutputCap of it: a cut dump still gives its first threads,
 // so a longer one is cut, not refused. "" when there is none. Links::kRefuse:
 // dlaunch names the file in its own private scratch folder, so a link there
-// was planted (by the worker, or by whatever it runs). Opened as
-// util::open_outside_file does, which never blocks: a FIFO put there made
+// was planted (by the worker, or by whatever it runs). Read through
+// util::read_outside_file_start, which never blocks: a FIFO put there made
 // the capture, and the launcher with it, wait in fopen() forever. Throws
 // InputError when PATH holds no regular file, SystemError when it cannot
 // be read.
 std::string read_file(const std::string& path) {
-  util::Fd file = util::open_outside_file(path, {"the Python stack dump gdb writes", ToolRuns::kOutputCap,
-                                                 util::Links::kRefuse});
-  std::string text;
-  if (!file) return text;
-  char buffer[16384];
-  ssize_t got = 0;
-  while (text.size() < ToolRuns::kOutputCap && (got = util::read_retrying(file.get(), buffer, sizeof(buffer))) > 0)
-    text.append(buffer, static_cast<std::size_t>(got));
-  if (got < 0) throw util::system_error(fmt::format("cannot read {}", path), errno);
-  return text;
+  return util::read_outside_file_start(path, {"the Python stack dump gdb writes", ToolRuns::kOutputCap,
+                                              util::Links::kRefuse});
 }
 
 // The last line a tool printed, for a problem that names why it failed.

@@ -8,6 +8,7 @@
 #include "util/atomic_file.h"
 #include "util/bounded_json.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/local_time.h"
 #include "util/outside_file.h"
 #include "util/trusted_folder.h"
@@ -39,16 +40,13 @@ constexpr std::size_t kMaxRecordBytes = 4 << 20;
 // file of at most kMaxRecordBytes, nested at most util::kMaxJsonDepth, is
 // read; dlaunch wrote it, so a link there is refused too.
 nlohmann::json read_json(const std::string& path) {
-  std::optional<std::string> text;
   try {
-    text = util::read_outside_file(path, {"a run record dlaunch wrote (JSON)", kMaxRecordBytes,
-                                          util::Links::kRefuse});
+    auto document =
+        util::read_json_file(path, {"a run record dlaunch wrote (JSON)", kMaxRecordBytes, util::Links::kRefuse});
+    return document && document->is_object() ? *document : nlohmann::json(nullptr);
   } catch (const std::exception&) {
     return nullptr;
   }
-  if (!text) return nullptr;
-  auto document = util::parse_json_bounded(*text);
-  return document.is_discarded() || !document.is_object() ? nlohmann::json(nullptr) : document;
 }
 
 std::string text_field(const nlohmann::json& document, const char* name) {
@@ -185,7 +183,7 @@ std::optional<std::string> job_moved_on(const std::string& log_root, const rende
     std::string by = text_field(result, "written_by");
     auto code = result.find("exit_code");
     std::string with_code = code != result.end() && code->is_number_integer()
-                                ? fmt::format(" with exit code {}", code->get<int>())
+                                ? fmt::format(" with {}", util::describe_exit_code(code->get<int>()))
                                 : "";
     return fmt::format("the job was decided while this launcher ({}) was unreachable: {}{}{}", place.host,
                        text_field(result, "state"), with_code,

@@ -102,15 +102,7 @@ std::string job_name(const nlohmann::json& config, const nlohmann::json& setting
 
 std::optional<nlohmann::json> read_json_file(const std::string& path) {
   // dlaunch wrote these files: a symbolic link there was planted.
-  auto text = util::read_outside_file(path, {"a JSON record dlaunch wrote", kMaxJsonBytes, util::Links::kRefuse});
-  if (!text) return std::nullopt;
-  std::string why;
-  nlohmann::json document = util::parse_json_bounded(*text, &why);
-  if (document.is_discarded())
-    throw util::InputError(fmt::format("{} is not valid JSON ({}); was it edited by hand or cut short "
-                                       "by a full disk?",
-                                       path, why));
-  return document;
+  return util::read_json_file(path, {"a JSON record dlaunch wrote", kMaxJsonBytes, util::Links::kRefuse});
 }
 
 SubmissionRecord read_submission(const std::string& folder) {

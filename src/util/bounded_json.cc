@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/error.h"
+
 namespace dlaunch::util {
 namespace {
 
@@ -30,6 +32,17 @@ nlohmann::json parse_json_bounded(std::string_view text, std::string* why, int m
     if (why != nullptr) *why = error.what();
   }
   return nlohmann::json(nlohmann::json::value_t::discarded);
+}
+
+std::optional<nlohmann::json> read_json_file(const std::string& path, const OutsideFile& expect) {
+  auto text = read_outside_file(path, expect);
+  if (!text) return std::nullopt;
+  std::string why;
+  nlohmann::json document = parse_json_bounded(*text, &why);
+  if (document.is_discarded())
+    throw InputError(fmt::format("{} is not valid JSON ({}); was it edited by hand or cut short by a full disk?",
+                                 path, why));
+  return document;
 }
 
 }  // namespace dlaunch::util

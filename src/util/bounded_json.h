@@ -14,6 +14,9 @@
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "util/outside_file.h"
 
 namespace dlaunch::util {
 
@@ -26,5 +29,12 @@ inline constexpr int kMaxJsonDepth = 64;
 // parse(text, nullptr, false) gives for the first; WHY, when given, gets
 // the reason in words then ("" on success).
 nlohmann::json parse_json_bounded(std::string_view text, std::string* why = nullptr, int max_depth = kMaxJsonDepth);
+
+// The JSON document in the file at PATH: read as read_outside_file(PATH,
+// EXPECT) reads (a regular file, at most EXPECT.max_bytes, never
+// blocking), parsed as parse_json_bounded parses. nullopt when there is no
+// file. Throws as read_outside_file does, and InputError naming PATH when
+// it holds no JSON or nests too deep.
+std::optional<nlohmann::json> read_json_file(const std::string& path, const OutsideFile& expect);
 
 }  // namespace dlaunch::util

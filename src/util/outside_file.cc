@@ -56,6 +56,20 @@ Fd open_checked(const std::string& path, const OutsideFile& expect, bool size_ca
   return file;
 }
 
+// FILE (at PATH, for the message) to its end, or until it gave more than
+// LIMIT bytes: then what it gave so far. Throws SystemError when a read fails.
+std::string read_past(const Fd& file, const std::string& path, std::size_t limit) {
+  std::string text;
+  char buffer[64 * 1024];
+  while (text.size() <= limit) {
+    ssize_t got = read_retrying(file.get(), buffer, sizeof(buffer));
+    if (got < 0) throw system_error(fmt::format("cannot read {}", path), errno);
+    if (got == 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string_view file_kind(unsigned mode) {
@@ -74,16 +88,18 @@ std::string_view file_kind(unsigned mode) {
 std::optional<std::string> read_outside_file(const std::string& path, const OutsideFile& expect) {
   Fd file = open_checked(path, expect, /*size_capped=*/true);
   if (!file) return std::nullopt;
-  std::string text;
-  char buffer[64 * 1024];
-  for (;;) {
-    ssize_t got = read_retrying(file.get(), buffer, sizeof(buffer));
-    if (got < 0) throw system_error(fmt::format("cannot read {}", path), errno);
-    if (got == 0) return text;
-    text.append(buffer, static_cast<std::size_t>(got));
-    // It grew after fstat (or its size was not told): the cap holds anyway.
-    if (text.size() > expect.max_bytes) refuse_size(path, expect);
-  }
+  std::string text = read_past(file, path, expect.max_bytes);
+  // It grew after fstat (or its size was not told): the cap holds anyway.
+  if (text.size() > expect.max_bytes) refuse_size(path, expect);
+  return text;
+}
+
+std::string read_outside_file_start(const std::string& path, const OutsideFile& expect) {
+  Fd file = open_checked(path, expect, /*size_capped=*/false);
+  if (!file) return "";
+  std::string text = read_past(file, path, expect.max_bytes);
+  if (text.size() > expect.max_bytes) text.resize(expect.max_bytes);
+  return text;
 }
 
 Fd open_outside_file(const std::string& path, const OutsideFile& expect) {

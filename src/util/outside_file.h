@@ -42,6 +42,11 @@ struct OutsideFile {
 // when it cannot be opened or read (no permission, I/O error).
 std::optional<std::string> read_outside_file(const std::string& path, const OutsideFile& expect);
 
+// The first EXPECT.max_bytes of the regular file at PATH: a longer one is
+// cut, not refused (a tool's output whose start is worth reading). "" when
+// there is none. Throws as read_outside_file does otherwise.
+std::string read_outside_file_start(const std::string& path, const OutsideFile& expect);
+
 // The same checks, for a file read as a stream (a worker's log of any
 // size: EXPECT.max_bytes is not applied): its descriptor, non-blocking,
 // positioned at its start; an invalid Fd when there is none. Throws as

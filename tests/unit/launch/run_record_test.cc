@@ -325,5 +325,35 @@ TEST(JobMovedOn, HostileRecordsAreNoRecordsAndNeverHang) {
   EXPECT_EQ(job_moved_on(dir.path(), cut_off()), std::nullopt);
 }
 
+// --- what dlaunch added after the verdict, and how a code reads ---
+
+TEST(SlurmEnd, IsAddedToThisJobsResultOnly) {
+  test_support::TempDir dir;
+  ASSERT_EQ(write_result(dir.path(), failed_with(1), "h0"), "");
+  EXPECT_EQ(note_slurm_end(dir.path(), kThisJob, "cancelled by dlaunch after the verdict"), "");
+  auto result = read_json(dir.path() + "/result.json");
+  EXPECT_EQ(result["slurm_end"], "cancelled by dlaunch after the verdict");
+  EXPECT_EQ(result["state"], "FAILED") << "the rest of the result stays";
+
+  std::string error = note_slurm_end(dir.path(), kEarlierJob, "cancelled");
+  EXPECT_TRUE(contains(error, "it holds no result of this job")) << error;
+  EXPECT_EQ(read_json(dir.path() + "/result.json")["slurm_end"], "cancelled by dlaunch after the verdict");
+}
+
+TEST(SlurmEnd, WithoutAResultThereIsNothingToAddTo) {
+  test_support::TempDir dir;
+  std::string error = note_slurm_end(dir.path(), kThisJob, "cancelled");
+  EXPECT_TRUE(contains(error, "cannot add to " + dir.path() + "/result.json")) << error;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/result.json"));
+}
+
+TEST(JobMovedOn, AVerdictOfASignalNamesTheSignal) {
+  test_support::TempDir dir;
+  ASSERT_EQ(write_result(dir.path(), failed_with(137), "h0"), "");
+  EXPECT_EQ(job_moved_on(dir.path(), cut_off()),
+            "the job was decided while this launcher (h1) was unreachable: FAILED with exit code 137 (SIGKILL), by "
+            "the launcher on h0");
+}
+
 }  // namespace
 }  // namespace dlaunch::launch

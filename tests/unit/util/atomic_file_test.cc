@@ -34,6 +34,39 @@ std::set<std::string> names_in(const std::string& folder) {
   return names;
 }
 
+TEST(WriteFileAtomically, ReplacesTheContentWholeAndLeavesNoTemporary) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/state.json";
+  write_file_atomically(path, "{\"state\": \"RUNNING\"}\n");
+  EXPECT_EQ(read(path), "{\"state\": \"RUNNING\"}\n");
+  write_file_atomically(path, "{}\n");
+  EXPECT_EQ(read(path), "{}\n");
+  EXPECT_EQ(names_in(dir.path()), std::set<std::string>{"state.json"});
+}
+
+TEST(WriteFileAtomically, ALinkPlantedAtThePathIsReplacedNotWrittenThrough) {
+  test_support::TempDir dir;
+  const std::string target = dir.path() + "/victim";
+  std::ofstream(target) << "precious";
+  const std::string path = dir.path() + "/result.json";
+  ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+  write_file_atomically(path, "new\n");
+  EXPECT_EQ(read(target), "precious");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_EQ(read(path), "new\n");
+}
+
+TEST(WriteFileAtomically, AFolderThatDoesNotExistIsAnErrorNamingThePath) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/missing/state.json";
+  try {
+    write_file_atomically(path, "x");
+    FAIL() << "no error";
+  } catch (const SystemError& error) {
+    EXPECT_TRUE(test_support::contains(error.what(), path)) << error.what();
+  }
+}
+
 TEST(WriteFileIfAbsent, WritesAFileThatIsNotThereAndLeavesNoTemporary) {
   test_support::TempDir dir;
   const std::string path = dir.path() + "/result.json";

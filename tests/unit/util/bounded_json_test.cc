@@ -2,7 +2,11 @@
 // before anything recursive (a copy, a dump) can overflow the stack.
 #include "util/bounded_json.h"
 
+#include <fstream>
 #include <gtest/gtest.h>
+
+#include "../test_support/input_error.h"
+#include "../test_support/temp_dir.h"
 
 namespace dlaunch::util {
 namespace {
@@ -46,6 +50,34 @@ TEST(ParseJsonBounded, AMillionLevelsAreRefusedWithoutACrash) {
   std::string objects;
   for (int i = 0; i < 200'000; ++i) objects += R"({"a":)";
   EXPECT_TRUE(parse_json_bounded(objects).is_discarded());
+}
+
+constexpr OutsideFile kRecord{"a record dlaunch wrote", 4096, Links::kRefuse};
+
+TEST(ReadJsonFile, ReadsTheDocumentOrNulloptWhenThereIsNoFile) {
+  test_support::TempDir dir;
+  std::ofstream(dir.path() + "/r.json") << R"({"state": "COMPLETED", "exit_code": 0})";
+  auto document = read_json_file(dir.path() + "/r.json", kRecord);
+  ASSERT_TRUE(document.has_value());
+  EXPECT_EQ((*document)["state"], "COMPLETED");
+  EXPECT_EQ(read_json_file(dir.path() + "/missing.json", kRecord), std::nullopt);
+}
+
+TEST(ReadJsonFile, NotJsonOrTooDeepIsAnInputErrorNamingTheFile) {
+  test_support::TempDir dir;
+  std::ofstream(dir.path() + "/cut.json") << R"({"state": "COMPL)";
+  std::string error = test_support::input_error_of([&] { (void)read_json_file(dir.path() + "/cut.json", kRecord); });
+  EXPECT_NE(error.find(dir.path() + "/cut.json is not valid JSON"), std::string::npos) << error;
+  std::ofstream(dir.path() + "/deep.json") << nested(kMaxJsonDepth + 1);
+  error = test_support::input_error_of([&] { (void)read_json_file(dir.path() + "/deep.json", kRecord); });
+  EXPECT_NE(error.find("nested deeper than"), std::string::npos) << error;
+}
+
+TEST(ReadJsonFile, TheFileIsReadWithTheOutsideFilesBounds) {
+  test_support::TempDir dir;
+  std::ofstream(dir.path() + "/big.json") << "[" << std::string(5000, ' ') << "]";
+  std::string error = test_support::input_error_of([&] { (void)read_json_file(dir.path() + "/big.json", kRecord); });
+  EXPECT_NE(error.find("is larger than 4 KiB"), std::string::npos) << error;
 }
 
 }  // namespace

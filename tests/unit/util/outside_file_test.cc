@@ -83,6 +83,31 @@ TEST(ReadOutsideFile, AProcFileThatSaysSizeZeroIsStillCapped) {
   EXPECT_NE(error.find("is larger than 16 bytes"), std::string::npos) << error;
 }
 
+TEST(ReadOutsideFileStart, ALongerFileIsCutAtTheCapNotRefused) {
+  test_support::TempDir dir;
+  write(dir.path() + "/dump", std::string(1000, 'a') + std::string(100'000, 'b'));
+  std::string start = read_outside_file_start(dir.path() + "/dump", kRecord);
+  EXPECT_EQ(start.size(), 1024u);
+  EXPECT_EQ(start.substr(0, 1000), std::string(1000, 'a'));
+  write(dir.path() + "/short", "all of it\n");
+  EXPECT_EQ(read_outside_file_start(dir.path() + "/short", kRecord), "all of it\n");
+  EXPECT_EQ(read_outside_file_start(dir.path() + "/missing", kRecord), "");
+}
+
+TEST(ReadOutsideFileStart, AFifoOrAPlantedLinkIsStillRefused) {
+  test_support::TempDir dir;
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_NE(test_support::input_error_of([&] { (void)read_outside_file_start(fifo, kRecord); }).find("is a FIFO"),
+            std::string::npos);
+  write(dir.path() + "/target", "secret");
+  const std::string link = dir.path() + "/link";
+  ASSERT_EQ(::symlink((dir.path() + "/target").c_str(), link.c_str()), 0);
+  EXPECT_NE(test_support::input_error_of([&] { (void)read_outside_file_start(link, kRecord); })
+                .find("is a symbolic link"),
+            std::string::npos);
+}
+
 TEST(OpenOutsideFile, GivesARegularFilesDescriptorAndRefusesTheRest) {
   test_support::TempDir dir;
   write(dir.path() + "/log", "line\n");
