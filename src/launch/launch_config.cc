@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <initializer_list>
 #include <random>
 #include <regex>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include "slurm/hostlist.h"
 #include "slurm/slurm_context.h"
 #include "util/error.h"
+#include "util/signal_names.h"
 #include "util/strings.h"
 
 namespace dlaunch::launch {
@@ -306,7 +308,7 @@ std::vector<int> parse_rank_list(const Setting& setting) {
 // Only signals that do not already mean "stop the job" can warn of a
 // preemption: the workers must live on to checkpoint.
 int parse_preempt_signal(const Setting& setting) {
-  auto signal = process::signal_number(setting.value);
+  auto signal = util::signal_number(setting.value);
   if (!signal || (*signal != SIGUSR1 && *signal != SIGUSR2))
     throw util::InputError(fmt::format(
         "{} must be USR1 or USR2 (the signal Slurm sends before the time limit with sbatch "
@@ -315,26 +317,30 @@ int parse_preempt_signal(const Setting& setting) {
   return *signal;
 }
 
-util::Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
-  for (auto mode : {KillEscaped::kSubreaper, KillEscaped::kCgroup, KillEscaped::kOff}) {
-    if (setting.value == kill_escaped_name(mode)) return sourced(mode, setting.source);
+// The one of CHOICES that SETTING names (NAME_OF gives each its word).
+// Throws InputError "SETTING must be MEANINGS, got 'VALUE'", where MEANINGS
+// says what each word does.
+template <typename Choice>
+util::Sourced<Choice> parse_choice(const Setting& setting, std::initializer_list<Choice> choices,
+                                   const char* (*name_of)(Choice), std::string_view meanings) {
+  for (Choice choice : choices) {
+    if (setting.value == name_of(choice)) return sourced(choice, setting.source);
   }
-  throw util::InputError(fmt::format(
-      "{} must be subreaper (the default: kill the workers' orphans, such as setsid daemons, at "
-      "the end of each round), cgroup (track every worker process in a cgroup v2) or off, got "
-      "'{}'",
-      setting.source, setting.value));
+  throw util::InputError(fmt::format("{} must be {}, got '{}'", setting.source, meanings, setting.value));
+}
+
+util::Sourced<KillEscaped> parse_kill_escaped(const Setting& setting) {
+  return parse_choice(setting, {KillEscaped::kSubreaper, KillEscaped::kCgroup, KillEscaped::kOff},
+                      &kill_escaped_name,
+                      "subreaper (the default: kill the workers' orphans, such as setsid daemons, at the end of "
+                      "each round), cgroup (track every worker process in a cgroup v2) or off");
 }
 
 util::Sourced<util::ConsoleOverflow> parse_console_overflow(const Setting& setting) {
-  for (auto overflow : {util::ConsoleOverflow::kBlock, util::ConsoleOverflow::kDrop}) {
-    if (setting.value == console_overflow_name(overflow)) return sourced(overflow, setting.source);
-  }
-  throw util::InputError(fmt::format(
-      "{} must be block (the default: when the console is slower than the workers, their writes "
-      "wait and nothing is lost) or drop (whole lines are dropped and counted, the workers never "
-      "wait), got '{}'",
-      setting.source, setting.value));
+  return parse_choice(setting, {util::ConsoleOverflow::kBlock, util::ConsoleOverflow::kDrop},
+                      &console_overflow_name,
+                      "block (the default: when the console is slower than the workers, their writes wait and "
+                      "nothing is lost) or drop (whole lines are dropped and counted, the workers never wait)");
 }
 
 void resolve_replacement(LaunchConfig& config, const RunOptions& options) {

@@ -137,13 +137,25 @@ std::vector<InterfaceChoice> choose_interfaces(const std::vector<HostInterfaces>
   return choices;
 }
 
+namespace {
+
+// With at most kAllProbeLimit + 1 launchers, each probes every other one.
+bool all_probe_all(const std::vector<int>& joined) {
+  return joined.size() <= static_cast<std::size_t>(kAllProbeLimit) + 1;
+}
+
+std::vector<int> all_but(int slot, const std::vector<int>& joined) {
+  std::vector<int> others;
+  for (int other : joined)
+    if (other != slot) others.push_back(other);
+  return others;
+}
+
+}  // namespace
+
 std::vector<int> probers_of(int target_slot, const std::vector<int>& joined) {
+  if (all_probe_all(joined)) return all_but(target_slot, joined);
   std::vector<int> probers;
-  if (joined.size() <= static_cast<std::size_t>(kAllProbeLimit) + 1) {
-    for (int slot : joined)
-      if (slot != target_slot) probers.push_back(slot);
-    return probers;
-  }
   // The kAllProbeLimit slots after the target; with more than 33 slots they
   // never wrap back around to it.
   const std::size_t n = joined.size();
@@ -154,13 +166,9 @@ std::vector<int> probers_of(int target_slot, const std::vector<int>& joined) {
 }
 
 std::vector<int> probe_targets_of(int prober_slot, const std::vector<int>& joined) {
+  if (!std::binary_search(joined.begin(), joined.end(), prober_slot)) return {};
+  if (all_probe_all(joined)) return all_but(prober_slot, joined);
   std::vector<int> targets;
-  if (!std::binary_search(joined.begin(), joined.end(), prober_slot)) return targets;
-  if (joined.size() <= static_cast<std::size_t>(kAllProbeLimit) + 1) {
-    for (int slot : joined)
-      if (slot != prober_slot) targets.push_back(slot);
-    return targets;
-  }
   // Those it follows: the kAllProbeLimit slots before it, wrapping.
   const std::size_t n = joined.size();
   const auto at = static_cast<std::size_t>(std::lower_bound(joined.begin(), joined.end(), prober_slot) - joined.begin());

@@ -329,34 +329,17 @@ WriteResult ConsoleSink::write_some(std::string_view data) {
   return WriteResult{0, error_};
 }
 
-WriteResult ConsoleSink::send_some(std::string_view data) {
-  WriteResult result;
-  while (result.written < data.size()) {
-    ssize_t sent = ::send(fd_, data.data() + result.written, data.size() - result.written,
-                          MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      result.error = errno == EWOULDBLOCK ? EAGAIN : errno;
-      break;
-    }
-    result.written += static_cast<std::size_t>(sent);
-  }
-  return result;
-}
+namespace {
 
-// The fallback for a blocking description we could not reopen: a write of
-// at most PIPE_BUF bytes to a pipe that polls writable does not wait (a
-// free pipe slot holds that much), unless another writer fills it first.
-WriteResult ConsoleSink::write_polled(std::string_view data) {
+// Calls WRITE_SOME on what is left of DATA until all of it is out or a call
+// fails. WRITE_SOME makes one send() or write() and returns its result (-1
+// with errno EAGAIN when it sees no room). EINTR is retried, and
+// EWOULDBLOCK reads as EAGAIN, the one "try later" the callers know.
+template <typename WriteSome>
+WriteResult write_while_room(std::string_view data, WriteSome write_some) {
   WriteResult result;
   while (result.written < data.size()) {
-    pollfd room{fd_, POLLOUT, 0};
-    if (::poll(&room, 1, 0) <= 0 || (room.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) {
-      result.error = EAGAIN;
-      break;
-    }
-    std::size_t size = std::min<std::size_t>(data.size() - result.written, PIPE_BUF);
-    ssize_t wrote = ::write(fd_, data.data() + result.written, size);
+    ssize_t wrote = write_some(data.substr(result.written));
     if (wrote < 0) {
       if (errno == EINTR) continue;
       result.error = errno == EWOULDBLOCK ? EAGAIN : errno;
@@ -365,6 +348,28 @@ WriteResult ConsoleSink::write_polled(std::string_view data) {
     result.written += static_cast<std::size_t>(wrote);
   }
   return result;
+}
+
+}  // namespace
+
+WriteResult ConsoleSink::send_some(std::string_view data) {
+  return write_while_room(data, [this](std::string_view rest) {
+    return ::send(fd_, rest.data(), rest.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  });
+}
+
+// The fallback for a blocking description we could not reopen: a write of
+// at most PIPE_BUF bytes to a pipe that polls writable does not wait (a
+// free pipe slot holds that much), unless another writer fills it first.
+WriteResult ConsoleSink::write_polled(std::string_view data) {
+  return write_while_room(data, [this](std::string_view rest) -> ssize_t {
+    pollfd room{fd_, POLLOUT, 0};
+    if (::poll(&room, 1, 0) <= 0 || (room.revents & (POLLOUT | POLLERR | POLLHUP)) == 0) {
+      errno = EAGAIN;
+      return -1;
+    }
+    return ::write(fd_, rest.data(), std::min<std::size_t>(rest.size(), PIPE_BUF));
+  });
 }
 
 namespace {
