@@ -3,9 +3,11 @@
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
+#include <optional>
 #include <random>
 #include <set>
 
+#include "cli/stacks_folder.h"
 #include "launch/launch_config.h"
 #include "launch/run_options.h"
 #include "launch/verdict_line.h"
@@ -16,13 +18,11 @@
 #include "ssh/ssh_options.h"
 #include "ssh/ssh_preflight.h"
 #include "ssh/ssh_sessions.h"
-#include "submit/submission_folder.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/outside_file.h"
 #include "util/own_executable.h"
 #include "util/strings.h"
-#include "wire/service_endpoint.h"
 #include "wire/token.h"
 
 namespace dlaunch::cli {
@@ -159,38 +159,6 @@ std::chrono::milliseconds hang_up_grace(const ssh::SshOptions& options) {
   return timeout + std::chrono::seconds(15);
 }
 
-// A private folder on this machine that `dlaunch stacks FOLDER` reads while
-// the job runs: where node 0's rendezvous answers and the job's token (mode
-// 600). The hosts' log folders are theirs; this one is the launcher's.
-// Removed with the job.
-class StacksFolder {
- public:
-  StacksFolder(const ssh::JobPlan& plan, const std::string& token) {
-    std::string templ = fmt::format("{}/dlaunch-{}-XXXXXX", util::Environment::from_process().get("TMPDIR").value_or("/tmp"),
-                                    plan.run_id);
-    if (::mkdtemp(templ.data()) == nullptr) return;  // best effort: the job does not need it
-    path_ = templ;
-    try {
-      submit::write_secret_file(path_ + "/rdzv.token", token);
-    } catch (const util::SystemError&) {
-      return;
-    }
-    rendezvous::write_endpoint(path_, rendezvous::ServiceEndpoint{plan.master_addr,
-                                                                  rendezvous::numeric_address(plan.master_addr, plan.master_port),
-                                                                  plan.master_port, plan.run_id, plan.master_addr});
-  }
-  ~StacksFolder() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  StacksFolder(const StacksFolder&) = delete;
-  StacksFolder& operator=(const StacksFolder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 }  // namespace
 
 int ssh_command(const CommandArgs& args) {
@@ -214,10 +182,10 @@ int ssh_command(const CommandArgs& args) {
   ssh::SessionSettings settings;
   std::string token = rendezvous::generate_token();
   settings.first_line = token + "\n";
-  StacksFolder stacks_folder(plan, token);
-  if (!stacks_folder.path().empty())
+  auto stacks_folder = make_stacks_folder(plan, token, environment);
+  if (stacks_folder)
     fmt::print(stderr, "dlaunch ssh: 'dlaunch stacks {}' shows where every rank is while the job runs\n",
-               stacks_folder.path());
+               stacks_folder->path());
   settings.host_log_dir = options->host_log_dir;
   settings.grace = hang_up_grace(*options);
   settings.hosts_replaceable =
