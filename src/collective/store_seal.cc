@@ -39,12 +39,12 @@ std::string store_proof(std::string_view secret, std::string_view challenge, std
 StoreSeal::StoreSeal(std::string_view secret, std::string_view challenge, std::string_view nonce, End end) {
   std::string to_client = derive(secret, kToClient, challenge, nonce);
   std::string to_store = derive(secret, kToStore, challenge, nonce);
-  send_key_ = end == End::kStore ? to_client : to_store;
-  receive_key_ = end == End::kStore ? to_store : to_client;
+  channel_ = end == End::kStore ? rendezvous::AeadChannel(to_client, to_store)
+                                : rendezvous::AeadChannel(to_store, to_client);
 }
 
 std::string StoreSeal::seal(std::string_view message) {
-  std::string sealed = rendezvous::aead_seal(send_key_, sent_++, "", message);
+  std::string sealed = channel_.seal("", message);
   std::string record;
   record.reserve(4 + sealed.size());
   put_u32(record, static_cast<std::uint32_t>(sealed.size()));
@@ -58,9 +58,8 @@ void StoreSeal::open_into(std::string& raw, std::string& plain) {
     std::uint32_t size = get_u32(std::string_view(raw).substr(used));
     if (size > kMaxSealedRecord) throw util::SystemError("a sealed store record over the size limit");
     if (raw.size() - used - 4 < size) break;
-    auto opened = rendezvous::aead_open(receive_key_, received_, "", std::string_view(raw).substr(used + 4, size));
+    auto opened = channel_.open("", std::string_view(raw).substr(used + 4, size));
     if (!opened) throw util::SystemError("a store message failed authentication (the peer does not hold the secret)");
-    ++received_;
     plain.append(*opened);
     used += 4 + size;
   }

@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "wire/aead.h"
+
 namespace dlaunch::collective {
 
 // Bytes of the challenge and of the nonce.
@@ -40,10 +42,7 @@ class StoreSeal {
   void open_into(std::string& raw, std::string& plain);
 
  private:
-  std::string send_key_;
-  std::string receive_key_;
-  std::uint64_t sent_ = 0;
-  std::uint64_t received_ = 0;
+  rendezvous::AeadChannel channel_;
 };
 
 }  // namespace dlaunch::collective

@@ -24,8 +24,7 @@ Session::Session(std::string_view token, std::string_view service_nonce,
                  std::string_view launcher_nonce, End end) {
   std::string to_launcher = direction_key(token, kToLauncher, service_nonce, launcher_nonce);
   std::string to_service = direction_key(token, kToService, service_nonce, launcher_nonce);
-  send_key_ = end == End::kService ? to_launcher : to_service;
-  receive_key_ = end == End::kService ? to_service : to_launcher;
+  channel_ = end == End::kService ? AeadChannel(to_launcher, to_service) : AeadChannel(to_service, to_launcher);
 }
 
 namespace {
@@ -41,7 +40,7 @@ std::string associated_data(MessageType type, std::uint32_t generation) {
 }  // namespace
 
 std::string Session::seal(MessageType type, std::string_view payload, std::uint32_t generation) {
-  return aead_seal(send_key_, sent_++, associated_data(type, generation), payload);
+  return channel_.seal(associated_data(type, generation), payload);
 }
 
 std::string Session::frame(MessageType type, std::string_view payload, std::uint32_t generation) {
@@ -55,11 +54,10 @@ std::string Session::open(const Frame& frame) {
 }
 
 std::string Session::open(MessageType type, std::uint32_t generation, std::string_view sealed) {
-  auto payload = aead_open(receive_key_, received_, associated_data(type, generation), sealed);
+  auto payload = channel_.open(associated_data(type, generation), sealed);
   if (!payload)
     throw ProtocolError("a message failed authentication (forged, altered or replayed: the peer does "
                         "not hold the job's token)");
-  ++received_;
   return std::move(*payload);
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "wire/aead.h"
 #include "wire/protocol.h"
 
 namespace dlaunch::rendezvous {
@@ -36,7 +37,7 @@ class Session {
   Session(std::string_view token, std::string_view service_nonce, std::string_view launcher_nonce,
           End end);
 
-  bool sealed() const { return !send_key_.empty(); }
+  bool sealed() const { return channel_.keyed(); }
 
   // The whole frame of TYPE carrying PAYLOAD in GENERATION (the sender's
   // round), sealed when the session is: the seal covers type and generation.
@@ -53,10 +54,7 @@ class Session {
 
  private:
 
-  std::string send_key_;
-  std::string receive_key_;
-  std::uint64_t sent_ = 0;
-  std::uint64_t received_ = 0;
+  AeadChannel channel_;
 };
 
 }  // namespace dlaunch::rendezvous
