@@ -15,6 +15,8 @@
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/own_executable.h"
+#include "util/exit_codes.h"
+#include "util/signal_names.h"
 
 extern char** environ;
 
@@ -147,15 +149,14 @@ namespace {
 GateReportMessage finish_report(int status, bool timed_out, std::uint32_t timeout_ms, std::string line) {
   GateReportMessage report;
   report.line = std::move(line);
-  if (WIFEXITED(status)) report.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) report.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status) || WIFSIGNALED(status)) report.exit_code = util::exit_code_of_wait_status(status);
   if (timed_out)
     report.error = fmt::format("the gate's check did not end within --gate-timeout ({} s) and was killed",
                                timeout_ms / 1000);
-  else if (report.exit_code == 127 && report.line.empty())
+  else if (report.exit_code == util::kExitCannotRun && report.line.empty())
     report.error = "dlaunch-check could not be started on this node";
   else if (WIFSIGNALED(status))
-    report.error = fmt::format("the gate's check was killed by signal {}", WTERMSIG(status));
+    report.error = fmt::format("the gate's check was killed by {}", util::signal_name(util::signal_of_wait_status(status)));
   return report;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "util/local_time.h"
+#include "util/exit_codes.h"
 
 namespace dlaunch::rendezvous {
 
@@ -81,7 +82,7 @@ std::optional<std::string> HangWatch::straggler_news() {
 Failure hang_failure(const std::string& headline, const std::string& summary,
                      const std::string& report_path) {
   Failure failure;
-  failure.exit_code = kHangExitCode;
+  failure.exit_code = util::kExitHang;
   failure.time = util::local_time_now();
   failure.description = fmt::format("hang: {}; {}", headline, summary);
   if (!report_path.empty()) failure.description += fmt::format(" (stacks in {})", report_path);

@@ -35,9 +35,6 @@ struct ForensicsSettings {
   std::function<void(const std::string&)> log;  // a line for the console; null: stderr
 };
 
-// The exit code of a job ended by --hang-timeout (as timeout(1)'s).
-inline constexpr int kHangExitCode = 124;
-
 // How often stragglers are looked for while the workers run.
 inline constexpr std::chrono::seconds kStragglerCheckInterval{5};
 

@@ -15,6 +15,7 @@
 #include "util/console.h"
 #include "util/environment.h"
 #include "util/sourced.h"
+#include "wire/protocol.h"
 
 namespace dlaunch::launch {
 
@@ -78,7 +79,7 @@ struct LaunchConfig {
 
   // Reliability and security (docs/RELIABILITY.md).
   std::optional<util::Sourced<std::string>> rdzv_token;  // nullopt: the rendezvous is not authenticated
-  std::chrono::milliseconds heartbeat_timeout{30'000};
+  std::chrono::milliseconds heartbeat_timeout{rendezvous::kDefaultHeartbeatTimeout};
   int preempt_signal = 0;  // 0: none; else forwarded and remembered as a preemption
   bool requeue = false;    // node 0 requeues the Slurm job after a preemption
   bool allow_uneven = false;

@@ -21,6 +21,7 @@
 #include "wire/protocol.h"
 #include "wire/service_endpoint.h"
 #include "wire/token.h"
+#include "util/exit_codes.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -237,7 +238,7 @@ class RendezvousCoordinator : public Coordinator {
   Verdict interrupted_verdict(const NodeOutcome& outcome, const util::Interrupted& interrupted) const {
     Verdict verdict = decide_verdict(RoundEnd{{outcome}, outcome.failure, true, round_, 0});
     verdict.kind = Verdict::Kind::kFailed;
-    if (verdict.exit_code == 0) verdict.exit_code = 128 + interrupted.signal;
+    if (verdict.exit_code == 0) verdict.exit_code = util::exit_code_of_signal(interrupted.signal);
     verdict.decided_here = true;
     return verdict;
   }
@@ -264,7 +265,7 @@ class RendezvousCoordinator : public Coordinator {
   }
 
   // --min-nodes; 0 in the settings means the training size.
-  int min_nodes() const { return settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes; }
+  int min_nodes() const { return effective_min_nodes(settings_.min_nodes, settings_.nnodes); }
 
   // The last World's launchers after node 0, in the order they take over.
   std::vector<int> successors() const {
@@ -288,7 +289,7 @@ class RendezvousCoordinator : public Coordinator {
     lost.description = why;
     Verdict verdict;
     verdict.kind = Verdict::Kind::kRestart;
-    verdict.exit_code = 1;
+    verdict.exit_code = util::kExitFailure;
     verdict.failure = lost;
     verdict.timeline = last_timeline_;
     verdict.decided_here = true;
@@ -552,7 +553,7 @@ class RendezvousCoordinator : public Coordinator {
       check = std::make_unique<GateProcess>(message);
     } catch (const util::SystemError& error) {
       GateReportMessage report;
-      report.exit_code = 127;
+      report.exit_code = util::kExitCannotRun;
       report.error = error.what();
       send(MessageType::kGateReport, rendezvous::encode(report));
       return;

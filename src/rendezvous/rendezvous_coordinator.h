@@ -51,7 +51,7 @@ struct RendezvousSettings {
   std::chrono::milliseconds timeout{300'000};
   std::optional<std::string> token;  // the job's rendezvous secret; nullopt: none
   // Node 0's value is the job's: the others adopt it from the challenge.
-  std::chrono::milliseconds heartbeat_timeout{30'000};
+  std::chrono::milliseconds heartbeat_timeout{rendezvous::kDefaultHeartbeatTimeout};
   bool allow_uneven = false;
   // How long each end waits for the other's next handshake message.
   std::chrono::milliseconds handshake_timeout{5'000};

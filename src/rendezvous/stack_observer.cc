@@ -45,7 +45,7 @@ Observed observe_stacks(const ObserveSettings& settings, process::SignalChannel&
   }();
   ServiceLink& link = dialed.link;
   auto beat = heartbeat_interval(dialed.heartbeat_timeout.count() > 0 ? dialed.heartbeat_timeout
-                                                                      : std::chrono::milliseconds(30'000));
+                                                                      : kDefaultHeartbeatTimeout);
   Observed observed;
   for (;;) {
     while (auto frame = link.next()) {

@@ -91,7 +91,7 @@ std::optional<std::string> world_mismatch(const World& world, const WorldExpecta
     return fmt::format("round {}, but this node joined round {}", world.round, expected.round);
   if (world.run_id != expected.run_id)
     return fmt::format("run id '{}', but this node's is '{}' (--rdzv-id)", world.run_id, expected.run_id);
-  const int fewest = expected.min_nodes > 0 ? expected.min_nodes : expected.nnodes;
+  const int fewest = effective_min_nodes(expected.min_nodes, expected.nnodes);
   if (world.nnodes() < fewest || world.nnodes() > expected.nnodes)
     return fmt::format("{} nodes, but this node was started with {} (--nnodes){}", world.nnodes(),
                        expected.nnodes,

@@ -1,4 +1,5 @@
 #include "service/verdict.h"
+#include "util/exit_codes.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -11,8 +12,8 @@ Verdict decide_verdict(const RoundEnd& end) {
                                    [](const NodeOutcome& outcome) { return outcome.succeeded; });
   if (all_succeeded) return verdict;
   verdict.failure = end.first_failure;
-  verdict.exit_code = end.first_failure ? end.first_failure->exit_code : 1;
-  if (verdict.exit_code == 0) verdict.exit_code = 1;  // a failed job never exits 0
+  verdict.exit_code = end.first_failure ? end.first_failure->exit_code : util::kExitFailure;
+  if (verdict.exit_code == 0) verdict.exit_code = util::kExitFailure;  // a failed job never exits 0
   bool told_to_end = std::any_of(end.outcomes.begin(), end.outcomes.end(), [](const NodeOutcome& outcome) {
     return outcome.stop_signal != 0 || outcome.preempted;
   });

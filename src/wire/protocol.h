@@ -91,6 +91,9 @@ inline constexpr std::size_t kMostAddressesPerInterface = 8;
 
 // How often each side sends a heartbeat for a given --heartbeat-timeout:
 // four beats per timeout, so one lost or late beat never counts as silence.
+// --heartbeat-timeout's default.
+inline constexpr std::chrono::milliseconds kDefaultHeartbeatTimeout{30'000};
+
 inline std::chrono::milliseconds heartbeat_interval(std::chrono::milliseconds timeout) {
   return std::max(std::chrono::milliseconds(50), timeout / 4);
 }

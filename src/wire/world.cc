@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <numeric>
 
-#include "process/signal_channel.h"
 #include "util/error.h"
+#include "util/signal_names.h"
 
 namespace dlaunch::rendezvous {
 
@@ -31,7 +31,7 @@ std::optional<int> World::node_rank_of(int slot) const {
 std::string describe_failure(const Failure& failure) {
   if (failure.global_rank < 0) return failure.description;
   std::string how = failure.signal != 0
-                        ? fmt::format("was killed by {} (exit code {})", process::signal_name(failure.signal),
+                        ? fmt::format("was killed by {} (exit code {})", util::signal_name(failure.signal),
                                       failure.exit_code)
                         : fmt::format("exited with code {}", failure.exit_code);
   return fmt::format("rank {} (local rank {}) on {} (node {}) {}", failure.global_rank,

@@ -9,6 +9,10 @@
 
 namespace dlaunch::rendezvous {
 
+// --min-nodes not given (0) means every node: losing one without a spare
+// ends the job.
+inline int effective_min_nodes(int min_nodes, int nnodes) { return min_nodes > 0 ? min_nodes : nnodes; }
+
 struct World {
   int round = 0;                      // restart count, TORCHELASTIC_RESTART_COUNT
   std::vector<int> nproc_per_node;    // indexed by node rank; nodes may differ

@@ -1,6 +1,7 @@
 #include "hang/hang_watch.h"
 
 #include "rendezvous/coordinator.h"
+#include "util/exit_codes.h"
 
 #include <gtest/gtest.h>
 
@@ -58,7 +59,7 @@ TEST(HangWatch, NamesStragglersBehindTheMedianOnceAndWhenTheyCatchUp) {
 
 TEST(HangWatch, AHangsFailureCarriesItsExitCodeAndWhere) {
   Failure failure = hang_failure("no progress for 10 s on any rank", "rank 2 on node1 differs", "/logs/stacks/x.txt");
-  EXPECT_EQ(failure.exit_code, kHangExitCode);
+  EXPECT_EQ(failure.exit_code, util::kExitHang);
   EXPECT_EQ(failure.global_rank, -1);
   EXPECT_EQ(failure.description,
             "hang: no progress for 10 s on any rank; rank 2 on node1 differs (stacks in /logs/stacks/x.txt)");

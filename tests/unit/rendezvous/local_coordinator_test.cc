@@ -8,6 +8,7 @@
 
 #include "util/error.h"
 #include "util/socket.h"
+#include "util/exit_codes.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -115,7 +116,7 @@ TEST(LocalCoordinator, AHangAsksForStacksOnceThenStopsTheRoundAsAFailure) {
   NodeOutcome stopped;  // the workers exited on SIGTERM: no failure of their own
   Verdict verdict = coordinator.finish(stopped);
   ASSERT_TRUE(verdict.failure);
-  EXPECT_EQ(verdict.failure->exit_code, kHangExitCode);
+  EXPECT_EQ(verdict.failure->exit_code, util::kExitHang);
   EXPECT_EQ(verdict.kind, Verdict::Kind::kRestart);  // restarts left: a hang is a failure like any
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines[0].find("capturing every worker's stack"), std::string::npos);
