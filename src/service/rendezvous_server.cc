@@ -17,11 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "forensics/saved_report.h"
-#include "gate/gate_verdict.h"
-#include "hang/stack_collection.h"
 #include "process/event_loop.h"
 #include "process/stall_watch.h"
+#include "service/gate_step.h"
+#include "service/hang_duty.h"
 #include "service/roster.h"
+#include "service/service_peer.h"
 #include "service/verdict.h"
 #include "survey/network_survey.h"
 #include "survey/probe_responder.h"
@@ -41,21 +42,6 @@
 
 namespace dlaunch::rendezvous {
 namespace {
-
-// A launcher's connection and what the service knows of it.
-struct Peer {
-  Peer(PeerConnection opened, std::string nonce)
-      : connection(std::move(opened)), challenge(std::move(nonce)) {}
-  PeerConnection connection;
-  std::string challenge;
-  Session session;             // sealed once a Join proved the token
-  bool authenticated = false;  // proved the token (or none is required) in a Join
-  int slot = -1;               // -1 until its first Join named its place in the job
-  std::string host;
-  bool closed = false;
-  bool watching_writable = false;
-  std::list<Peer*>::iterator unproven_entry;  // its place among the unproven, oldest first
-};
 
 // After this many refusals the log says so once and goes quiet.
 constexpr int kLoggedRefusals = 50;
@@ -92,13 +78,15 @@ std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
 
 }  // namespace
 
-class RendezvousServer::Loop {
+class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
  public:
   Loop(util::Fd listener, ServerSettings settings)
       : listener_(std::move(listener)),
         settings_(std::move(settings)),
         events_(kEventsPerBatch),
-        stall_(process::stall_threshold(settings_.heartbeat_timeout)) {
+        stall_(process::stall_threshold(settings_.heartbeat_timeout)),
+        hang_(settings_.forensics, settings_.heartbeat_timeout, *this),
+        gate_(settings_.gate, settings_.forensics.report_folder, *this) {
     if (settings_.incarnation.empty()) settings_.incarnation = generate_token().substr(0, 16);
     std::size_t open_files = util::raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
     max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
@@ -215,7 +203,7 @@ class RendezvousServer::Loop {
   // a stranger refused for its token) may hold newlines or terminal
   // escapes, which must neither forge lines of this log nor drive the
   // terminal.
-  void log(const std::string& message) {
+  void log(const std::string& message) override {
     std::string line = util::escaped(message);
     if (settings_.log) settings_.log(line);
     // Through the launcher's console sink: a stalled stderr must not stall
@@ -443,7 +431,7 @@ class RendezvousServer::Loop {
   }
 
   int launcher_count() const { return settings_.nnodes + settings_.spare_nodes; }
-  int min_nodes() const { return settings_.min_nodes > 0 ? settings_.min_nodes : settings_.nnodes; }
+  int min_nodes() const { return effective_min_nodes(settings_.min_nodes, settings_.nnodes); }
 
   // Tells PEER why it is turned away, logs REASON, and closes it.
   void refuse(Peer& peer, const std::string& reason, const std::string& told) {
@@ -659,8 +647,7 @@ class RendezvousServer::Loop {
     phase_ = Phase::kRunning;
     outcomes_.clear();
     auto now = util::Clock::now();
-    hang_watch_.emplace(settings_.forensics.hang, static_cast<int>(members_.size()), now);
-    next_straggler_check_ = now + kStragglerCheckInterval;
+    hang_.begin_round(round_, static_cast<int>(members_.size()), now);
     broadcast(MessageType::kWorld, encode(world), nullptr);
   }
 
@@ -683,7 +670,7 @@ class RendezvousServer::Loop {
 
   // ---- before a round: the network survey and the gate
 
-  bool gate_pending() const { return settings_.gate.enabled && !gate_done_ && !taking_over(); }
+  bool gate_pending() const { return gate_.pending() && !taking_over(); }
 
   // Once a round may start: first the hosts not yet surveyed are probed and
   // given their interface, then (round 0, --gate) the gate runs; then the
@@ -743,11 +730,10 @@ class RendezvousServer::Loop {
   // Every launcher that came runs the check as one gate rank, node 0's
   // host first (it hosts the check's store).
   void start_gate(const std::vector<int>& joined) {
-    gate_slots_.clear();
-    gate_reports_.clear();
-    if (joined_.count(settings_.service_slot) > 0) gate_slots_.push_back(settings_.service_slot);
+    std::vector<int> slots;
+    if (joined_.count(settings_.service_slot) > 0) slots.push_back(settings_.service_slot);
     for (int slot : joined) {
-      if (slot != settings_.service_slot && benched_.count(slot) == 0) gate_slots_.push_back(slot);
+      if (slot != settings_.service_slot && benched_.count(slot) == 0) slots.push_back(slot);
     }
     const auto* own = survey_.choice(settings_.service_slot);
     std::string master = own ? own->address : settings_.worker_master_addr;
@@ -758,115 +744,58 @@ class RendezvousServer::Loop {
       return abort_job(fmt::format("the gate cannot start: {}", error.what()), nullptr, -1);
     }
     pre_round_ = PreRound::kGating;
-    auto size = static_cast<std::uint32_t>(gate_slots_.size());
-    log(fmt::format("gate: checking {} node{} before the first attempt (a verified all-reduce, then "
-                    "node-pair bandwidth); --gate-timeout {} s",
-                    size, size == 1 ? "" : "s",
-                    std::chrono::duration_cast<std::chrono::seconds>(settings_.gate.timeout).count()));
-    const std::string store_secret = random_bytes(kChallengeSize);
-    for (std::uint32_t rank = 0; rank < size; ++rank) {
-      int slot = gate_slots_[rank];
-      const auto* choice = survey_.choice(slot);
-      GateMessage message{static_cast<std::uint32_t>(round_), rank, size, master, static_cast<std::uint32_t>(port),
-                          settings_.gate.pair_bytes,
-                          static_cast<std::uint32_t>(settings_.gate.timeout.count()),
-                          choice ? choice->ifname : "", store_secret};
-      send(*launchers_.at(slot), MessageType::kGate, encode(message));
-    }
+    gate_.start(std::move(slots), master, port, survey_, round_);
     pre_round_timer_ = events_.at(util::Clock::now() + settings_.gate.timeout + kGateReportMargin, [this] {
       if (pre_round_ == PreRound::kGating) finish_gate();
     });
   }
 
   void on_gate_report(Peer& peer, const GateReportMessage& report) {
-    if (pre_round_ != PreRound::kGating) return;
-    if (std::find(gate_slots_.begin(), gate_slots_.end(), peer.slot) == gate_slots_.end()) return;
-    gate_reports_[peer.slot] = report;
-    if (gate_reports_.size() == gate_slots_.size()) finish_gate();
+    if (pre_round_ == PreRound::kGating && gate_.take_report(peer.slot, report)) finish_gate();
   }
 
-  // Benches what the gate found bad, saves its report, and starts round 0
-  // on the healthy nodes, or stops the job when too few are left.
+  // Benches what the gate found bad and starts round 0 on the healthy
+  // nodes, or stops the job when too few are left.
   void finish_gate() {
     events_.cancel(pre_round_timer_);
     pre_round_ = PreRound::kNone;
-    gate_done_ = true;
-    GateResult result = judge_gate(gate_slots_, gate_node_reports(),
-                                   static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(
-                                                        settings_.gate.timeout).count()));
-    std::string saved = save_gate_report(result);
-    std::string summary = gate_summary(result);
-    for (const auto& line : summary_lines(summary)) log(fmt::format("gate: {}", line));
-    if (!saved.empty()) log(fmt::format("gate: the full report is in {}", saved));
-    for (const auto& node : result.nodes) {
+    GateFinding finding = gate_.finish(launcher_count(), network_lines_);
+    const std::string report = finding.saved.empty() ? "" : fmt::format(" (report: {})", finding.saved);
+    for (const auto& line : summary_lines(finding.summary)) log(fmt::format("gate: {}", line));
+    if (!finding.saved.empty()) log(fmt::format("gate: the full report is in {}", finding.saved));
+    for (const auto& node : finding.result.nodes) {
       if (!node.benched || benched_.count(node.slot) > 0) continue;
       benched_.insert(node.slot);
       add_to_timeline(fmt::format("gate: {} (slot {}) benched: {}", node.host, node.slot, node.why));
     }
     // Failed everywhere with nobody to blame: not a node's fault (a
     // firewall, a missing dlaunch-check), and training would fail alike.
-    if (!result.problem.empty())
-      return abort_job(fmt::format("the gate stopped the job: {}{}", result.problem,
-                                   saved.empty() ? "" : fmt::format(" (report: {})", saved)),
-                       nullptr, -1);
+    if (!finding.result.problem.empty())
+      return abort_job(fmt::format("the gate stopped the job: {}{}", finding.result.problem, report), nullptr, -1);
     int eligible = 0;
     for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
-    int needed = settings_.min_nodes > 0 ? min_nodes() : settings_.nnodes;
-    if (eligible < needed)
+    if (eligible < min_nodes())
       return abort_job(fmt::format("the gate left {} healthy node{} and the job needs {}{}: {}{}", eligible,
-                                   eligible == 1 ? "" : "s", needed,
+                                   eligible == 1 ? "" : "s", min_nodes(),
                                    settings_.min_nodes > 0 ? " (--min-nodes)" : "",
-                                   fmt::join(summary_lines(summary), "; "),
-                                   saved.empty() ? "" : fmt::format(" (report: {})", saved)),
+                                   fmt::join(summary_lines(finding.summary), "; "), report),
                        nullptr, -1);
     prepare_round();
   }
 
-  std::vector<GateNodeReport> gate_node_reports() const {
-    std::vector<GateNodeReport> reports;
-    for (int slot = 0; slot < launcher_count(); ++slot) {
-      GateNodeReport report;
-      report.slot = slot;
-      auto node = nodes_.find(slot);
-      if (node != nodes_.end()) report.host = node->second.host;
-      else if (static_cast<std::size_t>(slot) < settings_.expected_hosts.size())
-        report.host = settings_.expected_hosts[static_cast<std::size_t>(slot)];
-      report.arrived = std::find(gate_slots_.begin(), gate_slots_.end(), slot) != gate_slots_.end();
-      auto answered = gate_reports_.find(slot);
-      if (answered != gate_reports_.end()) {
-        report.reported = true;
-        report.line = answered->second.line;
-        report.exit_code = answered->second.exit_code;
-        report.launcher_error = answered->second.error;
-      } else if (report.arrived) {
-        report.launcher_error = launchers_.count(slot) > 0
-                                    ? "its launcher sent no gate report within --gate-timeout"
-                                    : "its launcher was lost during the gate";
-      }
-      reports.push_back(std::move(report));
-    }
-    return reports;
+  // ---- what the gate asks of the loop (service/gate_step.h)
+
+  Peer* launcher(int slot) override {
+    auto found = launchers_.find(slot);
+    return found == launchers_.end() ? nullptr : found->second;
   }
 
-  // gate/report.txt, gate/report.json and gate/benched-hosts in the log
-  // folder; returns the text report's path ("" when there is no folder or
-  // it cannot be written, which the log then says).
-  std::string save_gate_report(const GateResult& result) {
-    if (settings_.forensics.report_folder.empty()) return "";
-    auto folder = std::filesystem::path(settings_.forensics.report_folder) / "gate";
-    try {
-      util::make_own_folders(folder.string(), 1);  // new, or ours and no planted link
-      auto json = gate_report_json(result);
-      json["network"] = network_lines_;
-      util::write_file_atomically((folder / "report.json").string(), json.dump(2) + "\n");
-      util::write_file_atomically((folder / "report.txt").string(), gate_report_text(result));
-      std::string benched = fmt::format("{}", fmt::join(result.benched_hosts, ","));
-      util::write_file_atomically((folder / "benched-hosts").string(), benched + "\n");
-      return (folder / "report.txt").string();
-    } catch (const std::exception& error) {
-      log(fmt::format("gate: cannot save the report in {}: {}", folder.string(), error.what()));
-      return "";
-    }
+  std::string host_of(int slot) override {
+    auto node = nodes_.find(slot);
+    if (node != nodes_.end()) return node->second.host;
+    if (static_cast<std::size_t>(slot) < settings_.expected_hosts.size())
+      return settings_.expected_hosts[static_cast<std::size_t>(slot)];
+    return "";
   }
 
   // Says who trains: in round 0 which launchers stand by; later, which
@@ -936,7 +865,7 @@ class RendezvousServer::Loop {
     if (started_.size() == members_.size()) say_replacement(util::Clock::now());
   }
 
-  void add_to_timeline(const std::string& event) {
+  void add_to_timeline(const std::string& event) override {
     if (timeline_.size() >= kLongestTimeline) timeline_.erase(timeline_.begin() + 1);  // keep the first
     timeline_.push_back(fmt::format("{} {}", util::local_time_now(), event));
   }
@@ -971,7 +900,7 @@ class RendezvousServer::Loop {
       else record_failure(*outcome.failure, &peer);
     }
     outcomes_[*rank] = outcome;
-    if (capture_) capture_->lose(*rank, fmt::format("the workers of {} had all exited", name(peer)));
+    hang_.node_gone(*rank, fmt::format("the workers of {} had all exited", name(peer)));
     if (outcomes_.size() == members_.size()) decide();
   }
 
@@ -1072,7 +1001,7 @@ class RendezvousServer::Loop {
       if (phase_ == Phase::kJoining) maybe_start_round();
       return;
     }
-    if (capture_) capture_->lose(*rank, description);
+    hang_.node_gone(*rank, description);
     if (outcomes_.count(*rank) > 0) return;
     Failure lost;
     lost.node_rank = *rank;
@@ -1090,7 +1019,7 @@ class RendezvousServer::Loop {
   }
 
   void decide() {
-    hang_watch_.reset();
+    hang_.end_round();
     say_replacement(std::nullopt);
     bool benched = bench_repeat_failer();
     RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.max_restarts};
@@ -1209,96 +1138,37 @@ class RendezvousServer::Loop {
     told_changed_.notify_all();
   }
 
-  // ---- hang forensics: progress, the hang rule, stack captures
-  //
-  // Every launcher reports how long its workers have been idle; the job is
-  // hung when all have been for --hang-timeout (hang/hang_watch.h).
-  // Then, and when `dlaunch stacks` asks, every node with workers captures
-  // their stacks and sends them here; node 0 merges them into one report.
+  // ---- hang forensics (service/hang_duty.h): what the duty asks of the loop
+
+  void broadcast_to_members(MessageType type, const std::string& payload) override {
+    broadcast(type, payload, nullptr, true);
+  }
+
+  std::map<int, CaptureNode> capture_nodes() override {
+    std::map<int, CaptureNode> nodes;
+    for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
+      int slot = members_[static_cast<std::size_t>(rank)];
+      CaptureNode& node = nodes[rank];
+      node.asked = AskedNode{nodes_[slot].host, world_.rank_offset(rank),
+                             world_.nproc_per_node[static_cast<std::size_t>(rank)]};
+      if (launchers_.count(slot) == 0) node.absent = fmt::format("node {} was lost", rank);
+      else if (outcomes_.count(rank) > 0) node.absent = fmt::format("the workers of node {} had all exited", rank);
+    }
+    return nodes;
+  }
+
+  void fail_for_hang(const Failure& failure) override {
+    if (phase_ == Phase::kRunning && !first_failure_) record_failure(failure, nullptr);
+  }
 
   void on_progress(Peer& peer, const ProgressMessage& message) {
     auto rank = member_rank(peer.slot);
-    if (phase_ != Phase::kRunning || !rank || !hang_watch_ || static_cast<int>(message.round) != round_) return;
-    // A node reports its own ranks only.
-    int first = world_.rank_offset(*rank);
-    int last = first + world_.nproc_per_node[static_cast<std::size_t>(*rank)];
-    std::vector<RankStep> steps;
-    for (const auto& step : message.steps) {
-      if (step.rank >= first && step.rank < last) steps.push_back(step);
-    }
-    auto idle = std::chrono::milliseconds(message.idle_ms);
-    hang_watch_->update(*rank, peer.host, util::Clock::now() - idle, std::move(steps));
+    if (phase_ == Phase::kRunning && rank && static_cast<int>(message.round) == round_)
+      hang_.on_progress(*rank, peer.host, world_, message);
   }
 
   void on_stacks(Peer& peer, const StacksMessage& message) {
-    auto rank = member_rank(peer.slot);
-    if (!capture_ || !rank || message.id != capture_->id()) return;
-    capture_->take(*rank, message.stacks);
-    if (capture_->complete()) finish_capture();
-  }
-
-  void check_forensics(util::Clock::time_point now) {
-    if (capture_ && now >= capture_->deadline()) finish_capture();
-    if (phase_ != Phase::kRunning || !hang_watch_ || first_failure_) return;
-    if (now >= next_straggler_check_) {
-      next_straggler_check_ = now + kStragglerCheckInterval;
-      if (auto news = hang_watch_->straggler_news()) {
-        log(*news);
-        add_to_timeline(*news);
-      }
-    }
-    if (!capture_ && hang_watch_->hung(now)) {
-      hang_headline_ = hang_watch_->declare(now);
-      log(fmt::format("hang: {}: capturing every worker's stack on every node before the job is stopped",
-                      hang_headline_));
-      add_to_timeline("hang: " + hang_headline_);
-      start_capture(true, "hang: " + hang_headline_);
-    }
-  }
-
-  void start_capture(bool hang, std::string headline) {
-    std::map<int, AskedNode> asked;
-    for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
-      int slot = members_[static_cast<std::size_t>(rank)];
-      asked[rank] = AskedNode{nodes_[slot].host, world_.rank_offset(rank),
-                              world_.nproc_per_node[static_cast<std::size_t>(rank)]};
-    }
-    auto now = util::Clock::now();
-    // Two tools in turn per worker, each within the capture timeout, and a
-    // heartbeat's delay either way.
-    auto deadline = now + 2 * settings_.forensics.capture_timeout + 2 * heartbeat_interval(settings_.heartbeat_timeout) +
-                    std::chrono::seconds(1);
-    capture_.emplace(++capture_ids_, hang, std::move(headline), std::move(asked), deadline);
-    for (int rank = 0; rank < static_cast<int>(members_.size()); ++rank) {
-      int slot = members_[static_cast<std::size_t>(rank)];
-      if (launchers_.count(slot) == 0) capture_->lose(rank, fmt::format("node {} was lost", rank));
-      else if (outcomes_.count(rank) > 0) capture_->lose(rank, fmt::format("the workers of node {} had all exited", rank));
-    }
-    broadcast(MessageType::kCapture,
-              encode(CaptureMessage{static_cast<std::uint32_t>(round_), capture_->id(), hang}), nullptr, true);
-    if (capture_->complete()) finish_capture();
-  }
-
-  // Every node answered, or the deadline passed: a hang's report is saved
-  // and the job fails with it; an observer gets every node's stacks.
-  void finish_capture() {
-    StackCollection done = std::move(*capture_);
-    capture_.reset();
-    if (done.hang()) {
-      auto saved = forensics::save_report(done.workers(), done.headline(), settings_.forensics.report_folder,
-                                          fmt::format("hang_attempt_{}", round_));
-      for (const auto& line : saved.lines) log(line);
-      if (phase_ == Phase::kRunning && !first_failure_)
-        record_failure(hang_failure(hang_headline_, saved.summary, saved.text_path), nullptr);
-    }
-    for (auto [peer, id] : std::map<Peer*, std::uint32_t>(observers_)) {
-      if (id != done.id()) continue;
-      for (const auto& [rank, workers] : done.workers_by_node())
-        send(*peer, MessageType::kStacks,
-             encode(StacksMessage{done.id(), forensics::encode_worker_stacks_within(workers, kMaxPayload - 4096)}));
-      send(*peer, MessageType::kStacksEnd, encode(TextMessage{static_cast<std::uint32_t>(round_), done.headline()}));
-      observers_.erase(peer);
-    }
+    if (auto rank = member_rank(peer.slot)) hang_.on_stacks(*rank, message);
   }
 
   // `dlaunch stacks`: proved like a launcher (the token), it is never one.
@@ -1315,15 +1185,13 @@ class RendezvousServer::Loop {
       return;
     }
     log(fmt::format("{} asked for every worker's stack (the job goes on)", peer.host));
-    if (!capture_) start_capture(false, fmt::format("live capture of round {}, asked for by {}", round_, peer.host));
-    if (capture_) observers_[&peer] = capture_->id();
-    else send(peer, MessageType::kStacksEnd, encode(TextMessage{static_cast<std::uint32_t>(round_), "nothing to capture"}));
+    hang_.observe(peer);
   }
 
   void on_tick(util::Clock::time_point now) {
     wake(now);
     if (phase_ == Phase::kDone && deposed_) return;
-    check_forensics(now);
+    hang_.check(now, phase_ == Phase::kRunning && !first_failure_);
     bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
     for (auto& [raw, peer] : peers_) {
@@ -1385,7 +1253,7 @@ class RendezvousServer::Loop {
     return {launchers_.begin(), launchers_.end()};
   }
 
-  void send(Peer& peer, MessageType type, const std::string& payload) {
+  void send(Peer& peer, MessageType type, const std::string& payload) override {
     if (peer.closed) return;
     send_frame(peer, peer.session.frame(type, payload, generation()), util::Clock::now());
   }
@@ -1418,7 +1286,7 @@ class RendezvousServer::Loop {
     peer.closed = true;
     if (!peer.authenticated) unproven_.erase(peer.unproven_entry);
     events_.unwatch(peer.connection.fd());
-    observers_.erase(&peer);
+    hang_.forget(&peer);
     auto known = launchers_.find(peer.slot);
     if (known != launchers_.end() && known->second == &peer) {
       launchers_.erase(known);
@@ -1460,9 +1328,6 @@ class RendezvousServer::Loop {
   std::vector<int> probe_targets_;
   std::vector<std::string> network_lines_;  // every choice made, for the gate's report
   bool gate_arrival_passed_ = false;
-  bool gate_done_ = false;
-  std::vector<int> gate_slots_;  // by gate rank
-  std::map<int, GateReportMessage> gate_reports_;
   int round_ = 0;
   process::EventLoop::Timer join_deadline_;
   process::EventLoop::Timer waiting_line_;
@@ -1498,12 +1363,8 @@ class RendezvousServer::Loop {
   std::mutex told_mutex_;
   std::condition_variable told_changed_;
   std::set<int> told_;
-  std::optional<HangWatch> hang_watch_;  // this round's
-  util::Clock::time_point next_straggler_check_;
-  std::string hang_headline_;
-  std::optional<StackCollection> capture_;  // the one capture under way
-  std::uint32_t capture_ids_ = 0;
-  std::map<Peer*, std::uint32_t> observers_;  // `dlaunch stacks` connections, by the capture they wait for
+  HangDuty hang_;
+  GateStep gate_;
 };
 
 RendezvousServer::RendezvousServer(util::Fd listener, ServerSettings settings)

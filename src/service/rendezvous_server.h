@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "hang/hang_watch.h"
+#include "service/gate_step.h"
 #include "service/waiting_status.h"
 #include "util/fd.h"
 
@@ -36,16 +37,6 @@ namespace dlaunch::rendezvous {
 // How long either end waits for the other's next handshake message: node 0
 // for a connection's Join, a launcher for node 0's Challenge and Welcome.
 inline constexpr std::chrono::milliseconds kDefaultHandshakeTimeout{5'000};
-
-// The pre-start gate (--gate): before round 0, every launcher (spares
-// included) runs dlaunch-check's gate mode, and the service benches the
-// nodes that fail it (gate/gate_verdict.h).
-struct GateSettings {
-  bool enabled = false;
-  // How long launchers may take to arrive, and then the check to end.
-  std::chrono::milliseconds timeout{60'000};
-  std::uint32_t pair_bytes = 4u << 20;  // each direction of each node pair
-};
 
 struct ServerSettings {
   int nnodes = 1;       // the training size
@@ -85,7 +76,7 @@ struct ServerSettings {
   int max_restarts = 0;
   std::chrono::milliseconds join_timeout{300'000};
   std::optional<std::string> token;  // nullopt: any launcher of the job may join
-  std::chrono::milliseconds heartbeat_timeout{30'000};
+  std::chrono::milliseconds heartbeat_timeout{rendezvous::kDefaultHeartbeatTimeout};
   // How long a new connection may take to prove itself with its Join.
   std::chrono::milliseconds handshake_timeout{kDefaultHandshakeTimeout};
   // Unproven connections held at once; beyond it the oldest is closed.
