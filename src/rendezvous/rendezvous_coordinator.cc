@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <poll.h>
 
 #include "gate/gate_process.h"
 #include "net/interfaces.h"
+#include "process/link_wait.h"
 #include "process/stall_watch.h"
 #include "rendezvous/service_dialer.h"
 #include "rendezvous/world_check.h"
@@ -594,19 +594,12 @@ class RendezvousCoordinator : public Coordinator {
   // writing too while it has a backlog), the signals and OTHER (-1: none)
   // until WAKE. A signal that stops the job throws Interrupted.
   Woken wait_for_link(util::Clock::time_point wake, int other = -1) {
-    short events = static_cast<short>(POLLIN | (link_->has_backlog() ? POLLOUT : 0));
-    pollfd fds[3] = {{link_->fd(), events, 0}, {signals_.fd(), POLLIN, 0}, {other, POLLIN, 0}};
-    ::poll(fds, other >= 0 ? 3 : 2, util::millis_until(wake));
+    auto woke = process::wait_for_link(link_->fd(), link_->has_backlog(), signals_, wake, other);
     this->wake();
-    if (fds[1].revents != 0) check_signals();
-    return {(fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0, other >= 0 && fds[2].revents != 0};
+    return {woke.readable, woke.other};
   }
 
-  void check_signals() {
-    while (auto signal = signals_.next()) {
-      if (process::SignalChannel::stops_job(*signal)) throw util::Interrupted{*signal};
-    }
-  }
+  void check_signals() { process::throw_if_stopped(signals_); }
 
   // ---- fencing: this launcher left behind by the job
 

@@ -5,9 +5,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
-#include <poll.h>
 #include <random>
 
+#include "process/link_wait.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "wire/token.h"
@@ -303,10 +303,8 @@ ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection,
       return Received::kGarbage;
     }
     if (util::Clock::now() >= deadline) return Received::kTimedOut;
-    pollfd fds[2] = {{connection.fd(), POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
-    ::poll(fds, 2, util::millis_until(deadline));
-    if (fds[1].revents != 0) check_signals();
-    if (fds[0].revents != 0 && !connection.receive(util::Clock::now())) {
+    if (process::wait_for_link(connection.fd(), false, signals_, deadline).readable &&
+        !connection.receive(util::Clock::now())) {
       // Closed: whatever whole frame arrived before the close still counts.
       try {
         if (auto last = connection.next_frame()) {
@@ -321,14 +319,9 @@ ServiceDialer::Received ServiceDialer::receive_frame(PeerConnection& connection,
 }
 
 void ServiceDialer::wait_for_signal_until(util::Clock::time_point when) {
-  pollfd signal_fd{signals_.fd(), POLLIN, 0};
-  while (::poll(&signal_fd, 1, util::millis_until(when)) > 0) check_signals();
+  process::sleep_unless_stopped(signals_, when);
 }
 
-void ServiceDialer::check_signals() {
-  while (auto signal = signals_.next()) {
-    if (process::SignalChannel::stops_job(*signal)) throw util::Interrupted{*signal};
-  }
-}
+void ServiceDialer::check_signals() { process::throw_if_stopped(signals_); }
 
 }  // namespace dlaunch::rendezvous

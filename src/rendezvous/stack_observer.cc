@@ -1,8 +1,8 @@
 #include "rendezvous/stack_observer.h"
 
 #include <fmt/format.h>
-#include <poll.h>
 
+#include "process/link_wait.h"
 #include "rendezvous/service_dialer.h"
 #include "util/error.h"
 #include "util/ports.h"
@@ -71,17 +71,9 @@ Observed observe_stacks(const ObserveSettings& settings, process::SignalChannel&
                                           std::chrono::duration_cast<std::chrono::seconds>(settings.timeout).count()));
     if (now - link.last_sent() >= beat && !link.send(MessageType::kHeartbeat, ""))
       throw util::SystemError(fmt::format("node 0 ({}) closed the connection", where(settings)));
-    short events = static_cast<short>(POLLIN | (link.has_backlog() ? POLLOUT : 0));
-    pollfd fds[2] = {{link.fd(), events, 0}, {signals.fd(), POLLIN, 0}};
-    auto wake = std::min(deadline, link.last_sent() + beat);
-    ::poll(fds, 2, util::millis_until(wake));
-    if (fds[1].revents != 0) {
-      while (auto signal = signals.next()) {
-        if (process::SignalChannel::stops_job(*signal)) throw util::Interrupted(*signal);
-      }
-    }
-    if ((fds[0].revents & POLLOUT) != 0) link.flush();
-    if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0 && !link.receive()) {
+    auto woke = process::wait_for_link(link.fd(), link.has_backlog(), signals, std::min(deadline, link.last_sent() + beat));
+    if (woke.writable) link.flush();
+    if (woke.readable && !link.receive()) {
       if (auto frame = link.next()) {  // its last word before closing
         if (frame->type == MessageType::kAbort)
           throw util::SystemError(fmt::format("node 0 ({}) refused: {}", where(settings), decode_text(frame->payload).reason));

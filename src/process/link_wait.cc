@@ -1,0 +1,33 @@
+#include "process/link_wait.h"
+
+#include <poll.h>
+
+#include "util/error.h"
+
+namespace dlaunch::process {
+
+LinkWake wait_for_link(int fd, bool want_writable, SignalChannel& signals, util::Clock::time_point wake,
+                       int other) {
+  short events = static_cast<short>(POLLIN | (want_writable ? POLLOUT : 0));
+  pollfd fds[3] = {{fd, events, 0}, {signals.fd(), POLLIN, 0}, {other, POLLIN, 0}};
+  ::poll(fds, other >= 0 ? 3 : 2, util::millis_until(wake));
+  if (fds[1].revents != 0) throw_if_stopped(signals);
+  LinkWake woke;
+  woke.readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+  woke.writable = (fds[0].revents & POLLOUT) != 0;
+  woke.other = other >= 0 && fds[2].revents != 0;
+  return woke;
+}
+
+void sleep_unless_stopped(SignalChannel& signals, util::Clock::time_point when) {
+  pollfd signal_fd{signals.fd(), POLLIN, 0};
+  while (::poll(&signal_fd, 1, util::millis_until(when)) > 0) throw_if_stopped(signals);
+}
+
+void throw_if_stopped(SignalChannel& signals) {
+  while (auto signal = signals.next()) {
+    if (SignalChannel::stops_job(*signal)) throw util::Interrupted{*signal};
+  }
+}
+
+}  // namespace dlaunch::process
