@@ -1,6 +1,8 @@
 #include "wire/protocol.h"
 
+#include <concepts>
 #include <fmt/format.h>
+#include <type_traits>
 
 #include "wire/token.h"
 
@@ -26,6 +28,32 @@ class Writer {
     return *this;
   }
   std::string take() { return std::move(bytes_); }
+
+  // A message's fields in wire order (describe() below): each by its type,
+  // a bool as u8, an int as i32, a list as its size and its items.
+  template <class... T>
+  void operator()(const T&... values) {
+    (field(values), ...);
+  }
+  void field(std::uint32_t value) { u32(value); }
+  void field(std::int32_t value) { i32(value); }
+  void field(bool value) { u8(value ? 1 : 0); }
+  void field(const std::string& value) { str(value); }
+  template <class T>
+  void field(const std::vector<T>& list) {
+    u32(static_cast<std::uint32_t>(list.size()));
+    for (const auto& item : list) field(item);
+  }
+  template <class T>
+  void field(const std::optional<T>& value) {
+    u8(value ? 1 : 0);
+    if (value) field(*value);
+  }
+  template <class T>
+    requires std::is_class_v<T>
+  void field(const T& record) {
+    describe(*this, record);
+  }
 
  private:
   std::string bytes_;
@@ -62,6 +90,31 @@ class Reader {
     if (!bytes_.empty()) throw ProtocolError(fmt::format("{} unexpected trailing bytes", bytes_.size()));
   }
 
+  // The same fields as Writer's, read in the same order; a list is bounded
+  // by list_size().
+  template <class... T>
+  void operator()(T&... values) {
+    (field(values), ...);
+  }
+  void field(std::uint32_t& value) { value = u32(); }
+  void field(std::int32_t& value) { value = i32(); }
+  void field(bool& value) { value = u8() != 0; }
+  void field(std::string& value) { value = str(); }
+  template <class T>
+  void field(std::vector<T>& list) {
+    for (std::uint32_t i = list_size(); i > 0; --i) field(list.emplace_back());
+  }
+  template <class T>
+  void field(std::optional<T>& value) {
+    if (u8() == 0) return value.reset();
+    field(value.emplace());
+  }
+  template <class T>
+    requires std::is_class_v<T>
+  void field(T& record) {
+    describe(*this, record);
+  }
+
  private:
   void need(std::size_t size) const {
     if (bytes_.size() < size) throw ProtocolError("message is truncated");
@@ -69,40 +122,75 @@ class Reader {
   std::string_view bytes_;
 };
 
-void write_failure(Writer& writer, const Failure& failure) {
-  writer.i32(failure.global_rank).i32(failure.local_rank).i32(failure.node_rank).str(failure.host);
-  writer.i32(failure.pid).i32(failure.exit_code).i32(failure.signal).str(failure.time);
-  writer.str(failure.log_file).str(failure.error_message).str(failure.description);
-  writer.u32(static_cast<std::uint32_t>(failure.last_lines.size()));
-  for (const auto& line : failure.last_lines) writer.str(line);
+// Each message, and each record inside one, as its fields in wire order:
+// written once for both ends (IO is a Writer or a Reader, M const or not).
+template <class M, class T>
+concept Is = std::same_as<std::remove_const_t<M>, T>;
+
+void describe(auto& io, Is<Failure> auto& failure) {
+  io(failure.global_rank, failure.local_rank, failure.node_rank, failure.host, failure.pid, failure.exit_code,
+     failure.signal, failure.time, failure.log_file, failure.error_message, failure.description,
+     failure.last_lines);
+}
+void describe(auto& io, Is<ChallengeMessage> auto& message) {
+  io(message.nonce, message.token_required, message.heartbeat_timeout_ms);
+}
+// The part of a Join its proof covers.
+void describe_signed(auto& io, Is<JoinMessage> auto& message) {
+  io(message.run_id, message.round, message.node_rank, message.nnodes, message.spare_nodes, message.min_nodes,
+     message.nproc, message.host, message.dlaunch_version, message.allow_uneven, message.preflight_error,
+     message.observer);
+  transfer_interfaces(io, message.interfaces);
+  io(message.probe_port, message.free_port);
+}
+void describe(auto& io, Is<SealedJoinMessage> auto& message) { io(message.nonce, message.slot, message.sealed); }
+void describe(auto& io, Is<WelcomeMessage> auto& message) { io(message.heartbeat_timeout_ms); }
+void describe(auto& io, Is<TextMessage> auto& message) { io(message.round, message.reason); }
+void describe(auto& io, Is<OutcomeMessage> auto& message) {
+  io(message.round, message.outcome.succeeded, message.outcome.stop_signal, message.outcome.preempted,
+     message.outcome.failure);
+}
+void describe(auto& io, Is<CaptureMessage> auto& message) { io(message.round, message.id, message.hang); }
+void describe(auto& io, Is<StacksMessage> auto& message) { io(message.id, message.stacks); }
+void describe(auto& io, Is<ProbeTarget> auto& target) { io(target.slot, target.address, target.port); }
+void describe(auto& io, Is<ProbeMessage> auto& message) { io(message.round, message.targets); }
+void describe(auto& io, Is<ProbeOutcome> auto& outcome) { io(outcome.slot, outcome.address, outcome.reached); }
+void describe(auto& io, Is<ProbeReportMessage> auto& message) { io(message.round, message.outcomes); }
+// The part of a probe's hello its proof covers.
+void describe_signed(auto& io, Is<ProbeHelloMessage> auto& message) {
+  io(message.run_id, message.from_slot, message.to_slot);
+}
+void describe(auto& io, Is<ProbeHelloMessage> auto& message) {
+  io(message.nonce, message.proof);
+  describe_signed(io, message);
+}
+void describe(auto& io, Is<ProbeAckMessage> auto& message) { io(message.slot, message.proof); }
+void describe(auto& io, Is<GateMessage> auto& message) {
+  io(message.round, message.gate_rank, message.gate_size, message.master_addr, message.master_port,
+     message.pair_bytes, message.timeout_ms, message.ifname, message.store_secret);
+}
+void describe(auto& io, Is<GateReportMessage> auto& message) { io(message.exit_code, message.line, message.error); }
+
+template <class M>
+std::string encode_message(const M& message) {
+  Writer writer;
+  describe(writer, message);
+  return writer.take();
 }
 
-
-Failure read_failure(Reader& reader) {
-  Failure failure;
-  failure.global_rank = reader.i32();
-  failure.local_rank = reader.i32();
-  failure.node_rank = reader.i32();
-  failure.host = reader.str();
-  failure.pid = reader.i32();
-  failure.exit_code = reader.i32();
-  failure.signal = reader.i32();
-  failure.time = reader.str();
-  failure.log_file = reader.str();
-  failure.error_message = reader.str();
-  failure.description = reader.str();
-  for (std::uint32_t i = reader.list_size(); i > 0; --i) failure.last_lines.push_back(reader.str());
-  return failure;
+// MESSAGE decoded from PAYLOAD, all of it.
+template <class M>
+M decode_message(std::string_view payload) {
+  Reader reader(payload);
+  M message;
+  describe(reader, message);
+  reader.finish();
+  return message;
 }
 
-void write_optional_failure(Writer& writer, const std::optional<Failure>& failure) {
-  writer.u8(failure ? 1 : 0);
-  if (failure) write_failure(writer, *failure);
-}
-
-std::optional<Failure> read_optional_failure(Reader& reader) {
-  if (reader.u8() == 0) return std::nullopt;
-  return read_failure(reader);
+void check_nonce(const std::string& nonce, const char* what) {
+  if (nonce.size() != kChallengeSize)
+    throw ProtocolError(fmt::format("{} of {} bytes, expected {}", what, nonce.size(), kChallengeSize));
 }
 
 // Slots travel as runs of consecutive numbers (start, count): slots 0..N-1
@@ -131,17 +219,6 @@ std::vector<int> read_slots(Reader& reader) {
   return slots;
 }
 
-void write_strings(Writer& writer, const std::vector<std::string>& lines) {
-  writer.u32(static_cast<std::uint32_t>(lines.size()));
-  for (const auto& line : lines) writer.str(line);
-}
-
-std::vector<std::string> read_strings(Reader& reader) {
-  std::vector<std::string> lines;
-  for (std::uint32_t i = reader.list_size(); i > 0; --i) lines.push_back(reader.str());
-  return lines;
-}
-
 // Interfaces as a launcher reports them: bounded in count, addresses and
 // name length, so a Join stays small whatever the host (or a liar) has.
 constexpr std::size_t kLongestInterfaceName = 64;
@@ -156,7 +233,7 @@ void write_interfaces(Writer& writer, const std::vector<net::Interface>& interfa
         interface.addresses.begin(),
         interface.addresses.begin() +
             static_cast<std::ptrdiff_t>(std::min(interface.addresses.size(), kMostAddressesPerInterface)));
-    write_strings(writer, addresses);
+    writer.field(addresses);
     writer.u8(interface.up ? 1 : 0).i32(interface.speed_mbps).i32(interface.mtu).u8(interface.loopback ? 1 : 0);
     writer.str(interface.kind.substr(0, kLongestInterfaceName)).str(interface.excluded.substr(0, 256));
   }
@@ -169,7 +246,7 @@ std::vector<net::Interface> read_interfaces(Reader& reader) {
   for (auto& interface : interfaces) {
     interface.name = reader.str();
     interface.index = reader.i32();
-    interface.addresses = read_strings(reader);
+    reader.field(interface.addresses);
     interface.up = reader.u8() != 0;
     interface.speed_mbps = reader.i32();
     interface.mtu = reader.i32();
@@ -182,6 +259,13 @@ std::vector<net::Interface> read_interfaces(Reader& reader) {
       throw ProtocolError(fmt::format("malformed interface '{}'", interface.name.substr(0, kLongestInterfaceName)));
   }
   return interfaces;
+}
+
+void transfer_interfaces(Writer& writer, const std::vector<net::Interface>& interfaces) {
+  write_interfaces(writer, interfaces);
+}
+void transfer_interfaces(Reader& reader, std::vector<net::Interface>& interfaces) {
+  interfaces = read_interfaces(reader);
 }
 
 }  // namespace
@@ -218,100 +302,49 @@ std::optional<Frame> FrameReader::next() {
   return frame;
 }
 
-std::string encode(const ChallengeMessage& message) {
-  Writer writer;
-  writer.str(message.nonce).u8(message.token_required ? 1 : 0).u32(message.heartbeat_timeout_ms);
-  return writer.take();
-}
+std::string encode(const ChallengeMessage& message) { return encode_message(message); }
 
 ChallengeMessage decode_challenge(std::string_view payload) {
-  Reader reader(payload);
-  ChallengeMessage message;
-  message.nonce = reader.str();
-  message.token_required = reader.u8() != 0;
-  message.heartbeat_timeout_ms = reader.u32();
-  reader.finish();
-  if (message.nonce.size() != kChallengeSize)
-    throw ProtocolError(fmt::format("challenge of {} bytes, expected {}", message.nonce.size(), kChallengeSize));
+  auto message = decode_message<ChallengeMessage>(payload);
+  check_nonce(message.nonce, "challenge");
   return message;
 }
 
 std::string signed_part(const JoinMessage& message) {
   Writer writer;
-  writer.str(message.run_id).u32(message.round).u32(message.node_rank).u32(message.nnodes);
-  writer.u32(message.spare_nodes).u32(message.min_nodes).u32(message.nproc).str(message.host).str(message.dlaunch_version);
-  writer.u8(message.allow_uneven ? 1 : 0).str(message.preflight_error).u8(message.observer ? 1 : 0);
-  write_interfaces(writer, message.interfaces);
-  writer.u32(message.probe_port).u32(message.free_port);
+  describe_signed(writer, message);
   return writer.take();
 }
 
 std::string encode(const JoinMessage& message) {
   Writer writer;
-  writer.str(message.proof).str(message.nonce);
+  writer(message.proof, message.nonce);
   return writer.take() + signed_part(message);
 }
 
 JoinMessage decode_join(std::string_view payload) {
   Reader reader(payload);
   JoinMessage message;
-  message.proof = reader.str();
-  message.nonce = reader.str();
-  if (message.nonce.size() != kChallengeSize)
-    throw ProtocolError(fmt::format("join nonce of {} bytes, expected {}", message.nonce.size(), kChallengeSize));
-  message.run_id = reader.str();
-  message.round = reader.u32();
-  message.node_rank = reader.u32();
-  message.nnodes = reader.u32();
-  message.spare_nodes = reader.u32();
-  message.min_nodes = reader.u32();
-  message.nproc = reader.u32();
-  message.host = reader.str();
-  message.dlaunch_version = reader.str();
-  message.allow_uneven = reader.u8() != 0;
-  message.preflight_error = reader.str();
-  message.observer = reader.u8() != 0;
-  message.interfaces = read_interfaces(reader);
-  message.probe_port = reader.u32();
-  message.free_port = reader.u32();
+  reader(message.proof, message.nonce);
+  check_nonce(message.nonce, "join nonce");
+  describe_signed(reader, message);
   reader.finish();
   if (message.probe_port > 65535 || message.free_port > 65535)
     throw ProtocolError(fmt::format("join names port {} or {}, beyond 65535", message.probe_port, message.free_port));
   return message;
 }
 
-std::string encode(const SealedJoinMessage& message) {
-  Writer writer;
-  writer.str(message.nonce).u32(message.slot).str(message.sealed);
-  return writer.take();
-}
+std::string encode(const SealedJoinMessage& message) { return encode_message(message); }
 
 SealedJoinMessage decode_sealed_join(std::string_view payload) {
-  Reader reader(payload);
-  SealedJoinMessage message;
-  message.nonce = reader.str();
-  message.slot = reader.u32();
-  message.sealed = reader.str();
-  reader.finish();
-  if (message.nonce.size() != kChallengeSize)
-    throw ProtocolError(fmt::format("sealed join with a nonce of {} bytes, expected {}", message.nonce.size(),
-                                    kChallengeSize));
+  auto message = decode_message<SealedJoinMessage>(payload);
+  check_nonce(message.nonce, "sealed join with a nonce");
   return message;
 }
 
-std::string encode(const WelcomeMessage& message) {
-  Writer writer;
-  writer.u32(message.heartbeat_timeout_ms);
-  return writer.take();
-}
+std::string encode(const WelcomeMessage& message) { return encode_message(message); }
 
-WelcomeMessage decode_welcome(std::string_view payload) {
-  Reader reader(payload);
-  WelcomeMessage message;
-  message.heartbeat_timeout_ms = reader.u32();
-  reader.finish();
-  return message;
-}
+WelcomeMessage decode_welcome(std::string_view payload) { return decode_message<WelcomeMessage>(payload); }
 
 void decode_heartbeat(std::string_view payload) { Reader(payload).finish(); }
 
@@ -333,9 +366,7 @@ std::string encode(const World& world) {
   write_slots(writer, world.node_slots);
   write_slots(writer, world.spare_slots);
   write_slots(writer, world.benched_slots);
-  write_strings(writer, world.addresses);
-  write_strings(writer, world.ifnames);
-  write_strings(writer, world.ifaddresses);
+  writer(world.addresses, world.ifnames, world.ifaddresses);
   return writer.take();
 }
 
@@ -359,69 +390,28 @@ World decode_world(std::string_view payload) {
   world.node_slots = read_slots(reader);
   world.spare_slots = read_slots(reader);
   world.benched_slots = read_slots(reader);
-  world.addresses = read_strings(reader);
-  world.ifnames = read_strings(reader);
-  world.ifaddresses = read_strings(reader);
+  reader(world.addresses, world.ifnames, world.ifaddresses);
   reader.finish();
   return world;
 }
 
-std::string encode(const TextMessage& message) {
-  Writer writer;
-  writer.u32(message.round).str(message.reason);
-  return writer.take();
-}
+std::string encode(const TextMessage& message) { return encode_message(message); }
 
-TextMessage decode_text(std::string_view payload) {
-  Reader reader(payload);
-  TextMessage message;
-  message.round = reader.u32();
-  message.reason = reader.str();
-  reader.finish();
-  return message;
-}
+TextMessage decode_text(std::string_view payload) { return decode_message<TextMessage>(payload); }
 
-std::string encode(const Failure& failure) {
-  Writer writer;
-  write_failure(writer, failure);
-  return writer.take();
-}
+std::string encode(const Failure& failure) { return encode_message(failure); }
 
-Failure decode_failure(std::string_view payload) {
-  Reader reader(payload);
-  Failure failure = read_failure(reader);
-  reader.finish();
-  return failure;
-}
+Failure decode_failure(std::string_view payload) { return decode_message<Failure>(payload); }
 
-std::string encode(const OutcomeMessage& message) {
-  Writer writer;
-  writer.u32(message.round).u8(message.outcome.succeeded ? 1 : 0);
-  writer.i32(message.outcome.stop_signal).u8(message.outcome.preempted ? 1 : 0);
-  write_optional_failure(writer, message.outcome.failure);
-  return writer.take();
-}
+std::string encode(const OutcomeMessage& message) { return encode_message(message); }
 
-OutcomeMessage decode_outcome(std::string_view payload) {
-  Reader reader(payload);
-  OutcomeMessage message;
-  message.round = reader.u32();
-  message.outcome.succeeded = reader.u8() != 0;
-  message.outcome.stop_signal = reader.i32();
-  message.outcome.preempted = reader.u8() != 0;
-  message.outcome.failure = read_optional_failure(reader);
-  reader.finish();
-  return message;
-}
+OutcomeMessage decode_outcome(std::string_view payload) { return decode_message<OutcomeMessage>(payload); }
 
 std::string encode(const VerdictMessage& message) {
   Writer writer;
   writer.u32(message.round).u8(static_cast<std::uint8_t>(message.verdict.kind));
-  writer.i32(message.verdict.exit_code);
-  write_optional_failure(writer, message.verdict.failure);
-  writer.str(message.verdict.not_restarted);
-  write_strings(writer, message.verdict.timeline);
-  writer.u8(message.verdict.stepped_aside ? 1 : 0);
+  writer(message.verdict.exit_code, message.verdict.failure, message.verdict.not_restarted, message.verdict.timeline,
+         message.verdict.stepped_aside);
   return writer.take();
 }
 
@@ -432,11 +422,8 @@ VerdictMessage decode_verdict(std::string_view payload) {
   std::uint8_t kind = reader.u8();
   if (kind > 2) throw ProtocolError(fmt::format("unknown verdict kind {}", kind));
   message.verdict.kind = static_cast<Verdict::Kind>(kind);
-  message.verdict.exit_code = reader.i32();
-  message.verdict.failure = read_optional_failure(reader);
-  message.verdict.not_restarted = reader.str();
-  message.verdict.timeline = read_strings(reader);
-  message.verdict.stepped_aside = reader.u8() != 0;
+  reader(message.verdict.exit_code, message.verdict.failure, message.verdict.not_restarted, message.verdict.timeline,
+         message.verdict.stepped_aside);
   reader.finish();
   return message;
 }
@@ -469,158 +456,60 @@ ProgressMessage decode_progress(std::string_view payload) {
   return message;
 }
 
-std::string encode(const CaptureMessage& message) {
-  Writer writer;
-  writer.u32(message.round).u32(message.id).u8(message.hang ? 1 : 0);
-  return writer.take();
-}
+std::string encode(const CaptureMessage& message) { return encode_message(message); }
 
-CaptureMessage decode_capture(std::string_view payload) {
-  Reader reader(payload);
-  CaptureMessage message;
-  message.round = reader.u32();
-  message.id = reader.u32();
-  message.hang = reader.u8() != 0;
-  reader.finish();
-  return message;
-}
+CaptureMessage decode_capture(std::string_view payload) { return decode_message<CaptureMessage>(payload); }
 
-std::string encode(const StacksMessage& message) {
-  Writer writer;
-  writer.u32(message.id).str(message.stacks);
-  return writer.take();
-}
+std::string encode(const StacksMessage& message) { return encode_message(message); }
 
-StacksMessage decode_stacks(std::string_view payload) {
-  Reader reader(payload);
-  StacksMessage message;
-  message.id = reader.u32();
-  message.stacks = reader.str();
-  reader.finish();
-  return message;
-}
+StacksMessage decode_stacks(std::string_view payload) { return decode_message<StacksMessage>(payload); }
 
-}  // namespace dlaunch::rendezvous
-
-namespace dlaunch::rendezvous {
-
-std::string encode(const ProbeMessage& message) {
-  Writer writer;
-  writer.u32(message.round).u32(static_cast<std::uint32_t>(message.targets.size()));
-  for (const auto& target : message.targets) writer.u32(target.slot).str(target.address).u32(target.port);
-  return writer.take();
-}
+std::string encode(const ProbeMessage& message) { return encode_message(message); }
 
 ProbeMessage decode_probe(std::string_view payload) {
-  Reader reader(payload);
-  ProbeMessage message;
-  message.round = reader.u32();
-  for (std::uint32_t i = reader.list_size(); i > 0; --i) {
-    ProbeTarget target;
-    target.slot = reader.u32();
-    target.address = reader.str();
-    target.port = reader.u32();
+  auto message = decode_message<ProbeMessage>(payload);
+  for (const auto& target : message.targets) {
     if (target.port == 0 || target.port > 65535 || target.address.empty() || target.address.size() > 64)
       throw ProtocolError(fmt::format("bad probe target (slot {}, port {})", target.slot, target.port));
-    message.targets.push_back(std::move(target));
   }
-  reader.finish();
   return message;
 }
 
-std::string encode(const ProbeReportMessage& message) {
-  Writer writer;
-  writer.u32(message.round).u32(static_cast<std::uint32_t>(message.outcomes.size()));
-  for (const auto& outcome : message.outcomes) writer.u32(outcome.slot).str(outcome.address).u8(outcome.reached ? 1 : 0);
-  return writer.take();
-}
+std::string encode(const ProbeReportMessage& message) { return encode_message(message); }
 
 ProbeReportMessage decode_probe_report(std::string_view payload) {
-  Reader reader(payload);
-  ProbeReportMessage message;
-  message.round = reader.u32();
-  for (std::uint32_t i = reader.list_size(); i > 0; --i) {
-    ProbeOutcome outcome;
-    outcome.slot = reader.u32();
-    outcome.address = reader.str();
-    outcome.reached = reader.u8() != 0;
-    message.outcomes.push_back(std::move(outcome));
-  }
-  reader.finish();
-  return message;
+  return decode_message<ProbeReportMessage>(payload);
 }
 
 std::string signed_part(const ProbeHelloMessage& message) {
   Writer writer;
-  writer.str(message.run_id).u32(message.from_slot).u32(message.to_slot);
+  describe_signed(writer, message);
   return writer.take();
 }
 
 std::string probe_ack_signed_part(const std::string& run_id, std::uint32_t slot) {
   Writer writer;
-  writer.str(run_id).u32(slot);
+  writer(run_id, slot);
   return writer.take();
 }
 
-std::string encode(const ProbeHelloMessage& message) {
-  Writer writer;
-  writer.str(message.nonce).str(message.proof);
-  return writer.take() + signed_part(message);
-}
+std::string encode(const ProbeHelloMessage& message) { return encode_message(message); }
 
 ProbeHelloMessage decode_probe_hello(std::string_view payload) {
-  Reader reader(payload);
-  ProbeHelloMessage message;
-  message.nonce = reader.str();
-  message.proof = reader.str();
-  message.run_id = reader.str();
-  message.from_slot = reader.u32();
-  message.to_slot = reader.u32();
-  reader.finish();
-  if (message.nonce.size() != kChallengeSize)
-    throw ProtocolError(fmt::format("probe nonce of {} bytes, expected {}", message.nonce.size(), kChallengeSize));
+  auto message = decode_message<ProbeHelloMessage>(payload);
+  check_nonce(message.nonce, "probe nonce");
   return message;
 }
 
-std::string encode(const ProbeAckMessage& message) {
-  Writer writer;
-  writer.u32(message.slot).str(message.proof);
-  return writer.take();
-}
+std::string encode(const ProbeAckMessage& message) { return encode_message(message); }
 
-ProbeAckMessage decode_probe_ack(std::string_view payload) {
-  Reader reader(payload);
-  ProbeAckMessage message;
-  message.slot = reader.u32();
-  message.proof = reader.str();
-  reader.finish();
-  return message;
-}
+ProbeAckMessage decode_probe_ack(std::string_view payload) { return decode_message<ProbeAckMessage>(payload); }
 
-std::string encode(const GateMessage& message) {
-  Writer writer;
-  writer.u32(message.round).u32(message.gate_rank).u32(message.gate_size).str(message.master_addr);
-  writer.u32(message.master_port).u32(message.pair_bytes).u32(message.timeout_ms).str(message.ifname);
-  writer.str(message.store_secret);
-  return writer.take();
-}
+std::string encode(const GateMessage& message) { return encode_message(message); }
 
 GateMessage decode_gate(std::string_view payload) {
-  Reader reader(payload);
-  GateMessage message;
-  message.round = reader.u32();
-  message.gate_rank = reader.u32();
-  message.gate_size = reader.u32();
-  message.master_addr = reader.str();
-  message.master_port = reader.u32();
-  message.pair_bytes = reader.u32();
-  message.timeout_ms = reader.u32();
-  message.ifname = reader.str();
-  message.store_secret = reader.str();
-  reader.finish();
-  if (message.store_secret.size() != kChallengeSize)
-    throw ProtocolError(fmt::format("gate request with a store secret of {} bytes, expected {}",
-                                    message.store_secret.size(), kChallengeSize));
+  auto message = decode_message<GateMessage>(payload);
+  check_nonce(message.store_secret, "gate request with a store secret");
   if (message.gate_size == 0 || message.gate_size > kMaxListSize || message.gate_rank >= message.gate_size ||
       message.master_port == 0 || message.master_port > 65535 || message.master_addr.empty() ||
       message.master_addr.size() > 256 || message.ifname.size() > 64)
@@ -629,20 +518,8 @@ GateMessage decode_gate(std::string_view payload) {
   return message;
 }
 
-std::string encode(const GateReportMessage& message) {
-  Writer writer;
-  writer.i32(message.exit_code).str(message.line).str(message.error);
-  return writer.take();
-}
+std::string encode(const GateReportMessage& message) { return encode_message(message); }
 
-GateReportMessage decode_gate_report(std::string_view payload) {
-  Reader reader(payload);
-  GateReportMessage message;
-  message.exit_code = reader.i32();
-  message.line = reader.str();
-  message.error = reader.str();
-  reader.finish();
-  return message;
-}
+GateReportMessage decode_gate_report(std::string_view payload) { return decode_message<GateReportMessage>(payload); }
 
 }  // namespace dlaunch::rendezvous
