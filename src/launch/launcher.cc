@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "process/console_report.h"
+#include "launch/coordinator_choice.h"
 #include "launch/escaped_processes.h"
 #include "launch/failure_report.h"
 #include "launch/log_root.h"
@@ -363,6 +364,13 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   // Once more at the end, whatever the outcome: which logs miss what.
   if (!incomplete_logs.empty()) say(process::incomplete_logs_summary(incomplete_logs));
   return exit_code;
+}
+
+int run_launcher(const LaunchConfig& config, const util::Environment& environment) {
+  return run_launcher(config, environment, [&](process::SignalChannel& signals, const std::string& host,
+                                               const std::string& log_folder) {
+    return make_coordinator(config, signals, host, log_folder);
+  });
 }
 
 }  // namespace dlaunch::launch

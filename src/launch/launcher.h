@@ -12,11 +12,9 @@
 
 namespace dlaunch::launch {
 
-// Makes this node's coordinator, once the launcher has its signal channel
-// (node 0's rendezvous service then starts on a thread that inherits the
-// blocked signals), knows its HOST and the run's LOG_FOLDER (where stack
-// reports go). Whoever assembles the launch chooses it: one node meets
-// nobody, several meet at node 0's rendezvous.
+// Makes this node's coordinator once the launcher has its signal channel,
+// its HOST and the run's LOG_FOLDER (launch/coordinator_choice.h makes the
+// real one; tests give their own).
 using CoordinatorFactory = std::function<std::unique_ptr<rendezvous::Coordinator>(
     process::SignalChannel& signals, const std::string& host, const std::string& log_folder)>;
 
@@ -27,5 +25,7 @@ using CoordinatorFactory = std::function<std::unique_ptr<rendezvous::Coordinator
 // worker runs.
 int run_launcher(const LaunchConfig& config, const util::Environment& environment,
                  const CoordinatorFactory& make_coordinator);
+// The same with the coordinator CONFIG calls for (launch/coordinator_choice.h).
+int run_launcher(const LaunchConfig& config, const util::Environment& environment);
 
 }  // namespace dlaunch::launch
