@@ -498,11 +498,11 @@ RunResult run_once(int n, const Options& options, const std::string& token) {
   }
 
   rendezvous::ServerSettings settings;
-  settings.nnodes = n;
-  settings.run_id = "rendezvous-scale";
+  settings.job.nnodes = n;
+  settings.job.run_id = "rendezvous-scale";
   settings.worker_master_addr = "127.0.0.1";
-  settings.token = token;
-  settings.join_timeout = std::chrono::seconds(options.timeout_s);
+  settings.job.token = token;
+  settings.job.join_timeout = std::chrono::seconds(options.timeout_s);
   auto log = std::make_shared<std::vector<std::string>>();  // written by the service's thread only
   settings.log = [log](const std::string& message) { log->push_back(message); };
 

@@ -59,11 +59,11 @@ rendezvous::DialSettings dial_settings(const RendezvousSettings& settings) {
   dial.master_addr = settings.master_addr;
   dial.port = settings.port;
   dial.node_rank = settings.node_rank;
-  dial.token = settings.token;
-  dial.handshake_timeout = settings.handshake_timeout;
-  dial.rendezvous_timeout = settings.timeout;
+  dial.token = settings.job.token;
+  dial.handshake_timeout = settings.job.handshake_timeout;
+  dial.rendezvous_timeout = settings.job.join_timeout;
   dial.notice = settings.notice;
-  dial.waiting_lines = settings.waiting_lines;
+  dial.waiting_lines = settings.job.waiting_lines;
   return dial;
 }
 
@@ -73,14 +73,14 @@ class RendezvousCoordinator : public Coordinator {
       : settings_(std::move(settings)),
         signals_(signals),
         dialer_(std::make_unique<ServiceDialer>(dial_settings(settings_), signals)),
-        heartbeat_timeout_(settings_.heartbeat_timeout),
-        stall_(process::stall_threshold(settings_.heartbeat_timeout)) {
+        heartbeat_timeout_(settings_.job.heartbeat_timeout),
+        stall_(process::stall_threshold(settings_.job.heartbeat_timeout)) {
     start_probe_responder();
     if (settings_.node_rank == 0) start_service();
   }
 
   World join(int round) override {
-    auto deadline = util::Clock::now() + settings_.timeout;
+    auto deadline = util::Clock::now() + settings_.job.join_timeout;
     bool joined = false;  // a take-over's dial carried the Join
     if (takeover_) joined = take_over(round, deadline);
     for (;;) {
@@ -104,11 +104,11 @@ class RendezvousCoordinator : public Coordinator {
   }
 
   void report_preflight_failure(const std::string& problem) override {
-    auto deadline = util::Clock::now() + std::min<milliseconds>(settings_.timeout, kPreflightReportLimit);
+    auto deadline = util::Clock::now() + std::min<milliseconds>(settings_.job.join_timeout, kPreflightReportLimit);
     try {
       if (!link_) connect(0, problem, deadline);
       else send(MessageType::kJoin, rendezvous::encode(join_message(0, problem)));
-      if (service_) wait_until_all_told(util::Clock::now() + settings_.timeout);
+      if (service_) wait_until_all_told(util::Clock::now() + settings_.job.join_timeout);
       else wait_for_frame(deadline, "node 0's answer");
     } catch (const util::SystemError&) {
       // Best effort: the problem itself is what this node reports.
@@ -260,12 +260,12 @@ class RendezvousCoordinator : public Coordinator {
   // lives).
 
   bool can_take_over() const {
-    if (service_ || !last_world_ || round_ >= settings_.max_restarts) return false;
-    return (settings_.spare_nodes > 0 || min_nodes() < settings_.nnodes) && !successors().empty();
+    if (service_ || !last_world_ || round_ >= settings_.job.max_restarts) return false;
+    return (settings_.job.spare_nodes > 0 || min_nodes() < settings_.job.nnodes) && !successors().empty();
   }
 
   // --min-nodes; 0 in the settings means the training size.
-  int min_nodes() const { return effective_min_nodes(settings_.min_nodes, settings_.nnodes); }
+  int min_nodes() const { return effective_min_nodes(settings_.job.min_nodes, settings_.job.nnodes); }
 
   // The last World's launchers after node 0, in the order they take over.
   std::vector<int> successors() const {
@@ -308,7 +308,7 @@ class RendezvousCoordinator : public Coordinator {
     lost_ = false;
     lost_reason_.clear();
     pending_.clear();
-    const auto window = heartbeat_timeout_ + settings_.handshake_timeout;
+    const auto window = heartbeat_timeout_ + settings_.job.handshake_timeout;
     const std::vector<int> order = successors();
     for (std::size_t i = 0; i < order.size(); ++i) {
       const int slot = order[i];
@@ -385,24 +385,10 @@ class RendezvousCoordinator : public Coordinator {
 
   rendezvous::ServerSettings server_settings() const {
     rendezvous::ServerSettings server;
-    server.nnodes = settings_.nnodes;
-    server.spare_nodes = settings_.spare_nodes;
-    server.min_nodes = settings_.min_nodes;
-    server.node_fail_limit = settings_.node_fail_limit;
+    server.job = settings_.job;
     server.service_slot = settings_.node_rank;
-    server.run_id = settings_.run_id;
     server.worker_master_addr = settings_.master_addr;
-    server.survey_network = settings_.survey_network;
-    server.gate = settings_.gate;
-    server.max_restarts = settings_.max_restarts;
-    server.join_timeout = settings_.timeout;
-    server.token = settings_.token;
-    server.heartbeat_timeout = settings_.heartbeat_timeout;
-    server.handshake_timeout = settings_.handshake_timeout;
-    server.forensics = settings_.forensics;
-    server.expected_hosts = settings_.expected_hosts;
-    server.waiting_lines = settings_.waiting_lines;
-    if (!server.forensics.log) server.forensics.log = [](const std::string& line) {
+    if (!server.job.forensics.log) server.job.forensics.log = [](const std::string& line) {
       util::console_err().write_message("dlaunch: " + line + "\n");
     };
     return server;
@@ -415,9 +401,9 @@ class RendezvousCoordinator : public Coordinator {
 
   // For `dlaunch stacks FOLDER` on a login node (wire/service_endpoint.h).
   void publish_endpoint(const std::string& address) const {
-    write_endpoint(settings_.forensics.report_folder,
+    write_endpoint(settings_.job.forensics.report_folder,
                    ServiceEndpoint{address, numeric_address(address, settings_.port), settings_.port,
-                                   settings_.run_id, settings_.host});
+                                   settings_.job.run_id, settings_.host});
   }
 
   // Dials node 0 and joins ROUND with PROBLEM (empty: none) in the handshake.
@@ -433,11 +419,11 @@ class RendezvousCoordinator : public Coordinator {
 
   rendezvous::JoinMessage join_message(int round, const std::string& problem) const {
     rendezvous::JoinMessage join;
-    join.run_id = settings_.run_id;
+    join.run_id = settings_.job.run_id;
     join.round = static_cast<std::uint32_t>(round);
     join.node_rank = static_cast<std::uint32_t>(settings_.node_rank);
-    join.nnodes = static_cast<std::uint32_t>(settings_.nnodes);
-    join.spare_nodes = static_cast<std::uint32_t>(settings_.spare_nodes);
+    join.nnodes = static_cast<std::uint32_t>(settings_.job.nnodes);
+    join.spare_nodes = static_cast<std::uint32_t>(settings_.job.spare_nodes);
     join.min_nodes = static_cast<std::uint32_t>(min_nodes());
     join.nproc = static_cast<std::uint32_t>(settings_.nproc);
     join.host = settings_.host;
@@ -484,10 +470,10 @@ class RendezvousCoordinator : public Coordinator {
     if (frame.type != MessageType::kWorld)
       throw LinkLost(fmt::format("node 0 ({}) sent an unexpected message while nodes joined", link_->address()));
     World world = decode_or_lost(rendezvous::decode_world, frame);
-    rendezvous::WorldExpectation expected{round,           settings_.nnodes,  settings_.spare_nodes,
-                                          settings_.node_rank, settings_.nproc, settings_.run_id,
+    rendezvous::WorldExpectation expected{round,           settings_.job.nnodes,  settings_.job.spare_nodes,
+                                          settings_.node_rank, settings_.nproc, settings_.job.run_id,
                                           settings_.allow_uneven,
-                                          settings_.min_nodes};
+                                          settings_.job.min_nodes};
     if (auto mismatch = rendezvous::world_mismatch(world, expected))
       throw util::SystemError(fmt::format(
           "protocol error: node 0 ({}) sent a world that does not fit this node: it gives {}. Give "
@@ -536,7 +522,7 @@ class RendezvousCoordinator : public Coordinator {
     }
   }
 
-  ProbeIdentity probe_identity() const { return {settings_.run_id, settings_.node_rank, settings_.token}; }
+  ProbeIdentity probe_identity() const { return {settings_.job.run_id, settings_.node_rank, settings_.job.token}; }
 
   void answer_probe(const ProbeMessage& message) {
     ProbeReportMessage report;
@@ -703,15 +689,15 @@ class RendezvousCoordinator : public Coordinator {
 
   bool reports_progress() const {
     return progress_ != nullptr &&
-           (settings_.forensics.hang.hang_timeout.count() > 0 || settings_.forensics.hang.straggler_lag > 0);
+           (settings_.job.forensics.hang.hang_timeout.count() > 0 || settings_.job.forensics.hang.straggler_lag > 0);
   }
 
   // Four reports per hang timeout, so node 0's view lags by a quarter at
   // most; never more often than a second, never less than the heartbeat.
   milliseconds progress_interval() const {
     milliseconds interval = heartbeat_interval(heartbeat_timeout_);
-    if (settings_.forensics.hang.hang_timeout.count() > 0)
-      interval = std::min(interval, std::max(milliseconds(1000), settings_.forensics.hang.hang_timeout / 4));
+    if (settings_.job.forensics.hang.hang_timeout.count() > 0)
+      interval = std::min(interval, std::max(milliseconds(1000), settings_.job.forensics.hang.hang_timeout / 4));
     return interval;
   }
 

@@ -21,7 +21,6 @@
 
 #include "process/signal_channel.h"
 #include "rendezvous/coordinator.h"
-#include "service/rendezvous_server.h"
 #include "service/waiting_status.h"
 #include "wire/protocol.h"
 #include "wire/service_link.h"

@@ -84,13 +84,13 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
       : listener_(std::move(listener)),
         settings_(std::move(settings)),
         events_(kEventsPerBatch),
-        stall_(process::stall_threshold(settings_.heartbeat_timeout)),
-        hang_(settings_.forensics, settings_.heartbeat_timeout, *this),
-        gate_(settings_.gate, settings_.forensics.report_folder, *this) {
+        stall_(process::stall_threshold(settings_.job.heartbeat_timeout)),
+        hang_(settings_.job.forensics, settings_.job.heartbeat_timeout, *this),
+        gate_(settings_.job.gate, settings_.job.forensics.report_folder, *this) {
     if (settings_.incarnation.empty()) settings_.incarnation = generate_token().substr(0, 16);
     std::size_t open_files = util::raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
     max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
-                                               : unproven_capacity(open_files, settings_.nnodes);
+                                               : unproven_capacity(open_files, settings_.job.nnodes);
     spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     util::set_nonblocking(listener_.get());
     util::set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
@@ -108,13 +108,13 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
         maybe_start_round();
       });
     }
-    if (settings_.gate.enabled && !taking_over())
-      events_.at(now + settings_.gate.timeout, [this] {
+    if (settings_.job.gate.enabled && !taking_over())
+      events_.at(now + settings_.job.gate.timeout, [this] {
         gate_arrival_passed_ = true;
         maybe_start_round();
       });
     arm_join_deadline();
-    tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.heartbeat_timeout));
+    tick_ = std::min(std::chrono::milliseconds(250), heartbeat_interval(settings_.job.heartbeat_timeout));
     arm_tick(now + tick_);
     last_heartbeat_ = now;
   }
@@ -134,7 +134,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   bool wait_until_all_told(util::Clock::time_point deadline) {
     std::unique_lock lock(told_mutex_);
     return told_changed_.wait_until(lock, deadline,
-                                    [&] { return static_cast<int>(told_.size()) >= settings_.nnodes; });
+                                    [&] { return static_cast<int>(told_.size()) >= settings_.job.nnodes; });
   }
 
  private:
@@ -145,11 +145,11 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   void arm_join_deadline() {
     auto now = util::Clock::now();
     events_.cancel(join_deadline_);
-    join_deadline_ = events_.at(now + settings_.join_timeout, [this] {
+    join_deadline_ = events_.at(now + settings_.job.join_timeout, [this] {
       if (phase_ == Phase::kJoining) abort_missing();
     });
     gathering_since_ = now;
-    next_waiting_line_ = settings_.waiting_lines.interval_after(std::chrono::milliseconds(0));
+    next_waiting_line_ = settings_.job.waiting_lines.interval_after(std::chrono::milliseconds(0));
     arm_waiting_line();
   }
 
@@ -160,7 +160,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     waiting_line_ = events_.at(gathering_since_ + next_waiting_line_, [this] {
       if (phase_ != Phase::kJoining) return;
       log(gathering_line(gathering_nodes()));
-      next_waiting_line_ += settings_.waiting_lines.interval_after(next_waiting_line_);
+      next_waiting_line_ += settings_.job.waiting_lines.interval_after(next_waiting_line_);
       arm_waiting_line();
     });
   }
@@ -170,12 +170,12 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   // those still connected to join again, unless too few are.
   GatheringNodes gathering_nodes() const {
     GatheringNodes gathering;
-    gathering.expected_hosts = settings_.expected_hosts;
-    gathering.needed = settings_.nnodes;
-    gathering.spares = settings_.spare_nodes > 0;
+    gathering.expected_hosts = settings_.job.expected_hosts;
+    gathering.needed = settings_.job.nnodes;
+    gathering.spares = settings_.job.spare_nodes > 0;
     for (int slot : joined_) gathering.joined += benched_.count(slot) == 0 ? 1 : 0;
     gathering.waited = std::chrono::duration_cast<std::chrono::milliseconds>(util::Clock::now() - gathering_since_);
-    gathering.timeout = settings_.join_timeout;
+    gathering.timeout = settings_.job.join_timeout;
     const bool first_round = round_ == 0 || (taking_over() && round_ == settings_.first_round);
     if (!first_round) {
       for (const auto& [slot, peer] : launchers_)
@@ -277,8 +277,8 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     }
     peers_.emplace(raw, std::move(peer));
     raw->unproven_entry = unproven_.insert(unproven_.end(), raw);
-    ChallengeMessage challenge{raw->challenge, settings_.token.has_value(),
-                               static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
+    ChallengeMessage challenge{raw->challenge, settings_.job.token.has_value(),
+                               static_cast<std::uint32_t>(settings_.job.heartbeat_timeout.count())};
     send(*raw, MessageType::kChallenge, encode(challenge));
   }
 
@@ -313,7 +313,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
       JoinMessage join = checked_join(frame, frame.payload);
       // A holder of the token seals its Join: one in clear with a proof is
       // not from this dlaunch, and would have shown the Join on the path.
-      if (settings_.token && !join.proof.empty()) throw ProtocolError("a Join with a token proof sent in clear");
+      if (settings_.job.token && !join.proof.empty()) throw ProtocolError("a Join with a token proof sent in clear");
       return on_join(peer, join);
     }
     std::string payload = peer.session.open(frame);
@@ -362,10 +362,10 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   void on_sealed_join(Peer& peer, const Frame& frame) {
     SealedJoinMessage sealed = decode_sealed_join(frame.payload);
     const int claimed = static_cast<int>(sealed.slot);
-    if (!settings_.token)
+    if (!settings_.job.token)
       return refuse(peer, fmt::format("refused {}: it holds a rendezvous token, this node 0 none", describe(peer)),
                     "it has a rendezvous token but node 0 has none; give every node the same token, or none");
-    Session session(*settings_.token, peer.challenge, sealed.nonce, End::kService);
+    Session session(*settings_.job.token, peer.challenge, sealed.nonce, End::kService);
     std::string payload;
     try {
       payload = session.open(frame.type, frame.generation, sealed.sealed);
@@ -419,7 +419,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   std::string role(int slot) const {
     if (auto rank = member_rank(slot)) return fmt::format("node {}", *rank);
     if (benched_.count(slot) > 0) return fmt::format("benched slot {}", slot);
-    if (settings_.spare_nodes == 0) return fmt::format("node {}", slot);
+    if (settings_.job.spare_nodes == 0) return fmt::format("node {}", slot);
     return fmt::format("spare slot {}", slot);
   }
 
@@ -430,8 +430,8 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     return static_cast<int>(found - members_.begin());
   }
 
-  int launcher_count() const { return settings_.nnodes + settings_.spare_nodes; }
-  int min_nodes() const { return effective_min_nodes(settings_.min_nodes, settings_.nnodes); }
+  int launcher_count() const { return settings_.job.nnodes + settings_.job.spare_nodes; }
+  int min_nodes() const { return effective_min_nodes(settings_.job.min_nodes, settings_.job.nnodes); }
 
   // Tells PEER why it is turned away, logs REASON, and closes it.
   void refuse(Peer& peer, const std::string& reason, const std::string& told) {
@@ -455,13 +455,13 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     }
     if (!peer.authenticated) admit(peer);
     if (join.observer) return on_observer(peer, join);
-    if (join.run_id != settings_.run_id)
+    if (join.run_id != settings_.job.run_id)
       return refuse(peer,
                     fmt::format("refused {}: it belongs to job '{}', this rendezvous serves job '{}'",
-                                who(), join.run_id, settings_.run_id),
+                                who(), join.run_id, settings_.job.run_id),
                     fmt::format("node 0's rendezvous serves job '{}', not '{}'; give every node the "
                                 "same --rdzv-id",
-                                settings_.run_id, join.run_id));
+                                settings_.job.run_id, join.run_id));
     peer.host = join.host;
     if (phase_ == Phase::kDone && abort_reason_) return tell_abort(peer, rank);
     // A launcher this service dropped while it was unreachable, come back
@@ -479,7 +479,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
                        &peer, rank);
     // A launcher that comes while a round runs (a spare started late, a
     // lost node's launcher started again) stands by in that round.
-    bool late = phase_ == Phase::kRunning && peer.slot < 0 && settings_.spare_nodes > 0;
+    bool late = phase_ == Phase::kRunning && peer.slot < 0 && settings_.job.spare_nodes > 0;
     if (!late && (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_))
       return refuse(peer, fmt::format("refused {}: it joined round {} but the job is in round {} and {}",
                                       who(), join.round, round_, phase_name()),
@@ -513,7 +513,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
       return;
     }
     if (round_ == 0) {
-      if (eligible >= settings_.nnodes && joined_.count(settings_.service_slot) > 0) prepare_round();
+      if (eligible >= settings_.job.nnodes && joined_.count(settings_.service_slot) > 0) prepare_round();
       return;
     }
     for (const auto& [slot, peer] : launchers_) {
@@ -530,7 +530,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     int expected_joined = 0;
     for (int slot : settings_.expected) expected_joined += joined_.count(slot) > 0 ? 1 : 0;
     bool all_here = expected_joined == static_cast<int>(settings_.expected.size());
-    if (eligible >= settings_.nnodes || (all_here && eligible >= min_nodes())) return prepare_round();
+    if (eligible >= settings_.job.nnodes || (all_here && eligible >= min_nodes())) return prepare_round();
     if (!grace_passed_) return;
     bool majority = 2 * expected_joined > static_cast<int>(settings_.expected.size());
     if (majority && eligible >= min_nodes()) return prepare_round();
@@ -561,8 +561,8 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   }
 
   bool authentic(const Peer& peer, const JoinMessage& join) const {
-    if (!settings_.token) return true;
-    return proofs_match(join_proof(*settings_.token, peer.challenge, join.nonce, signed_part(join)),
+    if (!settings_.job.token) return true;
+    return proofs_match(join_proof(*settings_.job.token, peer.challenge, join.nonce, signed_part(join)),
                         join.proof);
   }
 
@@ -574,7 +574,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     peer.authenticated = true;
     unproven_.erase(peer.unproven_entry);
     peer.connection.set_max_payload(kMaxPayload);
-    WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.heartbeat_timeout.count())};
+    WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.job.heartbeat_timeout.count())};
     send(peer, MessageType::kWelcome, encode(welcome));
   }
 
@@ -587,13 +587,13 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     if (join.dlaunch_version != settings_.dlaunch_version)
       return fmt::format("{} runs dlaunch {} but node 0 runs {}; install the same dlaunch on every node",
                          node, join.dlaunch_version, settings_.dlaunch_version);
-    if (static_cast<int>(join.nnodes) != settings_.nnodes)
+    if (static_cast<int>(join.nnodes) != settings_.job.nnodes)
       return fmt::format("{} expects {} nodes but node 0 expects {}; give every node the same --nnodes",
-                         node, join.nnodes, settings_.nnodes);
-    if (static_cast<int>(join.spare_nodes) != settings_.spare_nodes)
+                         node, join.nnodes, settings_.job.nnodes);
+    if (static_cast<int>(join.spare_nodes) != settings_.job.spare_nodes)
       return fmt::format("{} expects {} spare nodes but node 0 expects {}; give every node the same "
                          "--spare-nodes (in Slurm: the same --nnodes in a step of as many nodes)",
-                         node, join.spare_nodes, settings_.spare_nodes);
+                         node, join.spare_nodes, settings_.job.spare_nodes);
     if (join.min_nodes != 0 && static_cast<int>(join.min_nodes) != min_nodes())
       return fmt::format("{} goes on with at least {} nodes but node 0 with {}; give every node the "
                          "same --min-nodes",
@@ -615,10 +615,10 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
 
   void start_round() {
     std::vector<int> joined(joined_.begin(), joined_.end());
-    Roster roster = choose_roster(joined, benched_, members_, settings_.service_slot, settings_.nnodes);
+    Roster roster = choose_roster(joined, benched_, members_, settings_.service_slot, settings_.job.nnodes);
     World world;
     world.round = round_;
-    world.run_id = settings_.run_id;
+    world.run_id = settings_.job.run_id;
     set_worker_master(world, roster);
     world.ifnames.assign(static_cast<std::size_t>(launcher_count()), "");
     world.ifaddresses.assign(static_cast<std::size_t>(launcher_count()), "");
@@ -628,7 +628,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
         world.ifaddresses[static_cast<std::size_t>(slot)] = choice->address;
       }
     }
-    world.heartbeat_timeout_ms = static_cast<int>(settings_.heartbeat_timeout.count());
+    world.heartbeat_timeout_ms = static_cast<int>(settings_.job.heartbeat_timeout.count());
     world.incarnation = settings_.incarnation;
     for (int slot : roster.node_slots) world.nproc_per_node.push_back(nodes_[slot].nproc);
     world.node_slots = roster.node_slots;
@@ -678,7 +678,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   void prepare_round() {
     if (pre_round_ != PreRound::kNone || phase_ != Phase::kJoining) return;
     std::vector<int> joined(joined_.begin(), joined_.end());
-    if (settings_.survey_network && launcher_count() > 1) {
+    if (settings_.job.survey_network && launcher_count() > 1) {
       auto targets = survey_.unsurveyed(joined);
       if (!targets.empty() && start_probes(joined, targets)) return;
     }
@@ -745,7 +745,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     }
     pre_round_ = PreRound::kGating;
     gate_.start(std::move(slots), master, port, survey_, round_);
-    pre_round_timer_ = events_.at(util::Clock::now() + settings_.gate.timeout + kGateReportMargin, [this] {
+    pre_round_timer_ = events_.at(util::Clock::now() + settings_.job.gate.timeout + kGateReportMargin, [this] {
       if (pre_round_ == PreRound::kGating) finish_gate();
     });
   }
@@ -777,7 +777,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     if (eligible < min_nodes())
       return abort_job(fmt::format("the gate left {} healthy node{} and the job needs {}{}: {}{}", eligible,
                                    eligible == 1 ? "" : "s", min_nodes(),
-                                   settings_.min_nodes > 0 ? " (--min-nodes)" : "",
+                                   settings_.job.min_nodes > 0 ? " (--min-nodes)" : "",
                                    fmt::join(summary_lines(finding.summary), "; "), report),
                        nullptr, -1);
     prepare_round();
@@ -793,8 +793,8 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   std::string host_of(int slot) override {
     auto node = nodes_.find(slot);
     if (node != nodes_.end()) return node->second.host;
-    if (static_cast<std::size_t>(slot) < settings_.expected_hosts.size())
-      return settings_.expected_hosts[static_cast<std::size_t>(slot)];
+    if (static_cast<std::size_t>(slot) < settings_.job.expected_hosts.size())
+      return settings_.job.expected_hosts[static_cast<std::size_t>(slot)];
     return "";
   }
 
@@ -818,12 +818,12 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     }
     if (roster.node_slots.size() < members_.size())
       changes.push_back(fmt::format("the job goes on with {} of {} nodes (--min-nodes {})",
-                                    roster.node_slots.size(), settings_.nnodes, min_nodes()));
+                                    roster.node_slots.size(), settings_.job.nnodes, min_nodes()));
     if (changes.empty()) return;
     // Said once every worker of the round runs (on_started), with the time
     // the job was down; or when the round ends before they all did.
     replacement_line_ = fmt::format("round {}: {}; restart {}/{}", round_, fmt::join(changes, "; "), round_,
-                                    settings_.max_restarts);
+                                    settings_.job.max_restarts);
   }
 
   // The replacement line, with how long the job was down: from the last
@@ -925,8 +925,8 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   // True when a stall of this service just ended that was long enough for
   // the other launchers to count node 0 lost meanwhile.
   bool just_resumed_from_a_long_stall(util::Clock::time_point now) const {
-    auto stall = stall_.recent(now, 2 * settings_.heartbeat_timeout);
-    return stall && stall->length >= settings_.heartbeat_timeout - heartbeat_interval(settings_.heartbeat_timeout);
+    auto stall = stall_.recent(now, 2 * settings_.job.heartbeat_timeout);
+    return stall && stall->length >= settings_.job.heartbeat_timeout - heartbeat_interval(settings_.job.heartbeat_timeout);
   }
 
   // A launcher gone silent may be frozen or cut off rather than gone, and
@@ -952,7 +952,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   // once, and refuses everyone from here on.
   void depose(util::Clock::time_point now) {
     deposed_ = true;
-    auto stall = stall_.recent(now, 2 * settings_.heartbeat_timeout);
+    auto stall = stall_.recent(now, 2 * settings_.job.heartbeat_timeout);
     std::string reason = fmt::format(
         "node 0's launcher did not run for {:.1f} s (its host froze or it was stopped), and every "
         "other launcher left it meanwhile: the job went on without it in a later round, or ended",
@@ -994,7 +994,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     }
     if (phase_ == Phase::kJoining || !rank) {
       // A launcher without workers in this round: one candidate fewer.
-      if (settings_.spare_nodes > 0) {
+      if (settings_.job.spare_nodes > 0) {
         log(description);
         add_to_timeline(description);
       }
@@ -1022,7 +1022,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     hang_.end_round();
     say_replacement(std::nullopt);
     bool benched = bench_repeat_failer();
-    RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.max_restarts};
+    RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.job.max_restarts};
     for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
     end.nodes_left = candidates_left();
     end.min_nodes = min_nodes();
@@ -1066,7 +1066,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   // go on: the job replaces lost nodes (spares, --min-nodes) and has a
   // restart left.
   bool job_may_go_on_elsewhere() const {
-    return (settings_.spare_nodes > 0 || min_nodes() < settings_.nnodes) && round_ < settings_.max_restarts;
+    return (settings_.job.spare_nodes > 0 || min_nodes() < settings_.job.nnodes) && round_ < settings_.job.max_restarts;
   }
 
   // Launchers that could train in the next round: connected, not benched.
@@ -1089,13 +1089,13 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     for (int slot : members_) {
       if (slot != failed_slot) failure_streaks_.erase(slot);
     }
-    if (!failed_slot || settings_.node_fail_limit <= 0) return false;
+    if (!failed_slot || settings_.job.node_fail_limit <= 0) return false;
     int streak = ++failure_streaks_[*failed_slot];
-    if (streak < settings_.node_fail_limit || launchers_.count(*failed_slot) == 0) return false;
+    if (streak < settings_.job.node_fail_limit || launchers_.count(*failed_slot) == 0) return false;
     if (candidates_left() - 1 < std::max(1, min_nodes())) return false;
     benched_.insert(*failed_slot);
     std::string event = fmt::format("{} failed {} rounds in a row (--node-fail-limit {}): it is benched",
-                                    name(*launchers_[*failed_slot]), streak, settings_.node_fail_limit);
+                                    name(*launchers_[*failed_slot]), streak, settings_.job.node_fail_limit);
     log(event);
     add_to_timeline(event);
     return true;
@@ -1113,8 +1113,8 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     std::string reason = fmt::format(
         "rendezvous timed out after {} s: {}/{} nodes joined; missing node rank(s): {}{}. Start "
         "dlaunch run on those nodes, or check --nnodes, --master-addr and --master-port",
-        std::chrono::duration_cast<std::chrono::seconds>(settings_.join_timeout).count(),
-        joined_.size(), settings_.nnodes, fmt::join(missing, ", "),
+        std::chrono::duration_cast<std::chrono::seconds>(settings_.job.join_timeout).count(),
+        joined_.size(), settings_.job.nnodes, fmt::join(missing, ", "),
         refusals.empty() ? "" : fmt::format(" ({})", fmt::join(refusals, "; ")));
     abort_job(reason, nullptr, -1);
   }
@@ -1174,10 +1174,10 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   // `dlaunch stacks`: proved like a launcher (the token), it is never one.
   void on_observer(Peer& peer, const JoinMessage& join) {
     peer.host = fmt::format("dlaunch stacks at {}", peer.connection.address());
-    if (!join.run_id.empty() && join.run_id != settings_.run_id)
+    if (!join.run_id.empty() && join.run_id != settings_.job.run_id)
       return refuse(peer, fmt::format("refused {}: it asked for job '{}', this rendezvous serves job '{}'", peer.host,
-                                      join.run_id, settings_.run_id),
-                    fmt::format("this rendezvous serves job '{}', not '{}'", settings_.run_id, join.run_id));
+                                      join.run_id, settings_.job.run_id),
+                    fmt::format("this rendezvous serves job '{}', not '{}'", settings_.job.run_id, join.run_id));
     if (phase_ != Phase::kRunning) {
       send(peer, MessageType::kStacksEnd,
            encode(TextMessage{static_cast<std::uint32_t>(round_),
@@ -1192,7 +1192,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     wake(now);
     if (phase_ == Phase::kDone && deposed_) return;
     hang_.check(now, phase_ == Phase::kRunning && !first_failure_);
-    bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.heartbeat_timeout);
+    bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.job.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
     for (auto& [raw, peer] : peers_) {
       if (peer->closed) continue;
@@ -1206,14 +1206,14 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   // outbox. True when it was dropped.
   bool expired(Peer& peer, util::Clock::time_point now) {
     if (!peer.authenticated) {
-      if (now - peer.connection.connected_at() < settings_.handshake_timeout) return false;
+      if (now - peer.connection.connected_at() < settings_.job.handshake_timeout) return false;
       log_refusal(fmt::format("dropped {}: it did not prove the job's token within {} ms{}", describe(peer),
-                              settings_.handshake_timeout.count(),
+                              settings_.job.handshake_timeout.count(),
                               peer.connection.mid_frame() ? " (it stopped mid-message)" : ""));
       close(peer);
       return true;
     }
-    auto limit = settings_.heartbeat_timeout;
+    auto limit = settings_.job.heartbeat_timeout;
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
     // Silence is counted while this service ran: across its own stall every
     // peer was silent for it at once (a whole job suspended and resumed).

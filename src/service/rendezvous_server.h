@@ -27,28 +27,15 @@
 #include <thread>
 #include <vector>
 
-#include "hang/hang_watch.h"
-#include "service/gate_step.h"
-#include "service/waiting_status.h"
+#include "service/job_settings.h"
 #include "util/fd.h"
 
 namespace dlaunch::rendezvous {
 
-// How long either end waits for the other's next handshake message: node 0
-// for a connection's Join, a launcher for node 0's Challenge and Welcome.
-inline constexpr std::chrono::milliseconds kDefaultHandshakeTimeout{5'000};
-
 struct ServerSettings {
-  int nnodes = 1;       // the training size
-  // Launchers beyond nnodes that stand by to take a lost node's place.
-  int spare_nodes = 0;
-  // The fewest nodes the job goes on with once no spare is left
-  // (--min-nodes; 0: nnodes, so a lost node without a spare ends the job).
-  int min_nodes = 0;
-  // A node whose workers fail first this many rounds in a row is benched
-  // when another can take its place (0: never).
-  int node_fail_limit = 2;
+  JobSettings job;       // what every launcher of the job was given
   int service_slot = 0;  // the slot of the launcher hosting this service: node rank 0
+  std::string worker_master_addr;  // MASTER_ADDR the workers will get
 
   // A service that took over from a lost node 0 (RendezvousCoordinator)
   // starts at FIRST_ROUND with the last World's node ranks, benched
@@ -68,28 +55,10 @@ struct ServerSettings {
   // The job's incarnation (World::incarnation): round 0's service makes
   // one up when this is empty; a take-over keeps the last World's.
   std::string incarnation;
-  std::string run_id;
-  std::string worker_master_addr;  // MASTER_ADDR the workers will get
-  // Probe and choose each host's interface before a round with new hosts.
-  bool survey_network = true;
-  GateSettings gate;
-  int max_restarts = 0;
-  std::chrono::milliseconds join_timeout{300'000};
-  std::optional<std::string> token;  // nullopt: any launcher of the job may join
-  std::chrono::milliseconds heartbeat_timeout{rendezvous::kDefaultHeartbeatTimeout};
-  // How long a new connection may take to prove itself with its Join.
-  std::chrono::milliseconds handshake_timeout{kDefaultHandshakeTimeout};
   // Unproven connections held at once; beyond it the oldest is closed.
   // 0: derived from the open-file limit (raised to its hard limit).
   std::size_t max_unproven = 0;
   std::string dlaunch_version = DLAUNCH_VERSION;
-  // --hang-timeout, --straggler-lag, where stack reports are saved.
-  ForensicsSettings forensics;
-  // Where each slot's launcher is expected (Slurm's node list), so the
-  // lines said while nodes are missing can name their hosts; empty: unknown.
-  std::vector<std::string> expected_hosts;
-  // When the service says whom it still waits for, while a round gathers.
-  WaitingSchedule waiting_lines;
   // Where the service logs refused peers and lost nodes (default: the
   // launcher's stderr console sink, util/console.h, which never blocks).
   std::function<void(const std::string&)> log;

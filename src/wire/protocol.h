@@ -91,6 +91,10 @@ inline constexpr std::size_t kMostAddressesPerInterface = 8;
 
 // How often each side sends a heartbeat for a given --heartbeat-timeout:
 // four beats per timeout, so one lost or late beat never counts as silence.
+// How long either end waits for the other's next handshake message: node 0
+// for a connection's Join, a launcher for node 0's Challenge and Welcome.
+inline constexpr std::chrono::milliseconds kDefaultHandshakeTimeout{5'000};
+
 // --heartbeat-timeout's default.
 inline constexpr std::chrono::milliseconds kDefaultHeartbeatTimeout{30'000};
 

@@ -65,13 +65,13 @@ class RendezvousCoordinatorTest : public ::testing::Test {
     result.master_addr = "127.0.0.1";
     result.port = port;
     result.node_rank = node_rank;
-    result.nnodes = 2;
+    result.job.nnodes = 2;
     result.nproc = 1;
     result.host = "host" + std::to_string(node_rank);
-    result.run_id = "job";
-    result.timeout = 1500ms;
-    result.handshake_timeout = 300ms;
-    result.heartbeat_timeout = 5s;
+    result.job.run_id = "job";
+    result.job.join_timeout = 1500ms;
+    result.job.handshake_timeout = 300ms;
+    result.job.heartbeat_timeout = 5s;
     result.notice = [this](const std::string& line) {
       std::lock_guard lock(mutex_);
       notices_.push_back(line);
@@ -107,7 +107,7 @@ TEST_F(RendezvousCoordinatorTest, ATokenHolderBelievesNoPeerThatCannotProveTheTo
   // Its World would start 200 workers on this one-worker node.
   FakeNode0 stranger(impostor(true, world_of({1, 200})));
   RendezvousSettings node = settings(stranger.port());
-  node.token = rendezvous::generate_token();
+  node.job.token = rendezvous::generate_token();
   std::string error = join_error(node);
   std::string address = "127.0.0.1:" + std::to_string(stranger.port());
   EXPECT_TRUE(contains(error, "could not join the rendezvous at " + address)) << error;
@@ -121,7 +121,7 @@ TEST_F(RendezvousCoordinatorTest, ATokenHolderBelievesNoPeerThatCannotProveTheTo
 TEST_F(RendezvousCoordinatorTest, APeerThatRequiresNoTokenCannotBeNodeZeroForATokenHolder) {
   FakeNode0 stranger(impostor(false, world_of({1, 1})));
   RendezvousSettings node = settings(stranger.port());
-  node.token = rendezvous::generate_token();
+  node.job.token = rendezvous::generate_token();
   std::string error = join_error(node);
   EXPECT_TRUE(contains(error, "requires no rendezvous token, so it cannot prove it holds this job's")) << error;
 }
@@ -129,7 +129,7 @@ TEST_F(RendezvousCoordinatorTest, APeerThatRequiresNoTokenCannotBeNodeZeroForATo
 TEST_F(RendezvousCoordinatorTest, ASilentListenerIsNamedWithinTheHandshakeDeadline) {
   util::Fd silent = util::listen_tcp(0);  // the kernel completes connections; nobody ever speaks
   RendezvousSettings node = settings(util::bound_port(silent.get()));
-  node.token = rendezvous::generate_token();
+  node.job.token = rendezvous::generate_token();
   auto start = util::Clock::now();
   auto done = std::async(std::launch::async, [&] { return join_error(node); });
   std::string seen;
@@ -174,9 +174,9 @@ TEST_F(RendezvousCoordinatorTest, AConnectionClosedBeforeTheHandshakeIsDialledAg
   auto fake = std::make_unique<FakeNode0>([](util::Fd& fd) { fd.reset(); });
   int port = fake->port();
   RendezvousSettings node1 = settings(port, 1);
-  node1.timeout = 10s;
+  node1.job.join_timeout = 10s;
   std::string token = rendezvous::generate_token();
-  node1.token = token;
+  node1.job.token = token;
   auto joined = std::async(std::launch::async, [&] {
     auto coordinator = make_rendezvous_coordinator(node1, signals_);
     return coordinator->join(0);
@@ -184,8 +184,8 @@ TEST_F(RendezvousCoordinatorTest, AConnectionClosedBeforeTheHandshakeIsDialledAg
   while (!contains(notices(), "closed the connection before the handshake")) std::this_thread::sleep_for(10ms);
   fake.reset();  // the port is free again: node 0 takes it
   RendezvousSettings node0 = settings(port, 0);
-  node0.token = token;
-  node0.timeout = 10s;
+  node0.job.token = token;
+  node0.job.join_timeout = 10s;
   auto coordinator0 = make_rendezvous_coordinator(node0, signals_);
   World world0 = coordinator0->join(0);
   World world1 = joined.get();
@@ -256,7 +256,7 @@ TEST_F(RendezvousCoordinatorTest, EveryDecoderErrorIsAOneLineReasonAndNodeZeroCo
   for (const Case& c : while_joining) {
     FakeNode0 peer(garbling(c.which));
     RendezvousSettings node = settings(peer.port());
-    node.timeout = 500ms;  // some of these are retried until the timeout
+    node.job.join_timeout = 500ms;  // some of these are retried until the timeout
     std::string error = join_error(node);
     EXPECT_TRUE(contains(error, c.expected)) << static_cast<int>(c.which) << ": " << error;
     EXPECT_EQ(error.find('\n'), std::string::npos) << "one line: " << error;
@@ -296,8 +296,8 @@ TEST_F(RendezvousCoordinatorTest, TwoRealNodesWithATokenAgreeOnOneWorld) {
     return util::bound_port(probe.get());
   }();
   RendezvousSettings node0 = settings(port, 0), node1 = settings(port, 1);
-  node0.token = node1.token = token;
-  node0.timeout = node1.timeout = 10s;
+  node0.job.token = node1.job.token = token;
+  node0.job.join_timeout = node1.job.join_timeout = 10s;
   auto coordinator0 = make_rendezvous_coordinator(node0, signals_);
   auto joined1 = std::async(std::launch::async, [&] {
     auto coordinator1 = make_rendezvous_coordinator(node1, signals_);
@@ -321,11 +321,11 @@ TEST_F(RendezvousCoordinatorTest, WhenNodeZeroIsLostTheNextLauncherTakesOverTheR
   }();
   auto launcher = [&](int slot) {
     RendezvousSettings node = settings(port, slot);
-    node.token = token;
-    node.spare_nodes = 1;
-    node.max_restarts = 1;
-    node.timeout = 10s;
-    node.heartbeat_timeout = 2s;
+    node.job.token = token;
+    node.job.spare_nodes = 1;
+    node.job.max_restarts = 1;
+    node.job.join_timeout = 10s;
+    node.job.heartbeat_timeout = 2s;
     return make_rendezvous_coordinator(node, signals_);
   };
   auto node0 = launcher(0);
@@ -410,8 +410,8 @@ TEST_F(RendezvousCoordinatorTest, NodeZeroDroppingThisLauncherFencesItWhateverIt
                    0, "node 0 dropped this launcher in round 0 (it sent nothing for 5 s); the job goes on without it"}));
   }));
   RendezvousSettings node = settings(node0.port());
-  node.spare_nodes = 1;  // a take-over would be allowed
-  node.max_restarts = 3;
+  node.job.spare_nodes = 1;  // a take-over would be allowed
+  node.job.max_restarts = 3;
   auto coordinator = make_rendezvous_coordinator(node, signals_);
   coordinator->join(0);
   auto reason = stop_request(*coordinator);
@@ -444,8 +444,8 @@ TEST_F(RendezvousCoordinatorTest, RecordsOfALaterRoundFenceALauncherThatLostNode
   FakeNode0 node0(node0_then(world, [](util::Fd& fd) { fd.reset(); }));  // then closes the connection
   std::optional<LauncherPlace> asked;
   RendezvousSettings node = settings(node0.port());
-  node.spare_nodes = 1;
-  node.max_restarts = 3;
+  node.job.spare_nodes = 1;
+  node.job.max_restarts = 3;
   node.records_check = [&asked](const LauncherPlace& place) -> std::optional<std::string> {
     asked = place;
     return "this node (host1, node rank 1) was replaced by host2 (slot 2) in round 1 while it was unreachable";
@@ -471,8 +471,8 @@ TEST_F(RendezvousCoordinatorTest, WithoutSuchRecordsALauncherThatLostNodeZeroTak
   FakeNode0 node0(node0_then(world, [](util::Fd& fd) { fd.reset(); }));
   bool asked = false;
   RendezvousSettings node = settings(node0.port());
-  node.spare_nodes = 1;
-  node.max_restarts = 3;
+  node.job.spare_nodes = 1;
+  node.job.max_restarts = 3;
   node.records_check = [&asked](const LauncherPlace&) -> std::optional<std::string> {
     asked = true;
     return std::nullopt;
@@ -509,7 +509,7 @@ TEST_F(RendezvousCoordinatorTest, ANodeZeroThatFellSilentWasLostSilent) {
     // Then nothing, with the connection held open: a frozen or cut-off host.
   });
   RendezvousSettings node = settings(node0.port());
-  node.heartbeat_timeout = 1s;
+  node.job.heartbeat_timeout = 1s;
   auto coordinator = make_rendezvous_coordinator(node, signals_);
   coordinator->join(0);
   auto reason = stop_request(*coordinator);

@@ -183,11 +183,11 @@ struct Service {
     util::Fd listener = util::listen_tcp(0);
     port = util::bound_port(listener.get());
     ServerSettings settings;
-    settings.nnodes = nnodes;
-    settings.run_id = "job";
+    settings.job.nnodes = nnodes;
+    settings.job.run_id = "job";
     settings.worker_master_addr = "127.0.0.1";
-    settings.max_restarts = max_restarts;
-    settings.join_timeout = timeout;
+    settings.job.max_restarts = max_restarts;
+    settings.job.join_timeout = timeout;
     settings.log = [this](const std::string& line) {
       std::lock_guard lock(mutex);
       log.push_back(line);
@@ -270,8 +270,8 @@ TEST(RendezvousServer, TimeoutNamesTheMissingNodes) {
 
 TEST(RendezvousServer, WhileNodesAreMissingItSaysWhichAndWhereEveryFewSeconds) {
   Service service(3, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
-    settings.expected_hosts = {"n0", "n1", "n2"};
-    settings.waiting_lines = WaitingSchedule{std::chrono::milliseconds(50), std::chrono::seconds(60),
+    settings.job.expected_hosts = {"n0", "n1", "n2"};
+    settings.job.waiting_lines = WaitingSchedule{std::chrono::milliseconds(50), std::chrono::seconds(60),
                                              std::chrono::milliseconds(50), std::chrono::seconds(60),
                                              std::chrono::milliseconds(50)};
   });
@@ -287,7 +287,7 @@ TEST(RendezvousServer, WhileNodesAreMissingItSaysWhichAndWhereEveryFewSeconds) {
 
 TEST(RendezvousServer, GreetsEveryConnectionWithAFreshChallenge) {
   Service service(2, 0, std::chrono::seconds(30),
-                  [](ServerSettings& settings) { settings.heartbeat_timeout = std::chrono::seconds(7); });
+                  [](ServerSettings& settings) { settings.job.heartbeat_timeout = std::chrono::seconds(7); });
   Client first(service.port), second(service.port);
   EXPECT_EQ(first.challenge().nonce.size(), kChallengeSize);
   EXPECT_NE(first.challenge().nonce, second.challenge().nonce);
@@ -325,7 +325,7 @@ TEST(RendezvousServer, RefusesStrangersAndGarbageButKeepsServing) {
 TEST(RendezvousServer, WithATokenOnlyLaunchersThatProveItJoin) {
   const std::string token = generate_token();
   Service service(2, 0, std::chrono::seconds(30),
-                  [&](ServerSettings& settings) { settings.token = token; });
+                  [&](ServerSettings& settings) { settings.job.token = token; });
   Client no_token(service.port), wrong_token(service.port, generate_token());
   EXPECT_TRUE(no_token.challenge().token_required);
   no_token.join("job", 1, 2, 1);
@@ -365,7 +365,7 @@ TEST(RendezvousServer, WithATokenOnlyLaunchersThatProveItJoin) {
 // escaped, on the one line of its refusal.
 TEST(RendezvousServer, WhatAStrangerSentCannotForgeLogLines) {
   Service service(2, 0, std::chrono::seconds(30),
-                  [](ServerSettings& settings) { settings.token = generate_token(); });
+                  [](ServerSettings& settings) { settings.job.token = generate_token(); });
   Client stranger(service.port);
   JoinMessage join = stranger.join_message("job", 1, 2, 1);
   join.host = "evil\ndlaunch: rendezvous: node 1 (n1) joined\x1b[2K\r";
@@ -380,7 +380,7 @@ TEST(RendezvousServer, WhatAStrangerSentCannotForgeLogLines) {
 
 TEST(RendezvousServer, ATimeoutNamesRefusedClaimants) {
   Service service(2, 0, std::chrono::milliseconds(500),
-                  [](ServerSettings& settings) { settings.token = generate_token(); });
+                  [](ServerSettings& settings) { settings.job.token = generate_token(); });
   Client impostor(service.port, generate_token());
   impostor.join("job", 1, 2, 1);
   impostor.receive();
@@ -395,7 +395,7 @@ TEST(RendezvousServer, ATimeoutNamesRefusedClaimants) {
 
 TEST(RendezvousServer, AConnectionThatStallsMidMessageIsDroppedWithoutBlockingOthers) {
   Service service(2, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
-    settings.handshake_timeout = std::chrono::milliseconds(300);
+    settings.job.handshake_timeout = std::chrono::milliseconds(300);
   });
   Client staller(service.port);
   std::string frame = encode_frame(MessageType::kJoin, encode(staller.join_message("job", 1, 2, 1)));
@@ -472,7 +472,7 @@ TEST(RendezvousServer, AbortedJobTellsEveryNodeBeforeItsHostExits) {
 
 TEST(RendezvousServer, ASilentNodeIsLostAtTheHeartbeatTimeout) {
   Service service(2, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
-    settings.heartbeat_timeout = std::chrono::milliseconds(400);
+    settings.job.heartbeat_timeout = std::chrono::milliseconds(400);
   });
   Client node0(service.port), node1(service.port);
   node0.keep_heartbeat(true);
@@ -494,7 +494,7 @@ TEST(RendezvousServer, ASilentNodeIsLostAtTheHeartbeatTimeout) {
 
 TEST(RendezvousServer, SendsHeartbeatsToJoinedNodes) {
   Service service(1, 0, std::chrono::seconds(30), [](ServerSettings& settings) {
-    settings.heartbeat_timeout = std::chrono::milliseconds(200);
+    settings.job.heartbeat_timeout = std::chrono::milliseconds(200);
   });
   util::Fd socket =
       util::try_connect_tcp("127.0.0.1", service.port, util::Clock::now() + std::chrono::seconds(5));
@@ -637,8 +637,8 @@ TEST(RendezvousServer, LostNodeFailsTheJob) {
 TEST(RendezvousServer, NodeZeroProvesTheTokenInASealedWelcome) {
   const std::string token = generate_token();
   Service service(2, 0, std::chrono::seconds(30), [&](ServerSettings& settings) {
-    settings.token = token;
-    settings.heartbeat_timeout = std::chrono::seconds(9);
+    settings.job.token = token;
+    settings.job.heartbeat_timeout = std::chrono::seconds(9);
   });
   Client node0(service.port, token), node1(service.port, token);
   node0.join("job", 0, 2, 1);
@@ -653,7 +653,7 @@ TEST(RendezvousServer, NodeZeroProvesTheTokenInASealedWelcome) {
 
 TEST(RendezvousServer, AWrongTokensRefusalCannotBeSealed) {
   Service service(2, 0, std::chrono::seconds(30),
-                  [](ServerSettings& settings) { settings.token = generate_token(); });
+                  [](ServerSettings& settings) { settings.job.token = generate_token(); });
   Client impostor(service.port, generate_token());
   impostor.join("job", 1, 2, 1);
   auto refusal = impostor.receive();  // returned as it came: the client could not open it
@@ -665,7 +665,7 @@ TEST(RendezvousServer, AWrongTokensRefusalCannotBeSealed) {
 TEST(RendezvousServer, AFloodOfUnprovenConnectionsNeverShutsOutALauncher) {
   const std::string token = generate_token();
   Service service(2, 0, std::chrono::seconds(30), [&](ServerSettings& settings) {
-    settings.token = token;
+    settings.job.token = token;
     settings.max_unproven = 8;
   });
   Client node0(service.port, token);
@@ -699,7 +699,7 @@ TEST(RendezvousServer, BeforeItsJoinAPeerMaySendNeitherMuchNorAnythingElse) {
 
 TEST(RendezvousServer, AForgedFrameOnAProvedConnectionLosesTheNode) {
   const std::string token = generate_token();
-  Service service(2, 0, std::chrono::seconds(30), [&](ServerSettings& settings) { settings.token = token; });
+  Service service(2, 0, std::chrono::seconds(30), [&](ServerSettings& settings) { settings.job.token = token; });
   Client node0(service.port, token), node1(service.port, token);
   node0.join("job", 0, 2, 1);
   node1.join("job", 1, 2, 1);
@@ -719,7 +719,7 @@ TEST(RendezvousServer, AForgedFrameOnAProvedConnectionLosesTheNode) {
 Service spare_service(int nnodes, int spares, int max_restarts,
                       std::function<void(ServerSettings&)> adjust = nullptr) {
   return Service(nnodes, max_restarts, std::chrono::seconds(30), [=](ServerSettings& settings) {
-    settings.spare_nodes = spares;
+    settings.job.spare_nodes = spares;
     if (adjust) adjust(settings);
   });
 }
@@ -806,7 +806,7 @@ void lose_node1_of_two(Service& service, Client& node0) {
 }
 
 TEST(RendezvousServer, WithoutASpareTheJobShrinksToMinNodes) {
-  Service service = spare_service(2, 0, 1, [](ServerSettings& settings) { settings.min_nodes = 1; });
+  Service service = spare_service(2, 0, 1, [](ServerSettings& settings) { settings.job.min_nodes = 1; });
   Client node0(service.port);
   ASSERT_NO_FATAL_FAILURE(lose_node1_of_two(service, node0));
   EXPECT_EQ(receive_verdict(node0).kind, Verdict::Kind::kRestart);
@@ -830,7 +830,7 @@ TEST(RendezvousServer, ALostNodeWithoutASpareEndsTheJobSayingWhy) {
 }
 
 TEST(RendezvousServer, ANodeThatFailsFirstRoundAfterRoundIsBenchedForASpare) {
-  Service service = spare_service(2, 1, 3, [](ServerSettings& settings) { settings.node_fail_limit = 2; });
+  Service service = spare_service(2, 1, 3, [](ServerSettings& settings) { settings.job.node_fail_limit = 2; });
   Client node0(service.port), node1(service.port), spare(service.port);
   join_with_spares(node0, 0, 2, 1);
   join_with_spares(node1, 1, 2, 1);
@@ -936,7 +936,7 @@ namespace {
 
 Service fencing_service(int spares, int max_restarts, std::function<void(ServerSettings&)> adjust = nullptr) {
   return spare_service(2, spares, max_restarts, [=](ServerSettings& settings) {
-    settings.heartbeat_timeout = std::chrono::milliseconds(400);
+    settings.job.heartbeat_timeout = std::chrono::milliseconds(400);
     if (adjust) adjust(settings);
   });
 }
@@ -1055,7 +1055,7 @@ TEST(RendezvousServerFencing, TheServicesFramesCarryItsRound) {
 // stops, and says it steps aside, so its launchers write none of the job's
 // records.
 TEST(RendezvousServerFencing, AMinoritySideStepsAside) {
-  Service service = fencing_service(1, 2, [](ServerSettings& settings) { settings.min_nodes = 1; });
+  Service service = fencing_service(1, 2, [](ServerSettings& settings) { settings.job.min_nodes = 1; });
   Client node0(service.port), node1(service.port), spare(service.port);
   join_with_spares(node0, 0, 2, 1);
   join_with_spares(node1, 1, 2, 1);
