@@ -4,11 +4,14 @@
 //
 // N simulated launchers live in a few forked client processes, each driving
 // its share of sockets with one epoll loop. Every simulated launcher does
-// what RendezvousCoordinator does on the wire, with the real encoders: it
-// connects, reads the Challenge, answers with a Join carrying its own nonce
-// and the proof join_proof(token, challenge, nonce, signed_part(join)),
-// checks node 0's sealed Welcome and waits for the sealed World, which must
-// have N nodes of --nproc workers (a wrong world is an error).
+// what RendezvousCoordinator (rendezvous/service_dialer.cc) does on the
+// wire, with the real encoders: it connects, reads the Challenge, answers
+// with a SealedJoin (its nonce and slot in clear, then its Join, which
+// carries this host's interfaces and the proof join_proof(token, challenge,
+// nonce, signed_part(join)), sealed under the Session the token and the two
+// nonces make), checks node 0's sealed Welcome and waits for the sealed
+// World, which must have N nodes of --nproc workers (a wrong world is an
+// error).
 //
 // Timed: from just before the service is constructed, the client processes
 // being released at that moment through a pipe (so process start-up and
@@ -40,6 +43,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "net/interfaces.h"
 #include "service/rendezvous_server.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -192,8 +196,12 @@ struct ClientPlan {
   util::Clock::time_point deadline;
 };
 
+// Every launcher reports this host's interfaces, as a real launcher here
+// would (RendezvousCoordinator sends net::list_interfaces()), so each Join
+// has its real size and the service decodes and records real lists.
 std::vector<SimulatedLauncher> prepare_launchers(const ClientPlan& plan) {
   std::vector<SimulatedLauncher> launchers(static_cast<std::size_t>(plan.count));
+  const std::vector<net::Interface> interfaces = net::list_interfaces();
   for (int i = 0; i < plan.count; ++i) {
     auto& join = launchers[static_cast<std::size_t>(i)].join;
     join.run_id = "rendezvous-scale";
@@ -202,6 +210,7 @@ std::vector<SimulatedLauncher> prepare_launchers(const ClientPlan& plan) {
     join.nproc = static_cast<std::uint32_t>(plan.nproc);
     join.host = fmt::format("node{}", plan.first_rank + i);
     join.dlaunch_version = DLAUNCH_VERSION;
+    join.interfaces = interfaces;
   }
   return launchers;
 }
@@ -227,17 +236,21 @@ void start_connect(SimulatedLauncher& launcher, int epoll_fd, std::uint32_t inde
     throw util::system_error("cannot watch a client socket", errno);
 }
 
-// The Join answering a Challenge, proved exactly as RendezvousCoordinator does.
+// The Join answering a Challenge, proved and sealed exactly as
+// ServiceDialer::send_join does with a token: a SealedJoin, whose nonce and
+// slot are all of the Join that travels in clear.
 void answer_challenge(SimulatedLauncher& launcher, const ClientPlan& plan, const rendezvous::Frame& frame) {
   auto challenge = rendezvous::decode_challenge(frame.payload);
   if (!challenge.token_required) throw util::SystemError("the service did not ask for the job's token");
-  launcher.join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
-  launcher.join.proof = rendezvous::join_proof(plan.token, challenge.nonce, launcher.join.nonce,
-                                               rendezvous::signed_part(launcher.join));
-  launcher.session = rendezvous::Session(plan.token, challenge.nonce, launcher.join.nonce,
-                                         rendezvous::End::kLauncher);
+  auto& join = launcher.join;
+  join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
+  join.proof = rendezvous::join_proof(plan.token, challenge.nonce, join.nonce, rendezvous::signed_part(join));
+  launcher.session = rendezvous::Session(plan.token, challenge.nonce, join.nonce, rendezvous::End::kLauncher);
+  rendezvous::SealedJoinMessage sealed{
+      join.nonce, join.node_rank,
+      launcher.session.seal(MessageType::kSealedJoin, rendezvous::encode(join), join.round)};
   std::string bytes =
-      rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(launcher.join));
+      rendezvous::encode_frame(MessageType::kSealedJoin, rendezvous::encode(sealed), join.round);
   // A fresh loopback socket takes a few hundred bytes at once; a short
   // write would mean something is badly wrong, not that it should wait.
   ssize_t sent = ::send(launcher.socket.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -498,6 +511,11 @@ RunResult run_once(int n, const Options& options, const std::string& token) {
   }
 
   rendezvous::ServerSettings settings;
+  // No network survey: it probes between hosts, and here every launcher is
+  // on this one host (one loopback), so it would time nothing a real network
+  // does; it is a step of its own before round 0, not part of the
+  // handshake-to-World this benchmark times (as before protocol 6 added it).
+  settings.job.survey_network = false;
   settings.job.nnodes = n;
   settings.job.run_id = "rendezvous-scale";
   settings.worker_master_addr = "127.0.0.1";
