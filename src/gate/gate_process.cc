@@ -12,10 +12,11 @@
 #include <unistd.h>
 #include <vector>
 
+#include "process/signal_channel.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/fd.h"
 #include "util/own_executable.h"
-#include "util/exit_codes.h"
 #include "util/signal_names.h"
 
 extern char** environ;
@@ -106,6 +107,9 @@ GateProcess::GateProcess(const GateMessage& message) : timeout_ms_(message.timeo
   if (pid_ == 0) {
     // Only async-signal-safe calls from here: the launcher has threads.
     ::setpgid(0, 0);
+    // The launcher blocks its signals for its signalfd; the check must get
+    // them as any program does.
+    process::SignalChannel::reset_in_child();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     ::dup2(write_end.get(), STDOUT_FILENO);

@@ -65,6 +65,7 @@ if [ -n "$DLAUNCH_TEST_GATE_RECORD" ]; then
     echo "stdin=$(readlink /proc/$$/fd/0)"
     echo "pid=$$"
     echo "pgid=$(cut -d' ' -f5 /proc/$$/stat)"
+    echo "sigblk=$(awk '/^SigBlk/ {print $2}' /proc/$$/status)"
   } > "$DLAUNCH_TEST_GATE_RECORD.part"
   mv "$DLAUNCH_TEST_GATE_RECORD.part" "$DLAUNCH_TEST_GATE_RECORD"
 fi
@@ -218,6 +219,18 @@ TEST_F(GateProcessTest, TheCheckRunsAsTheGateRankWithTheSecretOnAPipe) {
   EXPECT_EQ(seen["secret"], "0123456789abcdef0123456789abcdef");
   EXPECT_EQ(seen["stdin"], "/dev/null");
   EXPECT_EQ(seen["pgid"], seen["pid"]);  // a process group of its own, killed whole
+}
+
+TEST_F(GateProcessTest, TheCheckStartsWithNoSignalBlocked) {
+  // As the launcher does for its signalfd (process/signal_channel.h).
+  sigset_t blocked;
+  sigset_t before;
+  sigemptyset(&blocked);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaddset(&blocked, signal);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &blocked, &before), 0);
+  run_script("exit 0");
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  EXPECT_EQ(recorded()["sigblk"], "0000000000000000");
 }
 
 TEST_F(GateProcessTest, TheUsersInterfaceWinsOverTheChosenOne) {
