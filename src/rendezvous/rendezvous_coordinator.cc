@@ -187,7 +187,7 @@ class RendezvousCoordinator : public Coordinator {
 
   Verdict finish(const NodeOutcome& outcome) override {
     try {
-      if (!link_ || lost_) throw LinkLost(lost_reason_.empty() ? lost_message() : lost_reason_);
+      require_link();
       send(MessageType::kOutcome,
            rendezvous::encode(rendezvous::OutcomeMessage{static_cast<std::uint32_t>(round_), outcome}));
       for (;;) {
@@ -196,9 +196,7 @@ class RendezvousCoordinator : public Coordinator {
         // A Stop that crossed our Outcome on the wire needs no action now.
       }
     } catch (const util::SystemError& error) {
-      if (auto fenced = left_behind(error.what())) throw Fenced(*fenced);
-      if (can_take_over()) return take_over_verdict(error.what());
-      return decide_alone(outcome, error.what());
+      return verdict_without_node0(outcome, error.what());
     } catch (const util::Interrupted& interrupted) {
       return interrupted_verdict(outcome, interrupted);
     }
@@ -208,7 +206,7 @@ class RendezvousCoordinator : public Coordinator {
     NodeOutcome idle;
     idle.succeeded = true;
     try {
-      if (!link_ || lost_) throw LinkLost(lost_reason_.empty() ? lost_message() : lost_reason_);
+      require_link();
       for (;;) {
         Frame frame = wait_for_frame(std::nullopt, "the round's verdict");
         if (frame.type == MessageType::kAbort)
@@ -218,15 +216,27 @@ class RendezvousCoordinator : public Coordinator {
         if (static_cast<int>(message.round) == round_) return remember(message.verdict);
       }
     } catch (const util::SystemError& error) {
-      if (auto fenced = left_behind(error.what())) throw Fenced(*fenced);
-      if (can_take_over()) return take_over_verdict(error.what());
-      return decide_alone(idle, error.what());
+      return verdict_without_node0(idle, error.what());
     } catch (const util::Interrupted& interrupted) {
       return interrupted_verdict(idle, interrupted);
     }
   }
 
  private:
+  // Throws LinkLost when node 0's link is gone already.
+  void require_link() const {
+    if (!link_ || lost_) throw LinkLost(lost_reason_.empty() ? lost_message() : lost_reason_);
+  }
+
+  // Node 0 was lost (WHY) while this launcher waited for a verdict: it was
+  // left behind, or it takes the rendezvous over, or it decides alone on
+  // its own OUTCOME.
+  Verdict verdict_without_node0(const NodeOutcome& outcome, const std::string& why) {
+    if (auto fenced = left_behind(why)) throw Fenced(*fenced);
+    if (can_take_over()) return take_over_verdict(why);
+    return decide_alone(outcome, why);
+  }
+
   // Node 0 lost, noticed by this launcher, which is to take over.
   struct Takeover {
     std::string why;                     // how node 0 was lost
