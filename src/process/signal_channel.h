@@ -12,7 +12,6 @@
 #include <string_view>
 
 #include "util/fd.h"
-#include "util/signal_names.h"
 
 namespace dlaunch::process {
 
@@ -51,10 +50,5 @@ class SignalChannel {
   util::Fd fd_;
   std::array<unsigned, kLastSignal + 1> received_{};
 };
-
-// Signal names moved to util/signal_names.h (issue 25); these keep the
-// callers that still say process:: building until they say util::.
-using util::signal_name;
-using util::signal_number;
 
 }  // namespace dlaunch::process

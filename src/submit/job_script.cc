@@ -9,10 +9,10 @@
 
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
-#include "process/signal_channel.h"
 #include "launch/token_setting.h"
 #include "submit/script_value.h"
 #include "util/error.h"
+#include "util/signal_names.h"
 #include "util/strings.h"
 
 namespace dlaunch::submit {
@@ -64,14 +64,14 @@ std::string preempt_signal_name(const std::string& spec, const std::string& what
   std::string name = util::to_upper(spec);
   if (name.starts_with("SIG")) name = name.substr(3);
   // signal_number() reads names and numbers alike; a second "SIG" is no name.
-  auto signal = name.starts_with("SIG") ? std::nullopt : process::signal_number(name);
-  if (signal == SIGUSR1 || signal == SIGUSR2) return std::string(process::signal_name(*signal)).substr(3);
-  if (auto known = process::signal_number(spec))
+  auto signal = name.starts_with("SIG") ? std::nullopt : util::signal_number(name);
+  if (signal == SIGUSR1 || signal == SIGUSR2) return std::string(util::signal_name(*signal)).substr(3);
+  if (auto known = util::signal_number(spec))
     throw util::InputError(fmt::format(
         "{}: {} cannot warn of a preemption. dlaunch run forwards USR1 or USR2 to the workers and "
         "lets them checkpoint; SIGTERM and SIGINT already stop the job (Slurm sends SIGTERM at the "
         "end anyway). Use USR1 or USR2, e.g. --signal USR1@120",
-        what, process::signal_name(*known)));
+        what, util::signal_name(*known)));
   throw util::InputError(fmt::format(
       "{}: '{}' is not a signal. Expected USR1 or USR2 (also SIGUSR1, SIGUSR2, 10 or 12), "
       "optionally followed by @SECONDS, e.g. --signal USR1@120",
