@@ -53,7 +53,6 @@ class GateStep {
 
   // Round 0 still has to pass the gate.
   bool pending() const { return settings_.enabled && !done_; }
-  const GateSettings& settings() const { return settings_; }
 
   // Starts the check on SLOTS (node 0's first) in round ROUND, its store at
   // MASTER:PORT, each rank on the interface SURVEY chose for its host.

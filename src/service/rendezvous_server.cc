@@ -13,10 +13,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <filesystem>
-#include <nlohmann/json.hpp>
-
-#include "forensics/saved_report.h"
 #include "process/event_loop.h"
 #include "process/stall_watch.h"
 #include "service/gate_step.h"
@@ -26,7 +22,6 @@
 #include "service/verdict.h"
 #include "survey/network_survey.h"
 #include "survey/probe_responder.h"
-#include "util/atomic_file.h"
 #include "util/console.h"
 #include "util/error.h"
 #include "util/local_time.h"
@@ -34,7 +29,6 @@
 #include "util/ports.h"
 #include "util/socket.h"
 #include "util/strings.h"
-#include "util/trusted_folder.h"
 #include "wire/peer_connection.h"
 #include "wire/protocol.h"
 #include "wire/session.h"
@@ -1163,8 +1157,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
 
   void on_progress(Peer& peer, const ProgressMessage& message) {
     auto rank = member_rank(peer.slot);
-    if (phase_ == Phase::kRunning && rank && static_cast<int>(message.round) == round_)
-      hang_.on_progress(*rank, peer.host, world_, message);
+    if (phase_ == Phase::kRunning && rank) hang_.on_progress(*rank, peer.host, world_, message);
   }
 
   void on_stacks(Peer& peer, const StacksMessage& message) {
