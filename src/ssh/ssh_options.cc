@@ -10,6 +10,7 @@
 #include "util/command_line.h"
 #include "util/environment.h"
 #include "util/error.h"
+#include "util/missing_value.h"
 #include "util/strings.h"
 
 namespace dlaunch::ssh {
@@ -174,6 +175,10 @@ void check_run_args(const std::vector<std::string>& run_args) {
 }  // namespace
 
 std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args) {
+  // The help's parser knows every option dlaunch ssh takes, its own and the
+  // run options it passes on: a value left out is refused as every
+  // command refuses it.
+  util::refuse_missing_values(*help_app(), args, "dlaunch ssh");
   SshOptions options;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];

@@ -5,6 +5,7 @@
 
 #include "util/command_line_spec.h"
 #include "util/error.h"
+#include "util/missing_value.h"
 #include "util/strings.h"
 
 namespace dlaunch::util {
@@ -143,6 +144,9 @@ void finish_help(CLI::App& app, const std::vector<HelpExample>& examples) {
 
 bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
                         const std::string& command) {
+  // CLI11 would take the option after one whose value was left out as that
+  // value ("--partition --dry-run"): refused first, for every command.
+  refuse_missing_values(app, args, command);
   // CLI11 consumes a vector of arguments from its back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

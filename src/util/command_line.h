@@ -14,7 +14,9 @@
 //   if (!util::parse_command_line(app, args, "dlaunch NAME")) return 0;  // help printed
 //
 // Placeholders: N (a count), SECONDS, HOST:PORT, FILE, DIR, SIG, LIST (a,b,c),
-// or the fixed values as a|b|c, which `dlaunch completion` offers. Give 3-5
+// ARG (a word handed to another program, which may be a short option like
+// -F: util/missing_value.h lets it through), or the fixed values as a|b|c,
+// which `dlaunch completion` offers. Give 3-5
 // examples that work as written. parse_command_line then answers a typo
 // with the nearest option ("Did you mean '--nodes'?"); a parser that reads
 // its own words (dlaunch ssh) calls throw_unknown_option. For `dlaunch
@@ -47,8 +49,10 @@ void finish_help(CLI::App& app, const std::vector<HelpExample>& examples);
 
 // Parses ARGS with APP. Returns false when --help was asked for (the help
 // is printed); throws UsageError naming COMMAND ("dlaunch run") and CLI11's
-// complaint for anything malformed, and for an unknown option the nearest
-// known one (also before PROGRAM, for parsers with prefix_command()).
+// complaint for anything malformed, for an option whose value was left out
+// ("--partition --dry-run": util/missing_value.h), and for an unknown
+// option the nearest known one (also before PROGRAM, for parsers with
+// prefix_command()).
 bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
                         const std::string& command);
 

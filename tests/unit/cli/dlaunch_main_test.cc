@@ -13,6 +13,7 @@
 
 #include "../test_support/text.h"
 #include "util/error.h"
+#include "util/subprocess.h"
 
 namespace dlaunch::cli {
 namespace {
@@ -126,6 +127,30 @@ TEST(DlaunchMain, ExecHasItsOwnHelpAndErrors) {
   EXPECT_EQ(typo.code, 2);
   EXPECT_TRUE(contains(typo.output, "unknown option '--nproc-per-nod' for dlaunch exec"));
   EXPECT_TRUE(contains(typo.output, "'dlaunch exec --help' lists the options"));
+}
+
+// Every valued option of every command, as the command's own parser
+// describes it (so a new option is covered without a line here), refuses
+// the next option as its value: `--partition --help` must not print the
+// help, `--log-dir --help` must not run --help. The built binary runs each,
+// since dlaunch check execs dlaunch-check, which parses its own options.
+TEST(DlaunchMain, EveryValuedOptionOfEveryCommandRefusesTheNextOptionAsItsValue) {
+  int checked = 0;
+  for (const Command& command : command_table()) {
+    if (!is_public(command) || command.command_line == nullptr) continue;
+    for (const util::OptionSpec& option : command.command_line().options) {
+      if (!option.takes_value) continue;
+      for (const std::string& name : option.names) {
+        util::CapturedRun refused = util::run_captured({DLAUNCH_BINARY, command.name, name, "--help", "train.py"});
+        std::string line = std::string("dlaunch ") + command.name + " " + name + " --help train.py";
+        EXPECT_EQ(refused.exit_code, 2) << line << "\n" << refused.out << refused.err;
+        EXPECT_TRUE(contains(refused.err, name + " needs a value")) << line;
+        EXPECT_TRUE(contains(refused.err, "got the option --help")) << line;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);  // the table was walked, not skipped
 }
 
 }  // namespace

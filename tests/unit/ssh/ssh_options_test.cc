@@ -45,6 +45,22 @@ TEST(SshOptions, RefusesWhatItSetsAndTyposWithAHint) {
             std::string::npos);
 }
 
+// A value left out is refused as by every command (util/missing_value.h),
+// for ssh's own options and the run options it passes on; --ssh-arg's
+// value may be a short option, as the README's `--ssh-arg -F` is.
+TEST(SshOptions, AValueLeftOutNeverTakesTheNextOption) {
+  EXPECT_NE(usage_error({"--hosts", "--nnodes", "2", "x"})
+                .find("dlaunch ssh: --hosts needs a value (HOSTS), got the option --nnodes"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--hosts", "a", "--log-dir", "--tee", "3", "x"})
+                .find("dlaunch ssh: --log-dir needs a value (DIR), got the option --tee"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--hosts", "a", "--ssh-arg", "--verbose", "x"}).find("write --ssh-arg=--verbose"),
+            std::string::npos);
+  auto options = parse({"--hosts", "a", "--ssh-arg", "-F", "--ssh-arg", "cfg", "--ssh-arg", "-t", "x"});
+  EXPECT_EQ(options.ssh_args, (std::vector<std::string>{"-F", "cfg", "-t"}));
+}
+
 TEST(SshOptions, NnodesSaysHowManyHostsTrain) {
   EXPECT_FALSE(parse({"--hosts", "a,b,c", "train.py"}).nnodes);  // every host trains
   auto options = parse({"--hosts", "a,b,c", "--nnodes", "2", "train.py"});
