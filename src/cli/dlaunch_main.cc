@@ -10,6 +10,7 @@
 #include "cli/completion_command.h"
 #include "cli/env_command.h"
 #include "cli/exec_command.h"
+#include "cli/first_word.h"
 #include "cli/dump_python_command.h"
 #include "cli/help_command.h"
 #include "cli/hostlist_command.h"
@@ -126,11 +127,16 @@ int run_guarded(const std::function<int()>& body) {
 
 int dlaunch_main(int argc, char** argv) {
   return run_guarded([&] {
-    if (argc < 2) return help({});
+    if (argc < 2) {
+      // No command is a mistake (a script's empty variable), not a request
+      // for help: said on stderr, with the usage error's code.
+      fmt::print(stderr, "{}", short_usage(kCommands));
+      return util::kExitUsage;
+    }
     std::string_view name = argv[1];
     if (name == "--help" || name == "-h") return help({});
     if (name == "--version") return version_command({});
-    const Command& command = find_command(kCommands, name);
+    const Command& command = command_named_first(kCommands, CommandArgs(argv + 1, argv + argc));
     return command.function(CommandArgs(argv + 2, argv + argc));
   });
 }

@@ -18,7 +18,7 @@ void configure(CLI::App& app, std::string& command) {
                          });
 }
 
-// The list `dlaunch` and `dlaunch --help` print, and dlaunch(1) shows.
+// The list `dlaunch help` and `dlaunch --help` print, and dlaunch(1) shows.
 void print_overview(std::span<const Command> commands) {
   fmt::print("Usage: dlaunch COMMAND [options]\n\n"
              "Launch distributed training on Slurm and SSH clusters.\n\nCommands:\n");

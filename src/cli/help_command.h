@@ -1,4 +1,4 @@
-// `dlaunch help [COMMAND]` (and `dlaunch`, `dlaunch --help`): the list of
+// `dlaunch help [COMMAND]` (and `dlaunch --help`): the list of
 // commands with examples, or COMMAND's own help.
 #pragma once
 

@@ -73,14 +73,60 @@ TEST(DlaunchMain, ABodysOwnCodeIsPassedOn) {
   EXPECT_EQ(worker.output, "");
 }
 
-TEST(DlaunchMain, WithoutACommandOrWithHelpItListsTheCommands) {
-  for (const auto& args : {std::vector<std::string>{}, std::vector<std::string>{"--help"},
-                           std::vector<std::string>{"help"}}) {
+TEST(DlaunchMain, WithHelpItListsTheCommands) {
+  for (const auto& args : {std::vector<std::string>{"--help"}, std::vector<std::string>{"help"}}) {
     Result help = run(args);
     EXPECT_EQ(help.code, 0);
     for (const char* command : {"run", "submit", "ssh", "exec", "check", "env", "hostlist", "version"})
       EXPECT_TRUE(contains(help.output, std::string("\n  ") + command + " ")) << command;
   }
+}
+
+// No command at all is a mistake (an empty variable in a script): the
+// short usage goes to stderr and the exit code is the usage error's.
+TEST(DlaunchMain, WithoutACommandItShowsTheShortUsageAndExits2) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  std::string name = "dlaunch";
+  char* argv[] = {name.data(), nullptr};
+  int code = dlaunch_main(1, argv);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(out, "");
+  EXPECT_TRUE(contains(err, "Usage: dlaunch COMMAND [options] [ARGS...]\n"));
+  EXPECT_TRUE(contains(err, "Commands: run, submit, ssh, exec,"));
+  EXPECT_TRUE(contains(err, "'dlaunch help'"));
+  EXPECT_FALSE(contains(err, "__run-step"));
+}
+
+// A first word that is not a command gets the line that was meant.
+TEST(DlaunchMain, AProgramOrARunOptionFirstSuggestsDlaunchRun) {
+  Result program = run({"train.py"});
+  EXPECT_EQ(program.code, 2);
+  EXPECT_TRUE(contains(program.output, "dlaunch: error: 'train.py' is not a command. Did you mean "
+                                       "'dlaunch run train.py'?"));
+  Result option = run({"--nproc-per-node", "4", "train.py", "--lr", "0.1"});
+  EXPECT_EQ(option.code, 2);
+  EXPECT_TRUE(contains(option.output, "'--nproc-per-node' is an option of dlaunch run, not a command. Did "
+                                      "you mean 'dlaunch run --nproc-per-node 4 train.py --lr 0.1'?"));
+  EXPECT_TRUE(contains(run({"./bench", "x y"}).output, "Did you mean 'dlaunch run ./bench 'x y''?"));
+  EXPECT_TRUE(contains(run({"-m", "pkg.train"}).output, "Did you mean 'dlaunch run -m pkg.train'?"));
+}
+
+TEST(DlaunchMain, AMisspeltVersionOrHelpGetsTheRightSpelling) {
+  for (const char* spelling : {"-V", "-v", "--versoin", "--verison", "-version"}) {
+    Result typo = run({spelling});
+    EXPECT_EQ(typo.code, 2) << spelling;
+    EXPECT_TRUE(contains(typo.output, std::string("unknown option '") + spelling +
+                                          "' for dlaunch. Did you mean '--version'?"))
+        << spelling;
+  }
+  EXPECT_TRUE(contains(run({"--hlep"}).output, "Did you mean '--help'?"));
+  Result other = run({"--zzzzzz"});
+  EXPECT_EQ(other.code, 2);
+  EXPECT_FALSE(contains(other.output, "Did you mean"));
+  EXPECT_TRUE(contains(other.output, "The first word is a command, --help or --version"));
 }
 
 TEST(DlaunchMain, VersionInBothSpellings) {

@@ -1,0 +1,72 @@
+// dlaunch's answer to a first word that is not a command (cli/first_word.h).
+#include "cli/first_word.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <optional>
+#include <system_error>
+
+#include "launch/run_options.h"
+#include "util/error.h"
+#include "util/shell_words.h"
+#include "util/strings.h"
+
+namespace dlaunch::cli {
+namespace {
+
+constexpr const char* kHelpPointer = "'dlaunch help' lists the commands.";
+
+// Whether WORD reads as the PROGRAM of `dlaunch run`: a Python script, a
+// path, or a file here.
+bool looks_like_program(const std::string& word) {
+  std::error_code ignored;
+  return word.ends_with(".py") || word.find('/') != std::string::npos ||
+         std::filesystem::is_regular_file(word, ignored);
+}
+
+// The option of dlaunch itself WORD was meant to be: -V and -v are other
+// programs' spelling of --version.
+std::optional<std::string> top_level_option_meant(const std::string& word) {
+  if (word == "-V" || word == "-v") return "--version";
+  return util::closest_match(word, {"--help", "--version"});
+}
+
+[[noreturn]] void suggest_run(const std::vector<std::string>& words, const std::string& what) {
+  throw util::UsageError(fmt::format("{}. Did you mean '{}'? (dlaunch run starts the workers; {})", what,
+                                     "dlaunch run " + util::shell_join(words), kHelpPointer));
+}
+
+}  // namespace
+
+std::string short_usage(std::span<const Command> commands) {
+  std::vector<std::string> names;
+  for (const auto& command : commands) {
+    if (is_public(command)) names.emplace_back(command.name);
+  }
+  return fmt::format(
+      "Usage: dlaunch COMMAND [options] [ARGS...]\n"
+      "Commands: {}\n"
+      "'dlaunch help' says what each does; 'dlaunch COMMAND --help' shows its options and examples,\n"
+      "e.g. dlaunch run --nproc-per-node 4 train.py\n",
+      util::join(names, ", "));
+}
+
+const Command& command_named_first(std::span<const Command> commands, const std::vector<std::string>& words) {
+  const std::string& first = words.front();
+  for (const auto& command : commands) {
+    if (first == command.name) return command;
+  }
+  if (launch::run_option_kind(first) != launch::RunOptionKind::kUnknown)
+    suggest_run(words, fmt::format("'{}' is an option of dlaunch run, not a command", first));
+  if (first.starts_with("-")) {
+    std::string hint;
+    if (auto meant = top_level_option_meant(first)) hint = fmt::format(" Did you mean '{}'?", *meant);
+    throw util::UsageError(fmt::format("unknown option '{}' for dlaunch.{} The first word is a command, "
+                                       "--help or --version; {}",
+                                       first, hint, kHelpPointer));
+  }
+  if (looks_like_program(first)) suggest_run(words, fmt::format("'{}' is not a command", first));
+  return find_command(commands, first);  // throws, naming the nearest command
+}
+
+}  // namespace dlaunch::cli

@@ -1,0 +1,68 @@
+// dlaunch's first word: a command is found by its exact name, anything
+// else gets the line that was likely meant.
+#include "cli/first_word.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "../test_support/text.h"
+#include "util/error.h"
+
+namespace dlaunch::cli {
+namespace {
+
+using test_support::contains;
+
+int no_op(const CommandArgs&) { return 0; }
+
+constexpr Command kTable[] = {
+    {"run", "start workers", no_op},
+    {"submit", "submit a job", no_op},
+    {"__internal", "", no_op},
+};
+
+std::string refusal(const std::vector<std::string>& words) {
+  try {
+    command_named_first(kTable, words);
+  } catch (const util::UsageError& error) {
+    return error.what();
+  }
+  return "<found>";
+}
+
+TEST(FirstWord, ACommandIsFoundByItsName) {
+  EXPECT_STREQ(command_named_first(kTable, {"submit", "x"}).name, "submit");
+  EXPECT_STREQ(command_named_first(kTable, {"run"}).name, "run");
+}
+
+TEST(FirstWord, AProgramOrARunOptionIsMeantForDlaunchRun) {
+  EXPECT_TRUE(contains(refusal({"train.py", "--lr", "0.1"}),
+                       "'train.py' is not a command. Did you mean 'dlaunch run train.py --lr 0.1'?"));
+  EXPECT_TRUE(contains(refusal({"bin/trainer"}), "Did you mean 'dlaunch run bin/trainer'?"));
+  EXPECT_TRUE(contains(refusal({"--nnodes=2", "train.py"}),
+                       "'--nnodes=2' is an option of dlaunch run, not a command. Did you mean "
+                       "'dlaunch run --nnodes=2 train.py'?"));
+}
+
+TEST(FirstWord, AnotherOptionGetsTheNearestOfHelpAndVersion) {
+  EXPECT_TRUE(contains(refusal({"-V"}), "unknown option '-V' for dlaunch. Did you mean '--version'?"));
+  EXPECT_TRUE(contains(refusal({"--versoin"}), "Did you mean '--version'?"));
+  EXPECT_TRUE(contains(refusal({"--hepl"}), "Did you mean '--help'?"));
+  EXPECT_FALSE(contains(refusal({"--frobnicate"}), "Did you mean"));
+}
+
+TEST(FirstWord, AnyOtherWordGetsTheNearestCommand) {
+  EXPECT_TRUE(contains(refusal({"sumbit"}), "unknown command 'sumbit'. Did you mean 'submit'?"));
+  EXPECT_FALSE(contains(refusal({"__internl"}), "__internal"));  // helpers are never suggested
+}
+
+TEST(FirstWord, TheShortUsageNamesThePublicCommands) {
+  std::string usage = short_usage(kTable);
+  EXPECT_TRUE(contains(usage, "Usage: dlaunch COMMAND [options] [ARGS...]\n"));
+  EXPECT_TRUE(contains(usage, "Commands: run, submit\n"));
+}
+
+}  // namespace
+}  // namespace dlaunch::cli
