@@ -1,6 +1,7 @@
 #include "cli/line_printer.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.h"
 #include "util/terminal_text.h"
@@ -33,14 +34,25 @@ std::string LinePrinter::prefix_of(int rank) const {
   return prefixed_ ? fmt::format("[rank{}]:", rank) : std::string();
 }
 
+// LINE as printed, with its newline.
+std::string LinePrinter::formatted(const submit::MergedLine& line) const {
+  if (format_ == LineFormat::kText) return prefix_of(line.rank) + line.text + "\n";
+  nlohmann::ordered_json object = {{"rank", line.rank},
+                                   {"stream", line.stream == 2 ? "stderr" : "stdout"},
+                                   {"time_ms", nullptr},
+                                   {"line", line.text}};
+  if (line.unix_ms != 0) object["time_ms"] = line.unix_ms;
+  // A worker's bytes need not be UTF-8; JSON must be.
+  return object.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
 void LinePrinter::write(std::string_view text) { std::fwrite(text.data(), 1, text.size(), out_); }
 
 void LinePrinter::print(const submit::MergedLine& line) {
   if (!filter_.keeps(line.text)) return;
   Source source{line.rank, line.stream};
   if (drawn_.contains(source)) return complete_drawn_line(source, line.text);
-  std::string text = prefix_of(line.rank);
-  text.append(line.text).push_back('\n');
+  std::string text = formatted(line);
   if (tail_ < 0) {
     end_open_line();
     write(text);

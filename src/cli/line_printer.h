@@ -1,7 +1,10 @@
 // What `dlaunch logs` prints of the merged lines (submit/log_merge.h): the
 // lines --grep keeps, under "[rankR]:" prefixes when several ranks show;
 // with --tail only the last N of what is there now (then everything new,
-// when following).
+// when following). With --json each line is one JSON object on a line of
+// its own, for scripts: {"rank": 3, "stream": "stdout", "time_ms":
+// 1733390000123 (when it arrived; null without a time index), "line":
+// "..."} (bytes that are not UTF-8 become U+FFFD).
 //
 // When following, the start of a line whose newline has not come (a
 // progress bar redrawn with '\r') is shown live, as the launcher's console
@@ -46,12 +49,17 @@ class LineFilter {
   regex_t regex_{};
 };
 
+// How each line is printed: as the worker wrote it (with its prefix), or
+// as a JSON object.
+enum class LineFormat { kText, kJsonLines };
+
 class LinePrinter {
  public:
   // PATTERN: --grep ("" keeps all); TAIL: --tail (-1: all); OUT: where to print.
   LinePrinter(const std::string& pattern, int tail, std::FILE* out = stdout);
 
   void set_prefixed(bool prefixed) { prefixed_ = prefixed; }
+  void set_format(LineFormat format) { format_ = format; }
   // A whole line, as it is in the file; when its start is drawn
   // (show_partial()), that drawing is completed instead.
   void print(const submit::MergedLine& line);
@@ -61,8 +69,9 @@ class LinePrinter {
   void flush() { std::fflush(out_); }
 
   // Whether show_partial() shows anything: not under --grep, whose filter
-  // needs the whole line, nor while --tail still keeps lines back.
-  bool shows_partials() const { return !filter_.active() && tail_ < 0; }
+  // needs the whole line, nor while --tail still keeps lines back, nor as
+  // JSON, whose objects are whole lines.
+  bool shows_partials() const { return !filter_.active() && tail_ < 0 && format_ == LineFormat::kText; }
   // Shows HELD, the start of a line of RANK's STREAM whose newline has not
   // come yet, as it stands now.
   void show_partial(int rank, int stream, std::string_view held);
@@ -71,6 +80,7 @@ class LinePrinter {
   using Source = std::pair<int, int>;  // rank, stream
 
   std::string prefix_of(int rank) const;
+  std::string formatted(const submit::MergedLine& line) const;
   void write(std::string_view text);
   void end_open_line();
   void complete_drawn_line(const Source& source, std::string_view text);
@@ -79,6 +89,7 @@ class LinePrinter {
   int tail_;
   std::FILE* out_;
   bool prefixed_ = false;
+  LineFormat format_ = LineFormat::kText;
   std::deque<std::string> kept_;
   // Sources whose line's start is drawn, with what it shows (after the
   // prefix), until its newline comes; the one whose drawing the cursor

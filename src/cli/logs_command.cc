@@ -29,6 +29,7 @@ struct LogsArgs {
   int tail = -1;
   std::string grep;
   bool follow = false;
+  bool json = false;
 };
 
 void configure_app(CLI::App& app, LogsArgs& args) {
@@ -54,6 +55,10 @@ void configure_app(CLI::App& app, LogsArgs& args) {
       ->type_name("N")
       ->check(CLI::Range(0, 1 << 24).description(""));
   app.add_flag("-f,--follow", args.follow, "Keep showing new lines until the job ends (Ctrl-C stops following)")
+      ->group("Output");
+  app.add_flag("--json", args.json,
+               "Print each line as a JSON object of its own: rank, stream (stdout or stderr), time_ms (when it "
+               "arrived, or null) and line")
       ->group("Output");
   util::finish_help(app, {{"dlaunch logs last", "every rank's output of the newest job, merged in time order"},
                           {"dlaunch logs 12 --rank 3", "rank 3's output alone"},
@@ -93,6 +98,7 @@ int logs_command(const CommandArgs& raw) {
   if (!parsed) return 0;
   const LogsArgs& args = *parsed;
   LinePrinter printer(args.grep, args.tail);
+  if (args.json) printer.set_format(LineFormat::kJsonLines);
   submit::LogChoice choice;
   if (!args.ranks.empty()) choice.ranks = submit::parse_rank_list(args.ranks);
   if (args.node >= 0) choice.node = args.node;

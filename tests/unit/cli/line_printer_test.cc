@@ -242,3 +242,38 @@ TEST_F(Following, FinishedFilesCompleteTheirDrawnLines) {
 
 }  // namespace
 }  // namespace dlaunch::cli
+
+namespace dlaunch::cli {
+namespace {
+
+// dlaunch logs --json: one object a line, whatever bytes the worker wrote.
+TEST(LinePrinterJson, EachLineIsOneObjectWithRankStreamTimeAndText) {
+  Output out;
+  LinePrinter printer("", -1, out.file());
+  printer.set_prefixed(true);  // the prefix is the text's, not JSON's: never shown
+  printer.set_format(LineFormat::kJsonLines);
+  submit::MergedLine timed = line_of(3, "loss 0.5 \"quoted\"", 2);
+  timed.unix_ms = 1733390000123;
+  printer.print(timed);
+  printer.print(line_of(0, "bad \xff byte\r"));
+  EXPECT_EQ(out.taken(),
+            "{\"rank\":3,\"stream\":\"stderr\",\"time_ms\":1733390000123,\"line\":\"loss 0.5 \\\"quoted\\\"\"}\n"
+            "{\"rank\":0,\"stream\":\"stdout\",\"time_ms\":null,\"line\":\"bad \xef\xbf\xbd byte\\r\"}\n");
+}
+
+TEST(LinePrinterJson, TailAndGrepApplyAndNothingPartialIsDrawn) {
+  Output out;
+  LinePrinter printer("keep", 1, out.file());
+  printer.set_format(LineFormat::kJsonLines);
+  printer.print(line_of(0, "keep 1"));
+  printer.print(line_of(0, "drop"));
+  printer.print(line_of(1, "keep 2"));
+  printer.flush_tail();
+  EXPECT_EQ(out.taken(), "{\"rank\":1,\"stream\":\"stdout\",\"time_ms\":null,\"line\":\"keep 2\"}\n");
+  LinePrinter plain("", -1, out.file());
+  plain.set_format(LineFormat::kJsonLines);
+  EXPECT_FALSE(plain.shows_partials());
+}
+
+}  // namespace
+}  // namespace dlaunch::cli
