@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "slurm/job_id.h"
+#include "slurm/slurm_command.h"
 #include "util/error.h"
 #include "util/strings.h"
 #include "util/subprocess.h"
@@ -41,7 +42,7 @@ std::string why_unanswered(const std::string& job_id, const util::CapturedRun& s
 }  // namespace
 
 std::vector<JobInfo> show_job(const std::string& job_id, std::chrono::seconds patience) {
-  util::CapturedRun show = util::run_captured(bounded_show_job(job_id, patience));
+  util::CapturedRun show = run_slurm_command(bounded_show_job(job_id, patience), "scontrol");
   if (show.exit_code == 0) return parse_job_records(show.out);
   // The controller's word for a job it purged (MinJobAge) or never had.
   if (show.err.find("Invalid job id") != std::string::npos) return {};

@@ -20,9 +20,11 @@ inline constexpr std::chrono::seconds kScontrolPatience{60};
 // Slurm's records of JOB_ID (an array's: one per task or run of pending
 // tasks), bounded as parse_job_records() bounds them. Empty when Slurm does
 // not know the job: it never did, or it forgot the job MinJobAge after its
-// end. Throws InputError when JOB_ID is no job id (slurm/job_id.h), and
-// SystemError naming the job and scontrol's own words when scontrol fails,
-// cannot be run, or does not answer within PATIENCE.
+// end. Throws InputError when JOB_ID is no job id (slurm/job_id.h),
+// NotConfigured (a SystemError) when Slurm is not configured on this
+// machine (slurm/slurm_command.h), and SystemError naming the job and
+// scontrol's own words when scontrol fails otherwise, cannot be run, or does
+// not answer within PATIENCE.
 std::vector<JobInfo> show_job(const std::string& job_id, std::chrono::seconds patience = kScontrolPatience);
 
 }  // namespace dlaunch::slurm

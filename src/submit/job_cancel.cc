@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include "slurm/job_id.h"
+#include "slurm/slurm_command.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/signal_names.h"
@@ -36,7 +37,7 @@ JobStatus narrowed(JobStatus status, const CancelRequest& request) {
 bool gone(const JobStatus& status) { return has_ended(status); }
 
 void run_scancel(const std::vector<std::string>& argv) {
-  util::CapturedRun run = util::run_captured(argv);
+  util::CapturedRun run = slurm::run_slurm_command(argv, "scancel");
   if (run.exit_code != 0)
     throw util::SystemError(fmt::format("{} failed: {}", util::join(argv, " "),
                                         util::trim(run.err.empty() ? run.out : run.err)));

@@ -5,6 +5,7 @@
 
 #include "slurm/job_id.h"
 #include "slurm/job_query.h"
+#include "slurm/slurm_command.h"
 #include "submit/config_file.h"
 #include "util/error.h"
 #include "util/strings.h"
@@ -37,6 +38,19 @@ std::optional<FoundJob> from_folder(const std::string& folder) {
   return FoundJob{read_submission(path.string()), std::nullopt};
 }
 
+// slurm_job_folder(), saying when Slurm is not configured here that no
+// folder in DIRS knows JOB either: the user learns both why Slurm was not
+// asked and that the folders were.
+std::optional<std::string> folder_from_slurm(const std::string& job, const std::vector<std::string>& dirs) {
+  try {
+    return slurm_job_folder(job);
+  } catch (const slurm::NotConfigured& unconfigured) {
+    throw slurm::NotConfigured(fmt::format("{}. No submission folder in {} knows job {} either: if dlaunch submit "
+                                           "made it elsewhere, give --output-dir or the submission folder",
+                                           unconfigured.what(), util::join(dirs, ", "), job));
+  }
+}
+
 FoundJob by_job_id(const std::string& job, const std::vector<std::string>& dirs) {
   auto parts = util::split(job, '_');
   std::optional<int> task;
@@ -44,7 +58,7 @@ FoundJob by_job_id(const std::string& job, const std::vector<std::string>& dirs)
   for (const auto& record : list_submissions(dirs)) {
     if (record.job_id == parts[0]) return FoundJob{record, task};
   }
-  if (auto folder = slurm_job_folder(job)) {
+  if (auto folder = folder_from_slurm(job, dirs)) {
     if (auto found = from_folder(*folder)) {
       if (task) found->task = task;
       return *found;

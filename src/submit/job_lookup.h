@@ -28,7 +28,9 @@ struct FoundJob {
   std::optional<int> task;  // "12_3", or a task folder: that task alone
 };
 
-// Throws InputError naming JOB and what was tried when it finds nothing.
+// Throws InputError naming JOB and what was tried when it finds nothing;
+// slurm::NotConfigured for a job id no folder in DIRS knows when Slurm is
+// not configured on this machine, saying both.
 FoundJob find_job(const std::string& job, const std::vector<std::string>& dirs);
 
 }  // namespace dlaunch::submit

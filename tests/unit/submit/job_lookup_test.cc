@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "slurm/slurm_command.h"
 #include "../test_support/input_error.h"
 #include "../test_support/temp_dir.h"
 
@@ -116,6 +117,26 @@ TEST_F(JobLookup, AJobIdNotAmongTheSubmissionsIsFoundThroughSlurmsLog) {
 TEST_F(JobLookup, AJobIdNeitherHereNorInSlurmSaysWhatToDo) {
   EXPECT_THAT(test_support::input_error_of([&] { (void)find_job("99", dirs()); }),
               HasSubstr("no submission of job 99 in " + outputs()));
+}
+
+// Slurm's commands here but no configuration: said so, and that no
+// submission folder knows the job either.
+TEST_F(JobLookup, AJobIdWhenSlurmIsNotConfiguredSaysBoth) {
+  const char* previous = std::getenv("SLURM_CONF");
+  std::string kept = previous ? previous : "";
+  ::setenv("SLURM_CONF", (dir_.path() + "/no/slurm.conf").c_str(), 1);
+  submission("20261203_140509", "11");
+  std::string error;
+  try {
+    (void)find_job("99", dirs());
+  } catch (const slurm::NotConfigured& unconfigured) {
+    error = unconfigured.what();
+  }
+  if (previous) ::setenv("SLURM_CONF", kept.c_str(), 1);
+  else ::unsetenv("SLURM_CONF");
+  EXPECT_THAT(error, HasSubstr("Slurm is not configured on this machine: SLURM_CONF names " + dir_.path() +
+                               "/no/slurm.conf, which does not exist"));
+  EXPECT_THAT(error, HasSubstr("No submission folder in " + outputs() + " knows job 99 either"));
 }
 
 TEST_F(JobLookup, AnythingElseIsRefusedWithTheShapesItMayHave) {
