@@ -7,7 +7,9 @@
 namespace dlaunch::cli {
 
 void add_job_argument(CLI::App& app, std::string& job, std::string& output_dir) {
-  app.add_option("job", job, "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, or 'last'")
+  app.add_option("job", job,
+                 "A Slurm job id (12, or 12_3 for one task of an array), a submission folder, a --log-dir of "
+                 "dlaunch run or dlaunch ssh, or 'last'")
       ->required()
       ->type_name("JOB");
   add_output_dir_option(app, output_dir);

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <memory>
 #include <poll.h>
 
 #include "cli/command_parser.h"
@@ -10,6 +11,7 @@
 #include "cli/log_view.h"
 #include "submit/job_status.h"
 #include "submit/rank_logs.h"
+#include "submit/run_folder.h"
 #include "util/command_line.h"
 #include "util/error.h"
 
@@ -17,8 +19,8 @@ namespace dlaunch::cli {
 namespace {
 
 constexpr const char* kDescription =
-    "Show a submitted job's worker output from its per-rank log files, merged in time order with "
-    "[rankR]: prefixes, or one rank's alone";
+    "Show a submitted job's worker output, or a run's by its --log-dir, from the per-rank log files, merged "
+    "in time order with [rankR]: prefixes, or one rank's alone";
 
 struct LogsArgs {
   std::string job;
@@ -64,7 +66,8 @@ void configure_app(CLI::App& app, LogsArgs& args) {
                           {"dlaunch logs 12 --rank 3", "rank 3's output alone"},
                           {"dlaunch logs 12 --node 1 --tail 50", "the last 50 lines of node 1's ranks"},
                           {"dlaunch logs 12 --follow --grep 'loss|error'", "new lines about losses or errors, live"},
-                          {"dlaunch logs 20_3 --attempt 0", "task 3 of sweep 20, its first attempt"}});
+                          {"dlaunch logs 20_3 --attempt 0", "task 3 of sweep 20, its first attempt"},
+                          {"dlaunch logs logs -f", "the run of 'dlaunch run --log-dir logs ...', live"}});
 }
 
 std::string job_folder(const submit::FoundJob& found) {
@@ -84,11 +87,26 @@ bool job_is_over(const submit::FoundJob& found) {
   return submit::has_ended(submit::current_status(found.record), found.task);
 }
 
-// Following ends when Slurm shows the job ended or forgot it. A --srun run
-// has no Slurm job to ask: its logs are shown as they are.
-FollowWorld slurm_world(const submit::FoundJob& found) {
-  return {[&found] { return job_is_over(found); },
-          [](std::chrono::milliseconds pause) { ::poll(nullptr, 0, static_cast<int>(pause.count())); }};
+// A run's --log-dir has no Slurm job: it ends with its result.json, or
+// when the launcher seen running its workers here is gone; what the
+// watch cannot tell is said once.
+std::function<bool()> run_is_over(const std::string& folder) {
+  auto watch = std::make_shared<submit::RunEndWatch>(folder);
+  return [watch] {
+    std::string note;
+    const bool over = watch->ended(&note);
+    if (!note.empty()) fmt::print(stderr, "dlaunch: {}\n", note);
+    return over;
+  };
+}
+
+// Following ends when Slurm shows the job ended or forgot it, or a run's
+// --log-dir its end. A --srun run has no Slurm job to ask: its logs are
+// shown as they are.
+FollowWorld follow_world(const submit::FoundJob& found) {
+  auto pause = [](std::chrono::milliseconds time) { ::poll(nullptr, 0, static_cast<int>(time.count())); };
+  if (found.record.run_log_dir) return {run_is_over(found.record.folder), pause};
+  return {[&found] { return job_is_over(found); }, pause};
 }
 
 }  // namespace
@@ -105,7 +123,7 @@ int logs_command(const CommandArgs& raw) {
   if (args.attempt >= 0) choice.attempt = args.attempt;
   auto found = find_job_argument(args.job, args.output_dir);
   const std::string folder = job_folder(found);
-  if (args.follow) follow_logs(folder, choice, printer, slurm_world(found));
+  if (args.follow) follow_logs(folder, choice, printer, follow_world(found));
   else show_logs(folder, choice, printer);
   return 0;
 }

@@ -1,15 +1,21 @@
 #include "cli/stacks_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 
+#include "cli/job_argument.h"
+#include "cli/local_stacks.h"
 #include "forensics/saved_report.h"
 #include "launch/token_setting.h"
 #include "process/signal_channel.h"
 #include "rendezvous/stack_observer.h"
+#include "slurm/job_id.h"
 #include "submit/job_lookup.h"
+#include "submit/run_folder.h"
+#include "submit/submission_record.h"
 #include "util/command_line.h"
 #include "util/command_line_spec.h"
 #include "util/environment.h"
@@ -22,6 +28,10 @@ namespace dlaunch::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// How long each tool may take on one worker of a run captured from here,
+// as a launcher's own capture allows (forensics::CaptureSettings).
+constexpr std::chrono::seconds kPerWorkerCapture{5};
 
 struct StacksRequest {
   std::string job;        // a Slurm job id or a folder; "" with --master
@@ -38,19 +48,52 @@ struct JobTarget {
   rendezvous::ServiceEndpoint endpoint;
   std::optional<std::string> token;
   std::string folder;  // "" with --master: the report is printed, not saved
+  // No rendezvous service (a single node's run): its workers on this host
+  // are captured from here (cli/local_stacks.h).
+  bool local = false;
+  // The run ended: "FAILED with exit code 3 at ...". Nothing to capture.
+  std::optional<std::string> ended;
 };
 
-bool all_digits(const std::string& text) {
-  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+// What was captured, from the service or from here.
+struct Captured {
+  std::string headline;
+  std::vector<forensics::WorkerStacks> workers;
+};
+
+// The folder of JOB: a folder as given (a submission's, a --log-dir, the
+// one dlaunch ssh names), else the job 'last' or an id names, looked up
+// in the submission folders first and then through Slurm.
+std::string folder_of_job(const std::string& job) {
+  std::error_code error;
+  if (fs::is_directory(job, error)) return job;
+  if (job != "last" && !slurm::is_job_id(job))
+    throw util::InputError(fmt::format("'{}' is neither a Slurm job id nor a folder. Give a job id, a dlaunch "
+                                       "submit folder, a --log-dir, 'last', or --master HOST:PORT",
+                                       job));
+  submit::FoundJob found = find_job_argument(job, "");
+  if (!found.task) return found.record.folder;
+  for (const auto& task : found.record.tasks)
+    if (task.index == *found.task) return task.folder;
+  throw util::InputError(fmt::format("job {} has no task {}", found.record.job_id, *found.task));
 }
 
-// A Slurm job's submission folder: where its log goes (dlaunch submit
-// puts it in the folder), as scontrol reports it.
-std::string folder_of_slurm_job(const std::string& job_id) {
-  if (auto folder = submit::slurm_job_folder(job_id)) return *folder;
-  throw util::InputError(fmt::format("Slurm does not know job {} (or shows no log folder for it). Give a "
-                                     "running job's id, or its submission folder",
-                                     job_id));
+// The stack reports saved for the job in FOLDER: a hang's (in its run's
+// log folder) and live captures' (in FOLDER).
+std::vector<std::string> saved_reports(const std::string& folder) {
+  std::vector<std::string> reports = submit::saved_stack_reports(submit::last_run_folder(folder));
+  for (auto& report : submit::saved_stack_reports(folder))
+    if (std::find(reports.begin(), reports.end(), report) == reports.end()) reports.push_back(std::move(report));
+  return reports;
+}
+
+std::string nothing_to_capture(const JobTarget& target) {
+  auto reports = saved_reports(target.folder);
+  std::string saved = reports.empty() ? fmt::format("It saved no stack report (a run with --hang-timeout saves "
+                                                    "one in its log folder's stacks/ when it hangs)")
+                                      : fmt::format("Stack reports it saved: {}", util::join(reports, ", "));
+  return fmt::format("nothing to capture: the run in {} ended ({}). {}. 'dlaunch status {}' shows how it ended",
+                     target.folder, *target.ended, saved, target.folder);
 }
 
 std::pair<std::string, int> split_master(const std::string& master) {
@@ -79,18 +122,14 @@ JobTarget find_target(const StacksRequest& request) {
     target.token = token_for(request, "");
     return target;
   }
-  target.folder = all_digits(request.job) ? folder_of_slurm_job(request.job) : request.job;
-  std::error_code error;
-  if (!fs::is_directory(target.folder, error))
-    throw util::InputError(fmt::format("'{}' is neither a Slurm job id nor a folder. Give a job id, a "
-                                       "dlaunch submit folder, a --log-dir, or --master HOST:PORT",
-                                       request.job));
+  target.folder = folder_of_job(request.job);
+  // A run that has its result is over, whatever rendezvous.json it left.
+  if ((target.ended = submit::run_ending(target.folder))) return target;
   auto endpoint = rendezvous::find_endpoint(target.folder);
-  if (!endpoint)
-    throw util::InputError(fmt::format("{} holds no {} (node 0's launcher writes it into its log folder "
-                                       "while a multi-node job runs). Is this a dlaunch job that is still "
-                                       "running? For a job started by hand give --master HOST:PORT",
-                                       target.folder, rendezvous::kEndpointFile));
+  if (!endpoint) {
+    target.local = true;
+    return target;
+  }
   target.endpoint = *endpoint;
   // A login node may not resolve the compute nodes' names: then the
   // address node 0 resolved it to.
@@ -101,11 +140,36 @@ JobTarget find_target(const StacksRequest& request) {
   return target;
 }
 
+// Node 0's service gathers every node's stacks.
+Captured ask_the_service(const JobTarget& target, const StacksRequest& request) {
+  process::SignalChannel signals;
+  rendezvous::ObserveSettings settings;
+  settings.master_addr = target.endpoint.address;
+  settings.port = target.endpoint.port;
+  settings.token = target.token;
+  settings.run_id = target.endpoint.run_id;
+  settings.timeout = std::chrono::seconds(request.timeout_s);
+  rendezvous::Observed observed = rendezvous::observe_stacks(settings, signals);
+  if (observed.workers.empty()) return {observed.headline, {}};
+  return {fmt::format("{} ({}:{}, {})", observed.headline, settings.master_addr, settings.port, util::local_time_now()),
+          std::move(observed.workers)};
+}
+
+// A single node's run: its workers on this host, captured from here.
+Captured capture_here(const JobTarget& target, const StacksRequest& request) {
+  auto per_worker = std::min(kPerWorkerCapture, std::chrono::seconds(request.timeout_s));
+  LocalCapture capture = capture_local_run(target.folder, per_worker);
+  return {fmt::format("{} ({})", capture.headline, util::local_time_now()), std::move(capture.workers)};
+}
+
 void configure(CLI::App& app, StacksRequest& request) {
   app.description("Show where every rank of a running job is now: every worker's stack, Python and "
                   "native, ranks with the same stack grouped, outliers first. The job goes on.");
   util::set_usage(app, "dlaunch stacks [options] (JOB | --master HOST:PORT)");
-  app.add_option("job", request.job, "A Slurm job id, a dlaunch submit folder, or a --log-dir")->type_name("JOB");
+  app.add_option("job", request.job,
+                 "A Slurm job id, 'last', a dlaunch submit folder, a --log-dir of dlaunch run or dlaunch ssh, or "
+                 "the folder dlaunch ssh names")
+      ->type_name("JOB");
   app.add_option("--master", request.master, "HOST:PORT of node 0's rendezvous, for a job started by hand")
       ->group("Job")
       ->type_name("HOST:PORT");
@@ -127,6 +191,8 @@ void configure(CLI::App& app, StacksRequest& request) {
                              {"dlaunch stacks 12345", "the stacks of Slurm job 12345, grouped"},
                              {"dlaunch stacks slurm-outputs/20261203_101500 --full",
                               "a job by its submission folder, every rank's threads in full"},
+                             {"dlaunch stacks logs",
+                              "a run of 'dlaunch run --log-dir logs', on the host where it runs"},
                              {"dlaunch stacks --master node1:29500 --rdzv-token-file ~/job.token",
                               "a job started by hand with dlaunch run, by node 0's address"},
                              {"dlaunch stacks 12345 --json > stacks.json", "the report as JSON"},
@@ -143,20 +209,16 @@ int stacks_command(const CommandArgs& args) {
   if (request.job.empty() == request.master.empty())
     throw util::UsageError("dlaunch stacks needs one of JOB (a Slurm job id or a folder) or --master HOST:PORT");
   JobTarget target = find_target(request);
-  process::SignalChannel signals;
-  rendezvous::ObserveSettings settings;
-  settings.master_addr = target.endpoint.address;
-  settings.port = target.endpoint.port;
-  settings.token = target.token;
-  settings.run_id = target.endpoint.run_id;
-  settings.timeout = std::chrono::seconds(request.timeout_s);
-  rendezvous::Observed observed = rendezvous::observe_stacks(settings, signals);
+  if (target.ended) {
+    std::cerr << "dlaunch stacks: " << nothing_to_capture(target) << "\n";
+    return 1;
+  }
+  Captured observed = target.local ? capture_here(target, request) : ask_the_service(target, request);
   if (observed.workers.empty()) {
     std::cerr << "dlaunch stacks: nothing captured: " << observed.headline << "\n";
     return 1;
   }
-  std::string headline = fmt::format("{} ({}:{}, {})", observed.headline, settings.master_addr, settings.port,
-                                     util::local_time_now());
+  const std::string& headline = observed.headline;
   std::string folder = target.folder.empty() ? "" : target.folder;
   std::string stamp = util::local_time_now();
   std::erase(stamp, ':');  // a file name without colons

@@ -9,15 +9,16 @@
 #include "submit/job_status.h"
 #include "util/command_line.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/strings.h"
 
 namespace dlaunch::cli {
 namespace {
 
 constexpr const char* kDescription =
-    "Show a submitted job: state and reason, elapsed and time limit, nodes, restarts and requeues, the "
-    "job's timeline (nodes lost and how, spares that took their place), and the failure summary if it "
-    "failed";
+    "Show a submitted job, or a run by its --log-dir: state and reason, elapsed and time limit, nodes, "
+    "restarts and requeues, the job's timeline (nodes lost and how, spares that took their place), and the "
+    "failure summary if it failed";
 
 struct StatusRequest {
   std::string job;
@@ -32,6 +33,7 @@ void configure_app(CLI::App& app, StatusRequest& request) {
   util::finish_help(app, {{"dlaunch status last", "the newest submission made from here"},
                           {"dlaunch status 12", "job 12, found in slurm-outputs/ or through Slurm"},
                           {"dlaunch status slurm-outputs/20261203_140509", "the job of that folder"},
+                          {"dlaunch status logs", "the run of 'dlaunch run --log-dir logs ...'"},
                           {"dlaunch status 12 --json | jq -r .state", "its state, for scripts"}});
 }
 
@@ -48,34 +50,51 @@ void print_task(const submit::ArrayTask& task) {
   fmt::print("  task {}{}: {}{}{}  {}\n", task.index, values, task.state, code, reason, task.folder);
 }
 
-void print_status(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
+void print_row(const char* label, const std::string& value) {
+  if (!value.empty()) fmt::print("  {:<10} {}\n", label, value);
+}
+
+// A run's --log-dir: what it holds, without Slurm's rows.
+void print_run_rows(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
+  fmt::print("run in {} (a --log-dir of dlaunch run, no Slurm job): {}\n", record.folder, submit::state_text(status));
+  print_row("from:", status.source);
+  print_row("elapsed:", status.elapsed);
+  if (record.gpus_per_node > 0)
+    print_row("nodes:", fmt::format("{} x {} worker(s)", record.nodes, record.gpus_per_node));
+  print_row("restarts:", std::to_string(status.restarts));
+  print_row("started:", record.submitted);
+}
+
+void print_submission_rows(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
   if (record.job_id.empty())
     fmt::print("{} (run with --srun, no Slurm job id): {}\n", record.name, submit::state_text(status));
   else
     fmt::print("job {} ({}): {}\n", record.job_id, record.name, submit::state_text(status));
-  auto row = [](const char* label, const std::string& value) {
-    if (!value.empty()) fmt::print("  {:<10} {}\n", label, value);
-  };
-  row("reason:", status.reason);
-  row("from:", status.source);
+  print_row("reason:", status.reason);
+  print_row("from:", status.source);
   // Decided, while Slurm still runs or cleans up the job (a lost node's).
   if (status.verdict && !submit::has_ended(status))
-    row("verdict:", fmt::format("{} (exit {}), decided by the launcher on {}; Slurm is still ending the job",
-                                status.verdict->state, status.verdict->exit_code,
-                                status.verdict->written_by.empty() ? "node 0" : status.verdict->written_by));
+    print_row("verdict:", fmt::format("{} (exit {}), decided by the launcher on {}; Slurm is still ending the job",
+                                      status.verdict->state, status.verdict->exit_code,
+                                      status.verdict->written_by.empty() ? "node 0" : status.verdict->written_by));
   std::string elapsed = status.elapsed;
   if (!status.time_limit.empty() && !elapsed.empty()) elapsed += " of " + status.time_limit;
-  row("elapsed:", elapsed);
-  row("nodes:", fmt::format("{} x {} GPU(s){}", record.nodes, record.gpus_per_node,
-                            status.node_list.empty() ? "" : ": " + status.node_list));
-  row("restarts:", fmt::format("{} (dlaunch run), requeues: {} (Slurm)", status.restarts, status.requeues));
-  row("submitted:", record.submitted);
-  row("folder:", record.folder);
-  row("command:", util::join(record.command, " "));
+  print_row("elapsed:", elapsed);
+  print_row("nodes:", fmt::format("{} x {} GPU(s){}", record.nodes, record.gpus_per_node,
+                                  status.node_list.empty() ? "" : ": " + status.node_list));
+  print_row("restarts:", fmt::format("{} (dlaunch run), requeues: {} (Slurm)", status.restarts, status.requeues));
+  print_row("submitted:", record.submitted);
+  print_row("folder:", record.folder);
+  print_row("command:", util::join(record.command, " "));
   if (!status.tasks.empty()) {
     fmt::print("tasks:\n");
     for (const auto& task : status.tasks) print_task(task);
   }
+}
+
+void print_status(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
+  if (record.run_log_dir) print_run_rows(record, status);
+  else print_submission_rows(record, status);
   // Nodes lost and how, who took their place, how long the job was down.
   if (status.verdict && !status.verdict->timeline.empty()) {
     fmt::print("timeline:\n");

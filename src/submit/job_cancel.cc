@@ -5,6 +5,7 @@
 
 #include "slurm/job_id.h"
 #include "slurm/slurm_command.h"
+#include "submit/live_workers.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/signal_names.h"
@@ -52,9 +53,20 @@ JobStatus wait_until_gone(const SubmissionRecord& record, const CancelRequest& r
   }
 }
 
+// A run's --log-dir has no Slurm job: how to stop it instead.
+std::string how_to_stop_a_run(const SubmissionRecord& record) {
+  auto live = find_live_workers(record.folder);
+  std::string launcher = live.empty() ? "its dlaunch run"
+                                      : fmt::format("its dlaunch run (pid {} on this host)", live.front().launcher.pid);
+  return fmt::format("{} is a run's --log-dir, not a submission: there is no Slurm job to cancel. Stop the run with "
+                     "Ctrl-C where it runs, or send SIGTERM to {}",
+                     record.folder, launcher);
+}
+
 }  // namespace
 
 CancelOutcome cancel_job(const SubmissionRecord& record, const CancelRequest& request) {
+  if (record.run_log_dir) throw util::InputError(how_to_stop_a_run(record));
   if (record.job_id.empty())
     throw util::InputError(fmt::format("{} was run with --srun, not submitted: there is no Slurm job to "
                                        "cancel (Ctrl-C stops a --srun run)",

@@ -7,6 +7,7 @@
 #include "slurm/job_query.h"
 #include "slurm/slurm_command.h"
 #include "submit/config_file.h"
+#include "submit/run_folder.h"
 #include "util/error.h"
 #include "util/strings.h"
 
@@ -34,6 +35,7 @@ std::optional<FoundJob> from_folder(const std::string& folder) {
     auto index = util::parse_int(name.substr(5));
     if (index) return FoundJob{read_submission(path.parent_path().string()), static_cast<int>(*index)};
   }
+  if (is_run_log_dir(path.string())) return FoundJob{read_run_folder(path.string()), std::nullopt};
   if (!fs::exists(path / "config.json")) return std::nullopt;
   return FoundJob{read_submission(path.string()), std::nullopt};
 }
@@ -113,8 +115,10 @@ FoundJob find_job(const std::string& job, const std::vector<std::string>& dirs) 
   std::error_code error;
   if (fs::is_directory(job, error)) {
     if (auto found = from_folder(job)) return *found;
-    throw util::InputError(fmt::format("{} is not a dlaunch submit folder (no config.json in it). Give a "
-                                       "job id, a folder that dlaunch submit made, or 'last'",
+    throw util::InputError(fmt::format("{} is neither a dlaunch submit folder (no config.json in it) nor a "
+                                       "run's --log-dir (no attempt_N/ or result.json in it: a run writes "
+                                       "them once its workers start). Give a job id, a folder that dlaunch "
+                                       "submit made, a --log-dir of dlaunch run or dlaunch ssh, or 'last'",
                                        job));
   }
   if (slurm::is_job_id(job)) return by_job_id(job, dirs);

@@ -1,6 +1,7 @@
 // Finding a submitted job from what the user types after `dlaunch status`,
-// `logs` or `cancel`: a Slurm job id ("12", or "12_3" for one task of an
-// array), a submission folder (or one task's folder), or "last".
+// `logs`, `cancel` or `stacks`: a Slurm job id ("12", or "12_3" for one
+// task of an array), a submission folder (or one task's folder), a --log-dir
+// of dlaunch run or dlaunch ssh (run_folder.h), or "last".
 #pragma once
 
 #include <optional>

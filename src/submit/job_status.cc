@@ -7,6 +7,7 @@
 
 #include "slurm/job_id.h"
 #include "slurm/job_query.h"
+#include "submit/run_folder.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"
@@ -253,6 +254,8 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
 }
 
 JobStatus current_status(const SubmissionRecord& record) {
+  // A --log-dir: no Slurm to ask; its result, or what runs on this host.
+  if (record.run_log_dir) return run_status(record, find_live_workers(record.folder));
   std::vector<slurm::JobInfo> records;
   std::string unanswered;
   try {
@@ -332,6 +335,7 @@ nlohmann::json status_json(const SubmissionRecord& record, const JobStatus& stat
       {"failure_summary", status.failure_summary}, {"tasks", tasks},
   };
   document["exit_code"] = status.exit_code ? nlohmann::json(*status.exit_code) : nlohmann::json();
+  document["run_log_dir"] = record.run_log_dir;
   document["verdict"] = nlohmann::json();
   document["timeline"] = nlohmann::json::array();
   if (status.verdict) {

@@ -68,7 +68,9 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
 
 // Asks Slurm (and sacct when Slurm forgot the job), then job_status(). A
 // final state seen from Slurm is recorded in the folder (state.json), so
-// that it is still known once Slurm forgets the job.
+// that it is still known once Slurm forgets the job. A run's --log-dir
+// (RECORD.run_log_dir) is read alone, with what runs on this host
+// (run_folder.h).
 JobStatus current_status(const SubmissionRecord& record);
 
 // Whether the job (STATUS, or its task TASK) has ended for sure: a final

@@ -98,6 +98,46 @@ std::string job_name(const nlohmann::json& config, const nlohmann::json& setting
   return name;
 }
 
+// The newest node record (attempt_K/node<N>.json) of the last attempt in
+// RUN, and when it was written.
+struct NodeRecordSeen {
+  nlohmann::json document;
+  fs::file_time_type written;
+};
+
+std::optional<NodeRecordSeen> newest_node_record(const std::string& run, const std::vector<int>& attempts) {
+  if (attempts.empty()) return std::nullopt;
+  std::optional<NodeRecordSeen> newest;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(fmt::format("{}/attempt_{}", run, attempts.back()), error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("node") || !name.ends_with(".json")) continue;
+    auto written = fs::last_write_time(entry.path(), error);
+    if (error || (newest && written <= newest->written)) continue;
+    try {
+      auto document = read_json_file(entry.path().string());
+      newest = NodeRecordSeen{document ? *document : nlohmann::json(), written};
+    } catch (const std::exception&) {
+      // Unreadable: it says nothing about which run it was.
+    }
+  }
+  return newest;
+}
+
+// Whether RESULT, RUN/result.json, is an earlier run's: the last attempt's
+// node records name another incarnation of the job (a multi-node job names
+// its own), or were written after it (a single node's name none).
+bool of_an_earlier_run(const std::string& run, const nlohmann::json& result) {
+  auto node = newest_node_record(run, numbered_folders(run, "attempt_"));
+  if (!node) return false;
+  const std::string result_job = string_in(result, "job");
+  const std::string node_job = node->document.is_object() ? string_in(node->document, "job") : "";
+  if (!result_job.empty() && !node_job.empty()) return result_job != node_job;
+  std::error_code error;
+  auto written = fs::last_write_time(run + "/result.json", error);
+  return !error && node->written > written;
+}
+
 }  // namespace
 
 std::optional<nlohmann::json> read_json_file(const std::string& path) {
@@ -162,7 +202,15 @@ std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& o
   return records;
 }
 
-std::string logs_folder(const std::string& folder) { return folder + "/logs"; }
+bool is_run_log_dir(const std::string& folder) {
+  std::error_code error;
+  if (fs::exists(fs::path(folder) / "config.json", error)) return false;
+  return fs::exists(fs::path(folder) / "result.json", error) || !numbered_folders(folder, "attempt_").empty();
+}
+
+std::string logs_folder(const std::string& folder) {
+  return is_run_log_dir(folder) ? folder : folder + "/logs";
+}
 
 std::vector<int> numbered_folders(const std::string& folder, const std::string& prefix) {
   constexpr std::int64_t kLimit = 1 << 20;
@@ -187,8 +235,9 @@ std::string last_run_folder(const std::string& folder) {
 
 std::optional<nlohmann::json> run_result(const std::string& folder) {
   try {
-    auto result = read_json_file(last_run_folder(folder) + "/result.json");
-    if (result && result->is_object()) return result;
+    const std::string run = last_run_folder(folder);
+    auto result = read_json_file(run + "/result.json");
+    if (result && result->is_object() && !of_an_earlier_run(run, *result)) return result;
   } catch (const std::exception&) {
     // Unreadable (cut short, planted, no permission): no result to show.
   }

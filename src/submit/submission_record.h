@@ -7,6 +7,8 @@
 //   state.json    the last final state dlaunch saw from Slurm (for when
 //                 Slurm has forgotten the job: MinJobAge)
 // and node rank 0's dlaunch run writes logs/result.json (launch/run_record.h).
+// A --log-dir of dlaunch run or dlaunch ssh holds what logs/ holds, without
+// a submission around it: it is read back as a record too (run_folder.h).
 #pragma once
 
 #include <map>
@@ -43,6 +45,10 @@ struct SubmissionRecord {
   std::vector<std::string> command;
   std::vector<TaskRecord> tasks;  // a sweep's or array's; empty for one job
   nlohmann::json settings;        // config.json's "settings", as written
+  // FOLDER is a --log-dir of dlaunch run or dlaunch ssh (is_run_log_dir()):
+  // no submission, no Slurm job; its state is its result.json, or what
+  // runs on this host (run_folder.h).
+  bool run_log_dir = false;
 };
 
 // Reads FOLDER. Throws InputError when it is not a submission folder (no
@@ -58,7 +64,13 @@ SubmissionRecord read_submission(const std::string& folder);
 std::vector<SubmissionRecord> list_submissions(const std::vector<std::string>& output_dirs,
                                                std::vector<std::string>* left_out = nullptr);
 
-// The folder in which a run's logs are: FOLDER/logs (a task's: its folder's).
+// Whether FOLDER is a run's log folder itself (a --log-dir of dlaunch run
+// or dlaunch ssh, or a submission's logs/): no config.json in it, and
+// attempt_N/ or result.json at its top.
+bool is_run_log_dir(const std::string& folder);
+
+// The folder in which a run's logs are: FOLDER/logs (a task's: its
+// folder's), or FOLDER itself when is_run_log_dir(FOLDER).
 std::string logs_folder(const std::string& folder);
 
 // The logs of the last run in FOLDER: logs/requeue_N with the highest N
@@ -78,7 +90,11 @@ std::optional<RecordedEnd> recorded_end(const std::string& folder);
 // empty on success: a record that cannot be written must not stop a status.
 std::string save_recorded_end(const std::string& folder, const RecordedEnd& end);
 
-// dlaunch run's result.json of the last run in FOLDER, if any.
+// dlaunch run's result.json of the last run in FOLDER, if any, and if it
+// is that run's: a --log-dir used again keeps an earlier run's result.json
+// until the new run ends, and a result older than the last attempt's node
+// records (or naming another incarnation of the job than they do) is the
+// earlier run's, not this one's.
 std::optional<nlohmann::json> run_result(const std::string& folder);
 
 // The job's verdict as the launcher that spoke for it recorded it in

@@ -102,7 +102,7 @@ TEST_F(JobLookup, AFolderAndATaskFolderAreTheirSubmission) {
 TEST_F(JobLookup, AFolderThatIsNoSubmissionIsNamed) {
   fs::create_directories(dir_.path() + "/plain");
   EXPECT_THAT(test_support::input_error_of([&] { (void)find_job(dir_.path() + "/plain", dirs()); }),
-              HasSubstr("is not a dlaunch submit folder"));
+              HasSubstr("is neither a dlaunch submit folder"));
 }
 
 // A job submitted from elsewhere: Slurm's StdOut leads to its folder.
