@@ -93,7 +93,7 @@ echo '{"state": ' >"$SUB/logs/result.json"
 expect_exit 0 "$DLAUNCH" status "$SUB" --json
 expect_contains "a cut-short result.json: unknown, not a crash" "$(cat "$OUT")" '"state": "UNKNOWN"'
 expect_exit 2 "$DLAUNCH" status "$TEST_DIR"
-expect_contains "a folder that is no submission is named" "$(cat "$ERR")" "is not a dlaunch submit folder"
+expect_contains "a folder that is no submission is named" "$(cat "$ERR")" "is neither a dlaunch submit folder"
 expect_exit 2 "$DLAUNCH" logs "12;rm"
 expect_contains "a JOB that is neither id, folder nor last" "$(cat "$ERR")" "neither a job id"
 
