@@ -8,12 +8,12 @@
 #include <optional>
 #include <thread>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/exit_codes.h"
 #include "util/fd.h"
+#include "util/program_spawn.h"
 
 namespace dlaunch::forensics {
 namespace {
@@ -47,30 +47,12 @@ void ToolRuns::launch(ToolRequest request) {
   Running running;
   running.deadline = std::chrono::steady_clock::now() + request.timeout;
   util::Pipe pipe = util::make_pipe();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe.write_end.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, pipe.write_end.get(), STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
   // Its own group, so a tool killed at its deadline takes its children along,
   // and a signal meant for the launcher's console (Ctrl-C) does not reach it.
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attributes, &none);  // the launcher blocks SIGCHLD and more
-  std::vector<char*> args;
-  for (auto& arg : request.argv) args.push_back(arg.data());
-  args.push_back(nullptr);
-  std::vector<char*> entries;
-  for (auto& entry : request.environment) entries.push_back(entry.data());
-  entries.push_back(nullptr);
-  int error = ::posix_spawn(&running.pid, request.argv[0].c_str(), &actions, &attributes,
-                            args.data(), entries.data());
-  posix_spawnattr_destroy(&attributes);
-  posix_spawn_file_actions_destroy(&actions);
+  util::SpawnedProgram spawned = util::spawn_program(
+      {request.argv, request.environment, false, pipe.write_end.get(), pipe.write_end.get(), true});
+  running.pid = spawned.pid;
+  int error = spawned.error;
   running.request = std::move(request);
   if (error != 0) {
     running.result.exit_code = util::kExitCannotRun;

@@ -1,5 +1,12 @@
 // Starting one worker process: its own process group, piped output, and
 // death with the launcher.
+//
+// Workers are forked and exec'd here rather than started with
+// util/program_spawn, which the helper programs use: between fork and exec
+// a worker needs what posix_spawn cannot do (PR_SET_PDEATHSIG, the ptracer
+// that lets a stack capture in, joining a cgroup, the launcher's original
+// open-file limit, every other descriptor close-on-exec) and an exec-status
+// pipe that tells a program that failed to start from one that failed.
 #pragma once
 
 #include <optional>

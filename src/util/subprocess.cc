@@ -4,26 +4,16 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <csignal>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/error.h"
 #include "util/exit_codes.h"
 #include "util/fd.h"
-
-extern char** environ;
+#include "util/program_spawn.h"
 
 namespace dlaunch::util {
 namespace {
-
-std::vector<char*> c_argv(const std::vector<std::string>& argv) {
-  std::vector<char*> pointers;
-  for (const auto& arg : argv) pointers.push_back(const_cast<char*>(arg.c_str()));
-  pointers.push_back(nullptr);
-  return pointers;
-}
 
 SystemError cannot_start(const std::string& program, int error) {
   if (error == ENOENT)
@@ -61,47 +51,29 @@ void drain_both(int out_fd, int err_fd, CapturedRun& run) {
 CapturedRun run_captured(const std::vector<std::string>& argv) {
   Pipe out = make_pipe();
   Pipe err = make_pipe();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.write_end.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.write_end.get(), STDERR_FILENO);
-  pid_t pid = 0;
-  auto args = c_argv(argv);
-  int status = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (status != 0) throw cannot_start(argv[0], status);
+  SpawnedProgram spawned = spawn_program({argv, std::nullopt, false, out.write_end.get(), err.write_end.get(), false});
+  if (spawned.error != 0) throw cannot_start(argv[0], spawned.error);
   out.write_end.reset();
   err.write_end.reset();
   CapturedRun run;
   drain_both(out.read_end.get(), err.read_end.get(), run);
   int wait_status = 0;
-  while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(spawned.pid, &wait_status, 0) < 0 && errno == EINTR) {
   }
   run.exit_code = exit_code_of_wait_status(wait_status);
   return run;
 }
 
 pid_t spawn_inheriting(const std::vector<std::string>& argv) {
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  sigset_t none;
-  sigemptyset(&none);
-  sigset_t every;
-  sigfillset(&every);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &every);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  auto args = c_argv(argv);
-  int status = ::posix_spawnp(&pid, argv[0].c_str(), nullptr, &attributes, args.data(), environ);
-  posix_spawnattr_destroy(&attributes);
-  if (status != 0) throw cannot_start(argv[0], status);
-  return pid;
+  SpawnedProgram spawned = spawn_program({argv, std::nullopt, true, -1, -1, false});
+  if (spawned.error != 0) throw cannot_start(argv[0], spawned.error);
+  return spawned.pid;
 }
 
 void exec_replacing(const std::vector<std::string>& argv) {
-  auto args = c_argv(argv);
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
   ::execvp(argv[0].c_str(), args.data());
   throw cannot_start(argv[0], errno);
 }
