@@ -63,10 +63,9 @@ void configure_app(CLI::App& app, LogsArgs& args) {
                "arrived, or null) and line")
       ->group("Output");
   util::finish_help(app, {{"dlaunch logs last", "every rank's output of the newest job, merged in time order"},
-                          {"dlaunch logs 12 --rank 3", "rank 3's output alone"},
                           {"dlaunch logs 12 --node 1 --tail 50", "the last 50 lines of node 1's ranks"},
                           {"dlaunch logs 12 --follow --grep 'loss|error'", "new lines about losses or errors, live"},
-                          {"dlaunch logs 20_3 --attempt 0", "task 3 of sweep 20, its first attempt"},
+                          {"dlaunch logs 20_3 --attempt 0 --rank 3", "rank 3 of sweep 20's task 3, first attempt"},
                           {"dlaunch logs logs -f", "the run of 'dlaunch run --log-dir logs ...', live"}});
 }
 
