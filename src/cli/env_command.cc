@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_parser.h"
+#include "launch/job_options.h"
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "net/interfaces.h"
@@ -69,12 +70,36 @@ std::vector<Row> reliability_rows(const launch::LaunchConfig& config) {
     rows.push_back({"rdzv_token", "rendezvous token", nullptr,
                     "none: any launcher that reaches node 0's port may join; set "
                     "$DLAUNCH_RDZV_TOKEN or --rdzv-token-file"});
-  rows.push_back({"heartbeat_timeout", "heartbeat timeout (s)",
-                  std::chrono::duration_cast<std::chrono::seconds>(config.heartbeat_timeout).count(),
-                  "node 0's value holds for every node"});
   if (config.preempt_signal != 0)
     rows.push_back({"preempt_signal", "preemption signal", util::signal_name(config.preempt_signal),
                     config.requeue ? "forwarded; node 0 then requeues the job" : "forwarded to the workers"});
+  return rows;
+}
+
+// A job option's value as JSON: a number or a flag where it is one.
+nlohmann::json job_option_value(const launch::JobOption& option, const std::string& shown) {
+  if (option.is_flag()) return shown == "true";
+  if (auto number = util::parse_int(shown)) return *number;
+  return shown;
+}
+
+// The job options (launch/job_options.h): for a job of several nodes all
+// of them, as node 0's service will hold them; for one node those given.
+std::vector<Row> job_option_rows(const launch::LaunchConfig& config, const launch::RunOptions& options) {
+  const bool several_nodes = config.topology.launchers() > 1;
+  std::vector<Row> rows;
+  for (const auto& option : launch::job_options()) {
+    auto given = options.job.find(option.name);
+    if (!several_nodes && given == options.job.end()) continue;
+    std::string key = option.name;
+    std::replace(key.begin(), key.end(), '-', '_');
+    std::string label = option.name;
+    std::replace(label.begin(), label.end(), '-', ' ');
+    if (option.placeholder && std::string_view(option.placeholder) == "SECONDS") label += " (s)";
+    std::string source = given != options.job.end() ? given->second.source : "default";
+    if (several_nodes) source += "; node 0's value holds for every node";
+    rows.push_back({key, label, job_option_value(option, option.show(config.job)), source});
+  }
   return rows;
 }
 
@@ -215,6 +240,7 @@ int env_command(const CommandArgs& args) {
   launch::LaunchConfig config = launch::resolve_launch_config(options, environment);
   auto rows = topology_rows(config.topology);
   for (auto& row : reliability_rows(config)) rows.push_back(std::move(row));
+  for (auto& row : job_option_rows(config, options)) rows.push_back(std::move(row));
   for (auto& row : supervision_rows(config)) rows.push_back(std::move(row));
   auto network = network_rows(config, environment);
   if (json) {

@@ -23,17 +23,6 @@ rendezvous::JobRecordsCheck records_check(const std::string& log_folder) {
   };
 }
 
-// --hang-timeout, --straggler-lag, --stack-timeout, and the log folder for reports.
-rendezvous::ForensicsSettings forensics_settings(const LaunchConfig& config,
-                                                const std::string& log_folder) {
-  rendezvous::ForensicsSettings forensics;
-  forensics.hang.hang_timeout = config.hang_timeout;
-  forensics.hang.straggler_lag = config.straggler_lag;
-  forensics.report_folder = log_folder;
-  forensics.capture_timeout = config.stack_timeout;
-  return forensics;
-}
-
 }  // namespace
 
 std::unique_ptr<rendezvous::Coordinator> make_coordinator(const LaunchConfig& config,
@@ -43,30 +32,20 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const LaunchConfig& co
   const Topology& topology = config.topology;
   std::optional<int> port;
   if (topology.master_port) port = topology.master_port->value;
+  rendezvous::JobSettings job = config.job;
+  job.forensics.report_folder = log_folder;
   if (topology.launchers() == 1)
     return std::make_unique<rendezvous::LocalCoordinator>(topology.master_addr.value, port,
-                                              topology.nproc_per_node.value, topology.run_id.value,
-                                              config.max_restarts, forensics_settings(config, log_folder));
+                                                          topology.nproc_per_node.value, job.run_id,
+                                                          job.max_restarts, job.forensics);
   rendezvous::RendezvousSettings settings;
+  settings.job = std::move(job);
   settings.master_addr = topology.master_addr.value;
   settings.port = port.value_or(0);
   settings.node_rank = topology.node_rank.value;
-  settings.job.nnodes = topology.nnodes.value;
-  settings.job.spare_nodes = topology.spare_nodes.value;
-  settings.job.min_nodes = config.min_nodes;
-  settings.job.node_fail_limit = config.node_fail_limit;
   settings.nproc = topology.nproc_per_node.value;
   settings.host = host;
-  settings.job.run_id = topology.run_id.value;
-  settings.job.max_restarts = config.max_restarts;
-  settings.job.join_timeout = config.rdzv_timeout;
-  if (config.rdzv_token) settings.job.token = config.rdzv_token->value;
-  settings.job.heartbeat_timeout = config.heartbeat_timeout;
   settings.allow_uneven = config.allow_uneven;
-  settings.job.expected_hosts = topology.expected_hosts;
-  settings.job.forensics = forensics_settings(config, log_folder);
-  settings.job.gate.enabled = config.gate;
-  settings.job.gate.timeout = config.gate_timeout;
   settings.records_check = records_check(log_folder);
   return rendezvous::make_rendezvous_coordinator(settings, signals);
 }

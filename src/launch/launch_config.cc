@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include "process/signal_channel.h"
+#include "launch/job_options.h"
 #include "launch/token_setting.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_context.h"
@@ -283,11 +284,6 @@ Topology resolve_topology(const RunOptions& options, const util::Environment& en
   return topology;
 }
 
-std::chrono::milliseconds parse_seconds(const Setting& setting) {
-  auto seconds = util::parse_int_in_range(setting.value, 0, 7 * 24 * 3600, setting.source + " (seconds)");
-  return std::chrono::seconds(seconds);
-}
-
 std::optional<Setting> join_timeout_from_conf(const std::optional<Setting>& conf) {
   if (!conf) return std::nullopt;
   for (const auto& pair : util::split(conf->value, ',')) {
@@ -344,14 +340,6 @@ util::Sourced<util::ConsoleOverflow> parse_console_overflow(const Setting& setti
 }
 
 void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
-  const int nnodes = config.topology.nnodes.value;
-  config.min_nodes = nnodes;
-  if (options.min_nodes)
-    config.min_nodes = static_cast<int>(util::parse_int_in_range(
-        options.min_nodes->value, 1, nnodes, options.min_nodes->source + " (1 to --nnodes)"));
-  if (options.node_fail_limit)
-    config.node_fail_limit = static_cast<int>(util::parse_int_in_range(
-        options.node_fail_limit->value, 0, 1'000'000, options.node_fail_limit->source));
   if (options.exit_code_file) {
     if (options.exit_code_file->value.empty())
       throw util::InputError(fmt::format("{} must name a file, got an empty value", options.exit_code_file->source));
@@ -360,36 +348,38 @@ void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
   if (options.end_job_after) config.end_job_after = parse_seconds(*options.end_job_after);
 }
 
-void resolve_forensics(LaunchConfig& config, const RunOptions& options) {
-  if (options.hang_timeout) config.hang_timeout = parse_seconds(*options.hang_timeout);
-  if (options.straggler_lag)
-    config.straggler_lag = util::parse_int_in_range(options.straggler_lag->value, 0, 1'000'000'000'000LL,
-                                                    options.straggler_lag->source + " (steps)");
-  if (options.stack_timeout) {
-    config.stack_timeout = parse_seconds(*options.stack_timeout);
-    if (config.stack_timeout.count() == 0)
-      throw util::InputError(fmt::format("{} must be at least 1 second, got 0", options.stack_timeout->source));
-  }
+// What the job options (launch/job_options.h) cannot check alone, as
+// they need another option or the topology.
+void check_job_options(const LaunchConfig& config, const RunOptions& options) {
+  auto given = [&](const char* name) { return options.job.find(name); };
+  if (auto min_nodes = given("min-nodes"); min_nodes != options.job.end() && config.job.min_nodes > config.job.nnodes)
+    throw util::InputError(fmt::format("{} must be from 1 to --nnodes ({}), got {}", min_nodes->second.source,
+                                       config.job.nnodes, min_nodes->second.value));
+  if (given("gate-timeout") != options.job.end() && !config.job.gate.enabled)
+    throw util::UsageError("--gate-timeout needs --gate");
+}
+
+// The job's shared settings: the job options as given, then the
+// topology's sizes, the run id and the token.
+void resolve_job_settings(LaunchConfig& config, const RunOptions& options) {
+  rendezvous::JobSettings& job = config.job;
+  const Topology& topology = config.topology;
+  job.nnodes = topology.nnodes.value;
+  job.spare_nodes = topology.spare_nodes.value;
+  job.run_id = topology.run_id.value;
+  job.expected_hosts = topology.expected_hosts;
+  if (auto timeout = join_timeout_from_conf(options.rdzv_conf); timeout && !options.job.contains("rdzv-timeout"))
+    job.join_timeout = parse_seconds(*timeout);
+  apply_job_options(options.job, job);
+  check_job_options(config, options);
+  if (job.min_nodes == 0) job.min_nodes = job.nnodes;
+  if (config.rdzv_token) job.token = config.rdzv_token->value;
 }
 
 void resolve_reliability(LaunchConfig& config, const RunOptions& options,
                          const util::Environment& environment) {
-  resolve_forensics(config, options);
   config.rdzv_token = resolve_rdzv_token(options, environment, config.topology);
-  if (options.heartbeat_timeout) {
-    config.heartbeat_timeout = parse_seconds(*options.heartbeat_timeout);
-    if (config.heartbeat_timeout.count() == 0)
-      throw util::InputError(
-          fmt::format("{} must be at least 1 second, got 0", options.heartbeat_timeout->source));
-  }
   if (options.preempt_signal) config.preempt_signal = parse_preempt_signal(*options.preempt_signal);
-  config.gate = options.gate;
-  if (options.gate_timeout) {
-    if (!options.gate) throw util::UsageError("--gate-timeout needs --gate");
-    config.gate_timeout = parse_seconds(*options.gate_timeout);
-    if (config.gate_timeout.count() == 0)
-      throw util::InputError(fmt::format("{} must be at least 1 second, got 0", options.gate_timeout->source));
-  }
   config.requeue = options.requeue;
   if (config.requeue && config.preempt_signal == 0)
     throw util::UsageError("--requeue needs --preempt-signal (e.g. --preempt-signal USR1): the requeue "
@@ -402,6 +392,7 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
   if (options.console_overflow) config.console_overflow = parse_console_overflow(*options.console_overflow);
   config.log_dir_required = options.log_dir_required;
   resolve_replacement(config, options);
+  resolve_job_settings(config, options);
 }
 
 }  // namespace
@@ -482,12 +473,7 @@ LaunchConfig resolve_launch_config(const RunOptions& options, const util::Enviro
   config.topology = resolve_topology(options, environment);
   config.command = worker_command(options, environment);
   if (options.role) config.role = options.role->value;
-  if (options.max_restarts)
-    config.max_restarts = static_cast<int>(
-        util::parse_int_in_range(options.max_restarts->value, 0, 1'000'000, options.max_restarts->source));
   if (options.shutdown_timeout) config.shutdown_timeout = parse_seconds(*options.shutdown_timeout);
-  if (auto timeout = options.rdzv_timeout ? options.rdzv_timeout : join_timeout_from_conf(options.rdzv_conf))
-    config.rdzv_timeout = parse_seconds(*timeout);
   if (options.log_dir) config.log_dir = options.log_dir->value;
   if (options.redirects) config.redirects = parse_stream_routing(*options.redirects);
   if (options.tee) config.tee = parse_stream_routing(*options.tee);

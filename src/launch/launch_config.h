@@ -15,7 +15,7 @@
 #include "util/console.h"
 #include "util/environment.h"
 #include "util/sourced.h"
-#include "wire/protocol.h"
+#include "service/job_settings.h"
 
 namespace dlaunch::launch {
 
@@ -68,9 +68,7 @@ struct LaunchConfig {
   Topology topology;
   std::vector<std::string> command;  // the worker's argv (interpreter included)
   std::string role = "default";
-  int max_restarts = 0;
   std::chrono::milliseconds shutdown_timeout{kDefaultShutdownTimeout};
-  std::chrono::milliseconds rdzv_timeout{300'000};
   std::optional<std::string> log_dir;  // nullopt: no per-worker files unless -r/-t ask
   StreamRouting redirects;             // file only
   StreamRouting tee;                   // file and console
@@ -78,8 +76,9 @@ struct LaunchConfig {
   std::string prefix_template = "[rank{rank}]:";
 
   // Reliability and security (docs/RELIABILITY.md).
-  std::optional<util::Sourced<std::string>> rdzv_token;  // nullopt: the rendezvous is not authenticated
-  std::chrono::milliseconds heartbeat_timeout{rendezvous::kDefaultHeartbeatTimeout};
+  // nullopt: the rendezvous is not authenticated. Kept with its source for
+  // `dlaunch env`; job.token holds the same secret.
+  std::optional<util::Sourced<std::string>> rdzv_token;
   int preempt_signal = 0;  // 0: none; else forwarded and remembered as a preemption
   bool requeue = false;    // node 0 requeues the Slurm job after a preemption
   bool allow_uneven = false;
@@ -90,21 +89,15 @@ struct LaunchConfig {
   util::Sourced<util::ConsoleOverflow> console_overflow{util::ConsoleOverflow::kBlock, "default"};
   bool log_dir_required = false;  // a log file that cannot be written stops the job
 
-  // Node replacement (docs/RELIABILITY.md, "Spare nodes"): node 0's values rule.
-  int min_nodes = 1;        // default: the training size
-  int node_fail_limit = 2;  // 0: never bench
+  // Node replacement (docs/RELIABILITY.md, "Spare nodes").
   std::optional<std::string> exit_code_file;
   // --end-job-after: nullopt: never cancels the Slurm job itself.
   std::optional<std::chrono::milliseconds> end_job_after;
 
-  // Hang forensics (docs/RELIABILITY.md, "Hangs and stacks"): node 0's values rule.
-  std::chrono::milliseconds hang_timeout{0};  // 0: never hung
-  std::int64_t straggler_lag = 0;             // 0: stragglers not named
-  std::chrono::milliseconds stack_timeout{5'000};
-
-  // The pre-start gate (docs/RELIABILITY.md, "The gate"): node 0's values rule.
-  bool gate = false;
-  std::chrono::milliseconds gate_timeout{60'000};
+  // What every launcher and node 0's service share (node 0's values rule):
+  // the job options of launch/job_options.h, the topology's sizes and run
+  // id, and the token. The coordinator takes it whole.
+  rendezvous::JobSettings job;
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the

@@ -286,7 +286,7 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
       if (speaks)
         say(fmt::format("dlaunch: {}; restarting every worker (restart {} of {})",
                         verdict.failure ? rendezvous::describe_failure(*verdict.failure) : "a node failed",
-                        round + 1, config.max_restarts));
+                        round + 1, config.job.max_restarts));
       continue;
     }
     if (verdict.kind == rendezvous::Verdict::Kind::kFailed) report_failure(verdict, outcome, node_rank, speaks);
@@ -357,7 +357,7 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   settings.log_dir_required = config.log_dir_required;
   settings.escapes = &escapes;
   settings.incomplete_logs = &incomplete_logs;
-  settings.capture_timeout = config.stack_timeout;
+  settings.capture_timeout = config.job.forensics.capture_timeout;
 
   int exit_code = run_rounds(config, environment, *coordinator, settings, signals, watchdog,
                              log_root, host);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "launch/job_options.h"
 #include "util/command_line.h"
 #include "util/command_line_spec.h"
 #include "util/error.h"
@@ -33,13 +34,7 @@ struct FlagOption {
   const char* help;
 };
 
-constexpr const char* kTopology = "Topology";
-constexpr const char* kWorkers = "Workers";
-constexpr const char* kOutput = "Output";
-constexpr const char* kReliability = "Reliability";
-constexpr const char* kHangs = "Hangs and stacks";
-constexpr const char* kRendezvous = "Rendezvous";
-constexpr const char* kCompatibility = "Accepted for torchrun compatibility";
+using namespace option_group;
 
 // The headings in the order the help shows them.
 constexpr const char* kGroups[] = {kTopology, kWorkers,    kOutput,       kReliability,
@@ -57,8 +52,6 @@ constexpr ValueOption kValueOptions[] = {
      "Address of node 0 (default 127.0.0.1). Slurm: first host of the node list"},
     {"master-port", "", &RunOptions::master_port, kTopology, "PORT",
      "Port of node 0's rendezvous (default 29500). Slurm: derived from the job and step id"},
-    {"max-restarts", "", &RunOptions::max_restarts, kReliability, "N",
-     "Restart the whole job up to N times after a failure (default 0)"},
     {"role", "", &RunOptions::role, kWorkers, "NAME", "Role name of the workers (default 'default')"},
     {"log-dir", "", &RunOptions::log_dir, kOutput, "DIR",
      "Write each worker's output to files under this folder"},
@@ -88,8 +81,6 @@ constexpr ValueOption kValueOptions[] = {
      "Address of this node as other nodes reach it"},
     {"shutdown-timeout", "", &RunOptions::shutdown_timeout, kReliability, "SECONDS",
      "Seconds between SIGTERM and SIGKILL when stopping workers (default 30)"},
-    {"rdzv-timeout", "", &RunOptions::rdzv_timeout, kRendezvous, "SECONDS",
-     "Seconds to wait for every node to join (default 300)"},
     {"port-range", "", &RunOptions::port_range, kRendezvous, "LOW-HIGH",
      "Range for the port derived from the Slurm job id (default 20000-32767)"},
     {"python", "", &RunOptions::python, kWorkers, "FILE",
@@ -102,19 +93,11 @@ constexpr ValueOption kValueOptions[] = {
      "$DLAUNCH_RDZV_TOKEN)"},
     {"rdzv-token-file", "", &RunOptions::rdzv_token_file, kRendezvous, "FILE",
      "File holding the rendezvous secret (readable by you only)"},
-    {"heartbeat-timeout", "", &RunOptions::heartbeat_timeout, kReliability, "SECONDS",
-     "Seconds of silence after which a node counts as lost and the job stops (default 30)"},
     {"preempt-signal", "", &RunOptions::preempt_signal, kReliability, "SIG",
      "Signal that warns of preemption or the time limit (e.g. USR1); forwarded to the workers"},
     {"spare-nodes", "", &RunOptions::spare_nodes, kReliability, "N",
      "Launchers beyond --nnodes that stand by and take a lost node's place (default 0; in a Slurm "
      "step of more nodes than --nnodes: the difference)"},
-    {"min-nodes", "", &RunOptions::min_nodes, kReliability, "N",
-     "Once no spare is left, go on after a lost node with fewer nodes, down to this many (default: "
-     "--nnodes, so the job ends)"},
-    {"node-fail-limit", "", &RunOptions::node_fail_limit, kReliability, "N",
-     "Bench a node whose workers fail first this many rounds in a row, when a spare can take its "
-     "place (default 2; 0: never)"},
     {"exit-code-file", "", &RunOptions::exit_code_file, kOutput, "FILE",
      "File the launcher that speaks for the job writes the job's exit code to as soon as its verdict "
      "is in (dlaunch submit's job script ends the step by it)"},
@@ -122,17 +105,6 @@ constexpr ValueOption kValueOptions[] = {
      "In a Slurm batch job: when the launcher that speaks for the job is not on the batch host "
      "(slot 0's), it cancels the job this long after its verdict unless the batch script ended it "
      "first (the batch host was lost); dlaunch submit sets it"},
-    {"hang-timeout", "", &RunOptions::hang_timeout, kHangs, "SECONDS",
-     "Seconds without progress on any rank (output, or a new step on $DLAUNCH_PROGRESS_FD) after "
-     "which the job is hung: every worker's stack is captured and reported, then the job stops "
-     "(exit code 124) (default 0: never)"},
-    {"straggler-lag", "", &RunOptions::straggler_lag, kHangs, "STEPS",
-     "Name a rank as a straggler while it is more than this many steps behind the median step "
-     "(needs steps on $DLAUNCH_PROGRESS_FD; default 0: off)"},
-    {"stack-timeout", "", &RunOptions::stack_timeout, kHangs, "SECONDS",
-     "Seconds each stack tool (eu-stack, gdb) may take per worker in a capture (default 5)"},
-    {"gate-timeout", "", &RunOptions::gate_timeout, kReliability, "SECONDS",
-     "With --gate: seconds the launchers may take to arrive, and then the gate's check (default 60)"},
     {"kill-escaped", "", &RunOptions::kill_escaped, kReliability, "subreaper|cgroup|off",
      "How processes that leave their worker's process group (setsid daemons) are caught: "
      "subreaper (default: the launcher adopts and kills them after each round), cgroup (a cgroup "
@@ -156,10 +128,6 @@ constexpr FlagOption kFlagOptions[] = {
      "Let nodes run different numbers of workers (otherwise the rendezvous refuses a mismatch)"},
     {"stop-on-stdin-close", "", &RunOptions::stop_on_stdin_close, kReliability,
      "Stop the job when standard input closes (dlaunch ssh keeps it open for the job's life)"},
-    {"gate", "", &RunOptions::gate, kReliability,
-     "Before the first attempt, check every node (spares too): a verified all-reduce, then the "
-     "bandwidth of node pairs; bench nodes that fail, do not arrive or run under half the median "
-     "link, and start on the healthy ones"},
     {"log-dir-required", "", &RunOptions::log_dir_required, kOutput,
      "Stop the job when a worker's log file cannot be written (default: say so, show the output "
      "on the console and go on)"},
@@ -203,6 +171,15 @@ void apply_environment_fallbacks(RunOptions& options, const std::vector<std::str
     if (auto value = environment.get(variable))
       options.*option.field = parse_env_flag(variable, *value);
   }
+  for (const auto& option : job_options()) {
+    if (was_given(option.name)) continue;
+    std::string variable = pet_variable(option.name);
+    auto value = environment.get(variable);
+    if (!value) continue;
+    // A flag set to 0 in the environment is a flag not given.
+    if (option.is_flag() && !parse_env_flag(variable, *value)) continue;
+    options.job[option.name] = Setting{option.is_flag() ? "true" : *value, variable};
+  }
 }
 
 bool left_out(const char* name, const std::vector<std::string>& leave_out) {
@@ -222,6 +199,17 @@ void add_group(CLI::App& app, std::string_view group, const std::vector<std::str
   for (const auto& option : kFlagOptions) {
     if (group != option.group || left_out(option.name, leave_out)) continue;
     app.add_flag(cli_names(option.name, option.short_name))->description(option.help)->group(option.group);
+  }
+  for (const auto& option : job_options()) {
+    if (group != option.group || left_out(option.name, leave_out)) continue;
+    if (option.is_flag()) {
+      app.add_flag(cli_names(option.name, ""))->description(option.help)->group(option.group);
+    } else {
+      app.add_option(cli_names(option.name, ""))
+          ->description(option.help)
+          ->group(option.group)
+          ->type_name(option.placeholder);
+    }
   }
 }
 
@@ -283,6 +271,12 @@ RunOptions run_options_from(const CLI::App& app, const util::Environment& enviro
     options.*option.field = true;
     given.push_back(option.name);
   }
+  for (const auto& option : job_options()) {
+    std::string name = std::string("--") + option.name;
+    if (app.count(name) == 0) continue;
+    options.job[option.name] = Setting{option.is_flag() ? "true" : app.get_option(name)->as<std::string>(), name};
+    given.push_back(option.name);
+  }
   apply_environment_fallbacks(options, given, environment);
   options.command = util::program_after_options(app);
   return options;
@@ -310,20 +304,32 @@ bool spells(std::string_view arg, const char* name, const char* short_name) {
          (*short_name != '\0' && given == std::string("-") + short_name);
 }
 
-const ValueOption* find_value_option(std::string_view arg) {
+// The dashed name of the valued option ARG spells; nullptr when none.
+const char* valued_option_name(std::string_view arg) {
   for (const auto& option : kValueOptions) {
-    if (spells(arg, option.name, option.short_name)) return &option;
+    if (spells(arg, option.name, option.short_name)) return option.name;
+  }
+  for (const auto& option : job_options()) {
+    if (!option.is_flag() && spells(arg, option.name, "")) return option.name;
   }
   return nullptr;
+}
+
+bool spells_flag(std::string_view arg) {
+  for (const auto& option : kFlagOptions) {
+    if (spells(arg, option.name, option.short_name)) return true;
+  }
+  for (const auto& option : job_options()) {
+    if (option.is_flag() && spells(arg, option.name, "")) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 RunOptionKind run_option_kind(std::string_view arg) {
-  if (find_value_option(arg)) return RunOptionKind::kValued;
-  for (const auto& option : kFlagOptions) {
-    if (spells(arg, option.name, option.short_name)) return RunOptionKind::kFlag;
-  }
+  if (valued_option_name(arg)) return RunOptionKind::kValued;
+  if (spells_flag(arg)) return RunOptionKind::kFlag;
   return RunOptionKind::kUnknown;
 }
 
@@ -333,12 +339,12 @@ std::optional<std::string> run_option_value(const std::vector<std::string>& args
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") break;
-    const ValueOption* option = find_value_option(arg);
+    const char* option = valued_option_name(arg);
     if (!option) continue;
     std::optional<std::string> value;
     if (auto equals = arg.find('='); equals != std::string::npos) value = arg.substr(equals + 1);
     else if (i + 1 < args.size()) value = args[++i];
-    if (name == std::string("--") + option->name) found = value;
+    if (name == std::string("--") + option) found = value;
   }
   return found;
 }

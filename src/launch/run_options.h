@@ -5,6 +5,7 @@
 // this file knows about spelling and nothing about meaning.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +30,6 @@ struct RunOptions {
   std::optional<Setting> node_rank;
   std::optional<Setting> master_addr;
   std::optional<Setting> master_port;
-  std::optional<Setting> max_restarts;
   std::optional<Setting> role;
   std::optional<Setting> log_dir;
   std::optional<Setting> redirects;
@@ -49,14 +49,12 @@ struct RunOptions {
 
   // dlaunch's own.
   std::optional<Setting> shutdown_timeout;
-  std::optional<Setting> rdzv_timeout;
   std::optional<Setting> port_range;
   std::optional<Setting> python;
   std::optional<Setting> prefix;
   std::optional<Setting> rdzv_token;       // the secret itself (visible in ps: prefer the file or env)
   std::optional<Setting> rdzv_token_file;  // a file holding the secret
   bool rdzv_token_derive = false;          // opt in to a token derived from the job's identity
-  std::optional<Setting> heartbeat_timeout;
   std::optional<Setting> preempt_signal;   // the signal that warns of preemption (USR1, ...)
   bool requeue = false;                    // requeue the Slurm job after a preemption signal
   bool allow_uneven = false;               // nodes may run different numbers of workers
@@ -65,15 +63,12 @@ struct RunOptions {
   std::optional<Setting> console_overflow;  // block or drop
   bool log_dir_required = false;           // a log file that cannot be written stops the job
   std::optional<Setting> spare_nodes;      // launchers beyond --nnodes that stand by
-  std::optional<Setting> min_nodes;        // go on with fewer nodes, down to this, once no spare is left
-  std::optional<Setting> node_fail_limit;  // bench a node whose workers fail first this often in a row
   std::optional<Setting> exit_code_file;   // the launcher that speaks for the job writes its exit code here
   std::optional<Setting> end_job_after;    // a Slurm batch job whose batch host was lost is cancelled this long after its verdict
-  std::optional<Setting> hang_timeout;     // seconds without progress on any rank: the job is hung
-  std::optional<Setting> straggler_lag;    // steps behind the median that make a rank a straggler
-  std::optional<Setting> stack_timeout;    // seconds each stack tool may take per worker
-  bool gate = false;                       // check every node before the first attempt; bench bad ones
-  std::optional<Setting> gate_timeout;     // seconds for launchers to arrive, then for the gate's check
+
+  // The options that set the job's shared settings (launch/job_options.h),
+  // by name ("hang-timeout"), as given; a flag's value is "true".
+  std::map<std::string, Setting> job;
 
   // PROGRAM [ARGS...], untouched.
   std::vector<std::string> command;

@@ -51,7 +51,7 @@ void set_torchrun_variables(util::Environment& environment, const LaunchConfig& 
   environment.set("MASTER_ADDR", world.worker_master_addr);
   environment.set("MASTER_PORT", text(world.worker_master_port));
   environment.set("TORCHELASTIC_RESTART_COUNT", text(restart_count));
-  environment.set("TORCHELASTIC_MAX_RESTARTS", text(config.max_restarts));
+  environment.set("TORCHELASTIC_MAX_RESTARTS", text(config.job.max_restarts));
   environment.set("TORCHELASTIC_RUN_ID", world.run_id);
   // Worker rank 0 hosts the process-group store itself on MASTER_PORT.
   environment.set("TORCHELASTIC_USE_AGENT_STORE", "False");

@@ -1,9 +1,10 @@
 // The settings of a job that every launcher and node 0's service share,
-// declared once: the command line sets them (launch/coordinator_choice.cc),
+// declared once: the command line sets them (a row each in
+// launch/job_options.cc; launch/launch_config adds the topology's sizes),
 // a launcher's coordinator keeps them (rendezvous/rendezvous_coordinator.h)
 // and hands them whole to the service it hosts (service/rendezvous_server.h).
-// A new option node 0's service uses is a field here, set there, used in
-// the service: no copy between settings structs.
+// A new option node 0's service uses is a row there, a field here and the
+// code that uses it: no copy between settings structs.
 #pragma once
 
 #include <chrono>

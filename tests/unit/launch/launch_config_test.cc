@@ -238,9 +238,9 @@ TEST(LaunchConfig, StreamRoutingParsesTorchrunValues) {
 
 TEST(LaunchConfig, RdzvConfJoinTimeoutIsHonoured) {
   auto config = resolve({"--rdzv-conf", "join_timeout=12,other=1"}, {});
-  EXPECT_EQ(config.rdzv_timeout, std::chrono::seconds(12));
+  EXPECT_EQ(config.job.join_timeout, std::chrono::seconds(12));
   auto explicit_wins = resolve({"--rdzv-conf", "join_timeout=12", "--rdzv-timeout", "5"}, {});
-  EXPECT_EQ(explicit_wins.rdzv_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(explicit_wins.job.join_timeout, std::chrono::seconds(5));
 }
 
 // What a bad value's InputError says, or "no error".
@@ -373,20 +373,20 @@ TEST(LaunchConfig, TheBatchStepNeverDerivesSpares) {
 }
 
 TEST(LaunchConfig, MinNodesRunsFromOneToNnodes) {
-  EXPECT_EQ(resolve({"--nnodes", "2"}, {}).min_nodes, 2);
-  EXPECT_EQ(resolve({"--nnodes", "2", "--min-nodes", "1"}, {}).min_nodes, 1);
-  EXPECT_EQ(resolve({"--nnodes", "2", "--min-nodes", "2"}, {}).min_nodes, 2);
+  EXPECT_EQ(resolve({"--nnodes", "2"}, {}).job.min_nodes, 2);
+  EXPECT_EQ(resolve({"--nnodes", "2", "--min-nodes", "1"}, {}).job.min_nodes, 1);
+  EXPECT_EQ(resolve({"--nnodes", "2", "--min-nodes", "2"}, {}).job.min_nodes, 2);
   for (const char* value : {"0", "3", "x"}) {
     std::string refused = error_of({"--nnodes", "2", "--min-nodes", value}, {});
     EXPECT_NE(refused.find("--min-nodes"), std::string::npos) << value << ": " << refused;
   }
-  EXPECT_EQ(resolve({}, {{"PET_NNODES", "4"}, {"PET_MIN_NODES", "3"}}).min_nodes, 3);
+  EXPECT_EQ(resolve({}, {{"PET_NNODES", "4"}, {"PET_MIN_NODES", "3"}}).job.min_nodes, 3);
 }
 
 TEST(LaunchConfig, NodeFailLimitDefaultsToTwo) {
-  EXPECT_EQ(resolve({}, {}).node_fail_limit, 2);
-  EXPECT_EQ(resolve({"--node-fail-limit", "0"}, {}).node_fail_limit, 0);
-  EXPECT_EQ(resolve({"--node-fail-limit", "5"}, {}).node_fail_limit, 5);
+  EXPECT_EQ(resolve({}, {}).job.node_fail_limit, 2);
+  EXPECT_EQ(resolve({"--node-fail-limit", "0"}, {}).job.node_fail_limit, 0);
+  EXPECT_EQ(resolve({"--node-fail-limit", "5"}, {}).job.node_fail_limit, 5);
   std::string negative = error_of({"--node-fail-limit", "-1"}, {});
   EXPECT_NE(negative.find("--node-fail-limit"), std::string::npos) << negative;
   EXPECT_NE(error_of({"--node-fail-limit", "1000001"}, {}), "no error");

@@ -57,7 +57,7 @@ class LauncherTest : public ::testing::Test {
     made.topology.master_addr = {"127.0.0.1", "test"};
     made.topology.run_id = {"t", "test"};
     made.command = {"/bin/sh", "-c", script};
-    made.max_restarts = max_restarts;
+    made.job.max_restarts = max_restarts;
     made.log_dir = dir_ + "/logs";
     made.kill_escaped = {KillEscaped::kOff, "test"};  // this test process stays no subreaper
     return made;
@@ -80,10 +80,10 @@ class LauncherTest : public ::testing::Test {
         if (taken_over_)
           return std::unique_ptr<rendezvous::LocalCoordinator>(std::make_unique<TakenOverCoordinator>("127.0.0.1", std::nullopt,
                                                         launch.topology.nproc_per_node.value, "t",
-                                                        launch.max_restarts));
+                                                        launch.job.max_restarts));
         return std::make_unique<rendezvous::LocalCoordinator>("127.0.0.1", std::nullopt,
                                                               launch.topology.nproc_per_node.value, "t",
-                                                              launch.max_restarts);
+                                                              launch.job.max_restarts);
       });
     } catch (...) {
       output_ = ::testing::internal::GetCapturedStdout() + ::testing::internal::GetCapturedStderr();

@@ -54,7 +54,7 @@ TEST(RunOptions, PetVariablesFillWhatTheCommandLineLeftOut) {
   EXPECT_EQ(options.nnodes->source, "--nnodes");
   EXPECT_EQ(options.nproc_per_node->value, "3");
   EXPECT_EQ(options.nproc_per_node->source, "PET_NPROC_PER_NODE");
-  EXPECT_EQ(options.max_restarts->value, "4");
+  EXPECT_EQ(options.job.at("max-restarts").value, "4");
   EXPECT_TRUE(options.standalone);
 }
 

@@ -15,7 +15,7 @@ LaunchConfig two_node_config(int node_rank) {
   config.topology.node_rank = {node_rank, "test"};
   config.topology.nproc_per_node = {3, "test"};
   config.command = {"/bin/true"};
-  config.max_restarts = 2;
+  config.job.max_restarts = 2;
   return config;
 }
 
