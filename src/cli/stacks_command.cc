@@ -140,6 +140,16 @@ JobTarget find_target(const StacksRequest& request) {
   return target;
 }
 
+// Node 0 wants the job's token, and none was found: a --log-dir holds
+// none (a submission folder and dlaunch ssh's own folder do).
+std::string no_token_for(const JobTarget& target) {
+  return fmt::format("node 0 of the job in {} ({}:{}) requires the job's token, and dlaunch stacks has none (no "
+                     "rdzv.token in the folder, no --rdzv-token-file, no ${}). Give --rdzv-token-file FILE or "
+                     "${}, or, for a dlaunch ssh job, the folder it named at its start (it holds the token)",
+                     target.folder.empty() ? "--master" : target.folder, target.endpoint.address,
+                     target.endpoint.port, launch::kTokenVariable, launch::kTokenVariable);
+}
+
 // Node 0's service gathers every node's stacks.
 Captured ask_the_service(const JobTarget& target, const StacksRequest& request) {
   process::SignalChannel signals;
@@ -149,7 +159,13 @@ Captured ask_the_service(const JobTarget& target, const StacksRequest& request) 
   settings.token = target.token;
   settings.run_id = target.endpoint.run_id;
   settings.timeout = std::chrono::seconds(request.timeout_s);
-  rendezvous::Observed observed = rendezvous::observe_stacks(settings, signals);
+  rendezvous::Observed observed;
+  try {
+    observed = rendezvous::observe_stacks(settings, signals);
+  } catch (const util::InputError&) {
+    if (target.token) throw;
+    throw util::InputError(no_token_for(target));
+  }
   if (observed.workers.empty()) return {observed.headline, {}};
   return {fmt::format("{} ({}:{}, {})", observed.headline, settings.master_addr, settings.port, util::local_time_now()),
           std::move(observed.workers)};
