@@ -108,6 +108,31 @@ expect_contains "RUNNING, not the earlier run's FAILED" "$(cat "$OUT")" "): RUNN
 touch "$TEST_DIR/release"
 wait_pid 60 "$LAUNCHER"
 
+section "two nodes in one --log-dir (as dlaunch ssh's hosts on a shared folder), with a token"
+T=$TEST_DIR/two
+rm -f "$TEST_DIR/release"
+PORT=$(free_port)
+export DLAUNCH_RDZV_TOKEN=0123456789abcdef0123456789abcdef
+for node in 1 0; do
+  HOLD=1 timeout -k 5 "$RUN_LIMIT" "$DLAUNCH" run --nnodes 2 --node-rank "$node" --nproc-per-node 1 \
+    --master-addr 127.0.0.1 --master-port "$PORT" --log-dir "$T" "$WORKER" >"$TEST_DIR/node$node.out" 2>&1 &
+done
+two_started() { grep -qs 'line 1' "$T/attempt_0/rank0/stdout.log" && grep -qs 'line 1' "$T/attempt_0/rank1/stdout.log"; }
+wait_until 30 two_started
+expect_exit 0 "$DLAUNCH" status "$T"
+expect_contains "RUNNING, two nodes of one worker" "$(cat "$OUT")" "2 x 1 worker(s)"
+if command -v eu-stack >/dev/null && command -v gdb >/dev/null; then
+  expect_exit 0 "$DLAUNCH" stacks "$T"
+  expect_contains "stacks through node 0's service, with the token" "$(cat "$OUT")" "stacks of 2 ranks"
+fi
+unset DLAUNCH_RDZV_TOKEN
+expect_exit 2 "$DLAUNCH" stacks "$T"
+expect_contains "without the token: where to find it" "$(cat "$ERR")" "requires the job's token, and dlaunch stacks has none"
+touch "$TEST_DIR/release"
+wait
+expect_exit 0 "$DLAUNCH" status "$T"
+expect_contains "then COMPLETED, from node 0's result" "$(cat "$OUT")" "): COMPLETED"
+
 section "a hang: the report it saved is named once the run ended"
 HUNG=$(write_worker hung.sh <<'EOF'
 echo "rank $RANK waits"
