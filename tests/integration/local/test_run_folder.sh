@@ -69,6 +69,7 @@ HOLD=1 timeout -k 5 "$RUN_LIMIT" "$DLAUNCH" run --nproc-per-node 2 --log-dir "$R
   >"$TEST_DIR/run.out" 2>"$TEST_DIR/run.err" &
 LAUNCHER=$!
 # The workers are in, and have said their first lines.
+# shellcheck disable=SC2317  # called through wait_until or expect_true
 logs_started() { grep -qs 'line 1' "$R/attempt_0/rank0/stdout.log" && grep -qs 'line 1' "$R/attempt_0/rank1/stdout.log"; }
 wait_until 30 logs_started
 expect_exit 0 "$DLAUNCH" status "$R"
@@ -81,6 +82,7 @@ if command -v eu-stack >/dev/null && command -v gdb >/dev/null; then
   expect_exit 0 "$DLAUNCH" stacks "$R"
   expect_contains "stacks: a live capture of the workers here" "$(cat "$OUT")" "live capture on"
   expect_contains "stacks: both ranks" "$(cat "$OUT")" "stacks of 2 ranks"
+  # shellcheck disable=SC2317  # called through wait_until or expect_true
   live_report_saved() { compgen -G "$R/stacks/live_*.txt" >/dev/null; }
   expect_true "the report is saved in the run's stacks/" live_report_saved
 else
@@ -101,6 +103,7 @@ rm -f "$TEST_DIR/release"
 HOLD=1 timeout -k 5 "$RUN_LIMIT" "$DLAUNCH" run --nproc-per-node 2 --log-dir "$R" "$WORKER" \
   >"$TEST_DIR/run.out" 2>"$TEST_DIR/run.err" &
 LAUNCHER=$!
+# shellcheck disable=SC2317  # called through wait_until or expect_true
 new_attempt_started() { [ "$R/attempt_0/node0.json" -nt "$R/result.json" ] && logs_started; }
 wait_until 30 new_attempt_started
 expect_exit 0 "$DLAUNCH" status "$R"
@@ -117,6 +120,7 @@ for node in 1 0; do
   HOLD=1 timeout -k 5 "$RUN_LIMIT" "$DLAUNCH" run --nnodes 2 --node-rank "$node" --nproc-per-node 1 \
     --master-addr 127.0.0.1 --master-port "$PORT" --log-dir "$T" "$WORKER" >"$TEST_DIR/node$node.out" 2>&1 &
 done
+# shellcheck disable=SC2317  # called through wait_until or expect_true
 two_started() { grep -qs 'line 1' "$T/attempt_0/rank0/stdout.log" && grep -qs 'line 1' "$T/attempt_0/rank1/stdout.log"; }
 wait_until 30 two_started
 expect_exit 0 "$DLAUNCH" status "$T"
