@@ -10,6 +10,7 @@
 #include "process/signal_channel.h"
 #include "launch/job_options.h"
 #include "launch/token_setting.h"
+#include "launch/torchrun_compat.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_context.h"
 #include "util/error.h"
@@ -294,10 +295,20 @@ std::optional<Setting> join_timeout_from_conf(const std::optional<Setting>& conf
   return std::nullopt;
 }
 
-std::vector<int> parse_rank_list(const Setting& setting) {
+// The local ranks SETTING lists, each one this node runs (NPROC workers):
+// a filter that names none of them would hide every line without a word.
+std::vector<int> parse_rank_list(const Setting& setting, const util::Sourced<int>& nproc) {
   std::vector<int> ranks;
-  for (const auto& item : util::split(setting.value, ','))
-    ranks.push_back(static_cast<int>(util::parse_int_in_range(item, 0, 1 << 20, setting.source)));
+  for (const auto& item : util::split(setting.value, ',')) {
+    auto rank = static_cast<int>(util::parse_int_in_range(item, 0, 1 << 20, setting.source));
+    if (rank >= nproc.value)
+      throw util::InputError(fmt::format(
+          "{} '{}' names local rank {}, but this node runs {} worker{} (local ranks 0-{}, from {}); give "
+          "local ranks of this node",
+          setting.source, setting.value, rank, nproc.value, nproc.value == 1 ? "" : "s", nproc.value - 1,
+          nproc.source));
+    ranks.push_back(rank);
+  }
   return ranks;
 }
 
@@ -469,16 +480,21 @@ StreamRouting parse_stream_routing(const Setting& setting) {
 }
 
 LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment) {
+  check_torchrun_options(options);
   LaunchConfig config;
   config.topology = resolve_topology(options, environment);
+  for (auto& notice : torchrun_ignored_notices(options)) config.topology.notices.push_back(std::move(notice));
   config.command = worker_command(options, environment);
   if (options.role) config.role = options.role->value;
   if (options.shutdown_timeout) config.shutdown_timeout = parse_seconds(*options.shutdown_timeout);
   if (options.log_dir) config.log_dir = options.log_dir->value;
   if (options.redirects) config.redirects = parse_stream_routing(*options.redirects);
   if (options.tee) config.tee = parse_stream_routing(*options.tee);
-  if (options.local_ranks_filter) config.local_ranks_filter = parse_rank_list(*options.local_ranks_filter);
+  if (options.local_ranks_filter)
+    config.local_ranks_filter = parse_rank_list(*options.local_ranks_filter, config.topology.nproc_per_node);
   if (options.prefix) config.prefix_template = options.prefix->value;
+  if (options.log_line_prefix_template)
+    config.prefix_template = prefix_from_torchrun_template(*options.log_line_prefix_template);
   resolve_reliability(config, options, environment);
   return config;
 }

@@ -61,6 +61,10 @@ constexpr ValueOption kValueOptions[] = {
      "Send worker streams to files and the console (same values as -r)"},
     {"local-ranks-filter", "", &RunOptions::local_ranks_filter, kOutput, "LIST",
      "Show console output only of these local ranks (e.g. 0 or 0,2)"},
+    {"log-line-prefix-template", "", &RunOptions::log_line_prefix_template, kOutput, "TEMPLATE",
+     "torchrun's console line prefix: ${rank} ${local_rank} ${role_name}, and ${hostname} (or use --prefix)"},
+    {"logs-specs", "", &RunOptions::logs_specs, kCompatibility, "NAME",
+     "Accepted for torchrun compatibility; dlaunch files worker logs under --log-dir itself"},
     {"console-overflow", "", &RunOptions::console_overflow, kOutput, "block|drop",
      "When the console takes output slower than the workers write it (srun, ssh, a slow pipe): "
      "block (default: the workers' writes wait, as on a slow terminal; nothing is lost) or drop "
@@ -191,10 +195,12 @@ bool left_out(const char* name, const std::vector<std::string>& leave_out) {
 void add_group(CLI::App& app, std::string_view group, const std::vector<std::string>& leave_out) {
   for (const auto& option : kValueOptions) {
     if (group != option.group || left_out(option.name, leave_out)) continue;
+    // As torchrun (argparse): an option given twice takes the last value.
     app.add_option(cli_names(option.name, option.short_name))
         ->description(option.help)
         ->group(option.group)
-        ->type_name(option.placeholder);
+        ->type_name(option.placeholder)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   for (const auto& option : kFlagOptions) {
     if (group != option.group || left_out(option.name, leave_out)) continue;
@@ -208,7 +214,8 @@ void add_group(CLI::App& app, std::string_view group, const std::vector<std::str
       app.add_option(cli_names(option.name, ""))
           ->description(option.help)
           ->group(option.group)
-          ->type_name(option.placeholder);
+          ->type_name(option.placeholder)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
   }
 }

@@ -42,6 +42,8 @@ struct RunOptions {
   std::optional<Setting> monitor_interval;  // accepted for compatibility; supervision is event-driven
   std::optional<Setting> start_method;      // accepted for compatibility; workers are always exec'd
   std::optional<Setting> local_addr;
+  std::optional<Setting> log_line_prefix_template;  // torchrun's ${rank} form of --prefix
+  std::optional<Setting> logs_specs;                // accepted for compatibility; logs go under --log-dir
   bool standalone = false;
   bool no_python = false;
   bool module = false;

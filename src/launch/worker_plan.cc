@@ -83,8 +83,10 @@ void route_streams(WorkerSpec& worker, const LaunchConfig& config) {
   bool shown = !config.local_ranks_filter ||
                std::find(config.local_ranks_filter->begin(), config.local_ranks_filter->end(),
                          worker.local_rank) != config.local_ranks_filter->end();
-  worker.stdout_to_console = shown && !(redirected & kStdout);
-  worker.stderr_to_console = shown && !(redirected & kStderr);
+  // As torchrun: a stream both redirected and teed is teed (torchrun
+  // redirects it to its file, then tails the file to the console).
+  worker.stdout_to_console = shown && (!(redirected & kStdout) || (teed & kStdout));
+  worker.stderr_to_console = shown && (!(redirected & kStderr) || (teed & kStderr));
 }
 
 }  // namespace

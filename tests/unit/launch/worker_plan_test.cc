@@ -180,5 +180,16 @@ TEST(WorkerPlan, StreamRouting) {
   EXPECT_TRUE(plan.workers[0].stdout_file);  // the filter only affects the console
 }
 
+TEST(WorkerPlan, AStreamBothRedirectedAndTeedIsTeedAsUnderTorchrun) {
+  auto config = two_node_config(1);
+  config.redirects = parse_stream_routing(Setting{"3", "-r"});
+  config.tee = parse_stream_routing(Setting{"1", "-t"});
+  auto plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  EXPECT_TRUE(plan.workers[0].stdout_to_console) << "teed: file and console";
+  EXPECT_TRUE(plan.workers[0].stdout_file);
+  EXPECT_FALSE(plan.workers[0].stderr_to_console) << "only redirected: file only";
+  EXPECT_TRUE(plan.workers[0].stderr_file);
+}
+
 }  // namespace
 }  // namespace dlaunch::launch
