@@ -66,7 +66,10 @@ void print_run_rows(const submit::SubmissionRecord& record, const submit::JobSta
 }
 
 void print_submission_rows(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
-  if (record.job_id.empty())
+  if (record.never_submitted)
+    fmt::print("{} ({}: no Slurm job id): {}\n", record.name,
+               record.never_submitted->may_be_queued ? "sbatch printed no job id" : "never submitted", status.state);
+  else if (record.job_id.empty())
     fmt::print("{} (run with --srun, no Slurm job id): {}\n", record.name, submit::state_text(status));
   else
     fmt::print("job {} ({}): {}\n", record.job_id, record.name, submit::state_text(status));
@@ -124,7 +127,8 @@ int status_command(const CommandArgs& args) {
   }
   if (request.json) fmt::print("{}\n", submit::status_json(found.record, status).dump(2));
   else print_status(found.record, status);
-  return 0;
+  // A job sbatch refused is no job: scripts that ask for it must not go on.
+  return status.state == submit::kNotSubmittedState ? util::kExitFailure : util::kExitSuccess;
 }
 
 util::CommandLineSpec status_command_line() { return command_line_of(kDescription, "dlaunch status", configure_app); }

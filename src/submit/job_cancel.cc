@@ -67,6 +67,9 @@ std::string how_to_stop_a_run(const SubmissionRecord& record) {
 
 CancelOutcome cancel_job(const SubmissionRecord& record, const CancelRequest& request) {
   if (record.run_log_dir) throw util::InputError(how_to_stop_a_run(record));
+  if (record.never_submitted)
+    throw util::InputError(fmt::format("{} has no Slurm job id ({}): there is no job for dlaunch to cancel",
+                                       record.folder, never_submitted_summary(*record.never_submitted)));
   if (record.job_id.empty())
     throw util::InputError(fmt::format("{} was run with --srun, not submitted: there is no Slurm job to "
                                        "cancel (Ctrl-C stops a --srun run)",

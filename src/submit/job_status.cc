@@ -175,6 +175,17 @@ void prefer_a_verdict_dlaunch_enforced(JobStatus& status) {
   status.exit_code = status.verdict->exit_code;
 }
 
+// sbatch refused the job: there is no Slurm job, and never will be
+// (never_submitted.h). sbatch exiting 0 without a job id leaves it unknown.
+JobStatus never_submitted_status(const NeverSubmitted& why) {
+  JobStatus status;
+  status.state = why.may_be_queued ? "UNKNOWN" : kNotSubmittedState;
+  status.reason = never_submitted_summary(why);
+  status.source = fmt::format("dlaunch submit at {}: {} said: {}", why.recorded, why.program,
+                              never_submitted_message(why));
+  return status;
+}
+
 }  // namespace
 
 std::vector<ArrayTask> parse_sacct(const std::string& output) {
@@ -209,6 +220,7 @@ std::vector<ArrayTask> query_sacct(const std::string& job_id) {
 
 JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::JobInfo>& records,
                      const std::vector<ArrayTask>& accounted) {
+  if (record.never_submitted) return never_submitted_status(*record.never_submitted);
   JobStatus status;
   add_run_result(status, record.folder);
   if (!record.tasks.empty()) {
@@ -295,7 +307,8 @@ bool has_ended(const JobStatus& status, std::optional<int> task) {
   std::string state = status.state;
   for (const auto& each : status.tasks)
     if (task && each.index == *task) state = each.state;
-  return slurm::is_final_state(state) || (state == "UNKNOWN" && status.slurm_answered);
+  return slurm::is_final_state(state) || state == kNotSubmittedState ||
+         (state == "UNKNOWN" && status.slurm_answered);
 }
 
 std::string state_text(const JobStatus& status) {

@@ -74,7 +74,8 @@ JobStatus job_status(const SubmissionRecord& record, const std::vector<slurm::Jo
 JobStatus current_status(const SubmissionRecord& record);
 
 // Whether the job (STATUS, or its task TASK) has ended for sure: a final
-// state, or Slurm answered that it no longer knows it. A controller that
+// state, never submitted (NOT-SUBMITTED), or Slurm answered that it no
+// longer knows it. A controller that
 // does not answer says nothing about the job.
 bool has_ended(const JobStatus& status, std::optional<int> task = std::nullopt);
 

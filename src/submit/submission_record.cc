@@ -169,6 +169,7 @@ SubmissionRecord read_submission(const std::string& folder) {
       if (word.is_string()) record.command.push_back(word.get<std::string>());
   }
   record.tasks = read_tasks(record.folder);
+  record.never_submitted = read_never_submitted(record.folder);
   return record;
 }
 

@@ -6,6 +6,7 @@
 //   task_<i>/     a task's own folder (config.json, slurm log, logs/)
 //   state.json    the last final state dlaunch saw from Slurm (for when
 //                 Slurm has forgotten the job: MinJobAge)
+//   not_submitted.json  sbatch refused the job: its words (never_submitted.h)
 // and node rank 0's dlaunch run writes logs/result.json (launch/run_record.h).
 // A --log-dir of dlaunch run or dlaunch ssh holds what logs/ holds, without
 // a submission around it: it is read back as a record too (run_folder.h).
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "submit/never_submitted.h"
 
 namespace dlaunch::submit {
 
@@ -49,6 +52,8 @@ struct SubmissionRecord {
   // no submission, no Slurm job; its state is its result.json, or what
   // runs on this host (run_folder.h).
   bool run_log_dir = false;
+  // sbatch refused the job (or printed no job id): no Slurm job to ask about.
+  std::optional<NeverSubmitted> never_submitted;
 };
 
 // Reads FOLDER. Throws InputError when it is not a submission folder (no
