@@ -43,6 +43,7 @@
 #include "job_script_reader.h"
 #include "launch/run_options.h"
 #include "submit/job_script.h"
+#include "submit/resource_request.h"
 #include "submit/submit_settings.h"
 #include "util/error.h"
 #include "util/shell_words.h"
@@ -191,12 +192,19 @@ std::vector<std::string> expected_options(const Inputs& inputs, const submit::Jo
     if (name == "job-name" && !value) value = request.job_name;
     if (value) options.push_back("--" + name + "=" + *value);
   }
-  std::int64_t gpus = *settings.integer("gpus-per-node");
+  // A GPU request among the sbatch-args replaces dlaunch's own and may set
+  // the count (submit/resource_request.h); without one, the setting's.
+  std::int64_t gpus = request.gpus_per_node;
+  if (request.own_gpu_request) check(gpus == *settings.integer("gpus-per-node"), "the GPU count changed", "");
   bool task = settings.string("launch") == "task";
   options.push_back("--nodes=" + std::to_string(*settings.integer("nodes") + request.spare_nodes));
   options.push_back("--ntasks-per-node=" + std::to_string(task ? gpus : 1));
-  if (gpus > 0) options.push_back("--gpus-per-node=" + std::to_string(gpus));
-  if (auto cpus = settings.integer("cpus-per-gpu"))
+  if (gpus > 0 && request.own_gpu_request) options.push_back("--gpus-per-node=" + std::to_string(gpus));
+  // CPUs per worker, unless an sbatch-arg asks for CPUs or --exclusive has them all.
+  bool cpus_asked = !submit::cpu_request_in(request.sbatch_args) &&
+                    (!settings.flag("exclusive") || submit::given_by_user(settings, "cpus-per-gpu"));
+  check(request.cpus_per_worker.has_value() == cpus_asked, "CPUs asked for against the rules", "");
+  if (auto cpus = request.cpus_per_worker)
     options.push_back("--cpus-per-task=" +
                       std::to_string(task ? *cpus : *cpus * std::max<std::int64_t>(1, gpus)));
   if (settings.flag("exclusive")) options.push_back("--exclusive");

@@ -10,6 +10,8 @@
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
 #include "launch/token_setting.h"
+#include "submit/job_name.h"
+#include "submit/resource_request.h"
 #include "submit/script_value.h"
 #include "util/error.h"
 #include "util/signal_names.h"
@@ -17,36 +19,6 @@
 
 namespace dlaunch::submit {
 namespace {
-
-std::optional<int> small_int(const SubmitSettings& settings, const std::string& name, int low,
-                             int high) {
-  auto value = settings.integer(name);
-  if (!value) return std::nullopt;
-  if (*value < low || *value > high)
-    throw util::InputError(fmt::format("{} must be from {} to {}, got {} (from {})", name, low, high,
-                                 *value, settings.find(name)->source));
-  return static_cast<int>(*value);
-}
-
-// GPUs per node, from --gpus-per-node, or from --gpus (sbatch's -G: the
-// job's GPUs), which must split evenly: every node runs as many workers.
-int gpus_per_node(const SubmitSettings& settings, int nodes) {
-  const int per_node = small_int(settings, "gpus-per-node", 0, 1024).value_or(1);
-  auto total = small_int(settings, "gpus", 0, 1024 * 100000);
-  if (!total) return per_node;
-  const std::string& source = settings.find("gpus")->source;
-  const auto* given = settings.find("gpus-per-node");
-  if (given != nullptr && given->source != kBuiltInSource)
-    throw util::InputError(fmt::format("gpus (from {}) and gpus-per-node (from {}) both say how many GPUs the "
-                                       "job gets; give one of them",
-                                       source, given->source));
-  if (*total % nodes != 0 || *total / nodes > 1024)
-    throw util::InputError(fmt::format(
-        "gpus {} (from {}) must split evenly over the {} training node(s), at most 1024 each: dlaunch runs "
-        "the same number of workers on every node. Give a multiple of {}, or --gpus-per-node",
-        *total, source, nodes, nodes));
-  return *total / nodes;
-}
 
 LaunchMode launch_mode(const SubmitSettings& settings) {
   std::string mode = settings.string("launch").value_or("node");
@@ -94,6 +66,15 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
   return args;
 }
 
+// The CPUs dlaunch asks for each task: the CPUs per worker times the
+// node's workers with --launch node (one task runs them all), the CPUs per
+// worker with --launch task; nullopt when dlaunch asks for none.
+std::optional<int> cpus_per_task(const JobRequest& request) {
+  if (!request.cpus_per_worker) return std::nullopt;
+  if (request.launch == LaunchMode::kTask) return *request.cpus_per_worker;
+  return *request.cpus_per_worker * std::max(1, request.gpus_per_node);
+}
+
 // Options sbatch and srun share, in a stable order.
 std::vector<std::string> allocation_options(const JobRequest& request) {
   std::vector<std::string> options;
@@ -110,12 +91,10 @@ std::vector<std::string> allocation_options(const JobRequest& request) {
   options.push_back(fmt::format("--nodes={}", request.nodes + request.spare_nodes));
   int tasks_per_node = request.launch == LaunchMode::kTask ? request.gpus_per_node : 1;
   options.push_back(fmt::format("--ntasks-per-node={}", tasks_per_node));
-  if (request.gpus_per_node > 0) options.push_back(fmt::format("--gpus-per-node={}", request.gpus_per_node));
-  if (request.cpus_per_gpu) {
-    int per_task = request.launch == LaunchMode::kTask ? *request.cpus_per_gpu
-                                                       : *request.cpus_per_gpu * std::max(1, request.gpus_per_node);
-    options.push_back(fmt::format("--cpus-per-task={}", per_task));
-  }
+  // A GPU or CPU request among the sbatch args replaces dlaunch's own (resource_request.h).
+  if (request.gpus_per_node > 0 && request.own_gpu_request)
+    options.push_back(fmt::format("--gpus-per-node={}", request.gpus_per_node));
+  if (auto cpus = cpus_per_task(request)) options.push_back(fmt::format("--cpus-per-task={}", *cpus));
   if (request.exclusive) options.push_back("--exclusive");
   return options;
 }
@@ -346,21 +325,6 @@ std::string token_lines(const std::string& token_file) {
   return text;
 }
 
-// The job name when --job-name is not given: the program's file name (the
-// script of "python3 train.py", else the last word with a '/'). The user did
-// not type it as a job name, so a control character in it is replaced, not
-// refused: the program's arguments may hold anything.
-std::string derived_job_name(const std::vector<std::string>& command) {
-  std::string program = command.back();
-  for (const auto& word : command) {
-    if (word.find('/') != std::string::npos || word.ends_with(".py")) {
-      program = word;
-      if (word.ends_with(".py")) break;
-    }
-  }
-  return without_control_characters(program.substr(program.find_last_of('/') + 1));
-}
-
 // The submission folder is output-dir made absolute (under the current
 // folder when relative) and goes into #SBATCH --output and the script.
 void check_submission_folder(const std::string& folder, const SubmitSettings& settings) {
@@ -393,6 +357,16 @@ std::vector<std::string> sbatch_options(const JobRequest& request) {
   options.push_back("--open-mode=append");
   options.insert(options.end(), request.sbatch_args.begin(), request.sbatch_args.end());
   return options;
+}
+
+// The GPUs and CPUs the job asks for, from SETTINGS and the sbatch args.
+void take_resources(JobRequest& request, const SubmitSettings& settings) {
+  Resources resources =
+      resources_of(settings, request.sbatch_args, request.nodes, request.launch == LaunchMode::kTask);
+  request.gpus_per_node = resources.gpus_per_node;
+  request.own_gpu_request = resources.own_gpu_request;
+  request.cpus_per_worker = resources.cpus_per_worker;
+  request.step_cpus_per_task = resources.step_cpus_per_task;
 }
 
 // SETTING, when ASKED for, needs the dlaunch run on each node that
@@ -456,10 +430,8 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
     check_script_setting(name, value.value, value.source);
   check_submission_folder(submission_dir, settings);
   JobRequest request;
-  request.nodes = small_int(settings, "nodes", 1, 100000).value_or(1);
-  request.spare_nodes = small_int(settings, "spare-nodes", 0, 100000).value_or(0);
-  request.gpus_per_node = gpus_per_node(settings, request.nodes);
-  request.cpus_per_gpu = small_int(settings, "cpus-per-gpu", 1, 4096);
+  request.nodes = settings.bounded_integer("nodes", 1, 100000).value_or(1);
+  request.spare_nodes = settings.bounded_integer("spare-nodes", 0, 100000).value_or(0);
   request.partition = settings.string("partition");
   request.job_name = settings.string("job-name");
   if (!request.job_name && !command.empty()) request.job_name = derived_job_name(command);
@@ -475,6 +447,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   request.setup_lines = settings.list("setup");
   request.array = job_array_of(settings, request.sbatch_args);
   request.launch = launch_mode(settings);
+  take_resources(request, settings);
   if (request.launch == LaunchMode::kTask && request.gpus_per_node == 0)
     throw util::InputError("--launch task starts one task per GPU, so it needs --gpus-per-node 1 or more");
   if (request.launch == LaunchMode::kTask) {
@@ -488,13 +461,13 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   if (settings.integer("gate-timeout") && !settings.flag("gate"))
     throw util::InputError(fmt::format("gate-timeout (from {}) needs gate", settings.find("gate-timeout")->source));
   request.gate = settings.flag("gate");
-  request.min_nodes = small_int(settings, "min-nodes", 1, 100000).value_or(request.nodes);
+  request.min_nodes = settings.bounded_integer("min-nodes", 1, 100000).value_or(request.nodes);
   if (request.min_nodes > request.nodes)
     throw util::InputError(fmt::format("min-nodes {} (from {}) must be at most nodes ({}): it is the "
                                        "fewest nodes the job goes on with",
                                        request.min_nodes, settings.find("min-nodes")->source, request.nodes));
   // Refused now, as the launchers would refuse it on the nodes.
-  (void)small_int(settings, "heartbeat-timeout", 1, 7 * 24 * 3600);
+  (void)settings.bounded_integer("heartbeat-timeout", 1, 7 * 24 * 3600);
   request.run_args = run_arguments(settings);
   (void)shutdown_seconds(request.run_args);  // refused now, not on the nodes
   if (auto signal = settings.string("signal"))
@@ -516,11 +489,14 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
   std::vector<std::string> srun{"srun", fmt::format("--nodes={}", request.nodes + request.spare_nodes)};
   int tasks_per_node = request.launch == LaunchMode::kTask ? request.gpus_per_node : 1;
   srun.push_back(fmt::format("--ntasks-per-node={}", tasks_per_node));
-  if (request.gpus_per_node > 0) srun.push_back(fmt::format("--gpus-per-node={}", request.gpus_per_node));
+  // The user's own GPU request (an sbatch-arg) stays the job's: a step gets
+  // every GPU of the job on its nodes (srun's default). One task per GPU
+  // still needs the count.
+  if (request.gpus_per_node > 0 && (request.own_gpu_request || request.launch == LaunchMode::kTask))
+    srun.push_back(fmt::format("--gpus-per-node={}", request.gpus_per_node));
   // Since Slurm 22.05 a step does not inherit --cpus-per-task from the batch job.
-  for (const auto& option : allocation_options(request)) {
-    if (option.starts_with("--cpus-per-task=")) srun.push_back(option);
-  }
+  if (auto cpus = cpus_per_task(request)) srun.push_back(fmt::format("--cpus-per-task={}", *cpus));
+  if (request.step_cpus_per_task) srun.push_back(fmt::format("--cpus-per-task={}", *request.step_cpus_per_task));
   add_kill_on_bad_exit(srun, request);
   add_straggler_wait(srun, request);
   if (request.resv_ports) srun.push_back("--resv-ports=1");

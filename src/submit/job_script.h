@@ -62,8 +62,11 @@ struct JobRequest {
     return launch == LaunchMode::kNode && (spare_nodes > 0 || min_nodes < nodes);
   }
   bool gate = false;  // --gate: the job script copies the benched hosts up for --exclude
-  int gpus_per_node = 1;
-  std::optional<int> cpus_per_gpu;
+  int gpus_per_node = 1;     // workers per node (resource_request.h)
+  bool own_gpu_request = true;  // false: an sbatch-arg asks for the GPUs, not dlaunch
+  // CPUs per worker dlaunch asks for; nullopt: none (an sbatch-arg asks, or --exclusive).
+  std::optional<int> cpus_per_worker;
+  std::optional<int> step_cpus_per_task;  // the user's sbatch-arg -c N, repeated for the step
   std::optional<std::string> partition, job_name, time, account, qos, constraint, mem;
   bool exclusive = false;
   bool resv_ports = false;  // srun --resv-ports=1: Slurm picks the port, no derivation needed
@@ -90,8 +93,9 @@ struct JobRequest {
 // setting and its source for a control character in any value that reaches
 // the script or in SUBMISSION_DIR (script_value.h), values out of range, a
 // bad --signal, and --requeue without --signal, with --srun or with --launch
-// task. Without --job-name the job is named after the program's file name,
-// its control characters replaced by '_'.
+// task, and GPU or CPU requests that disagree (resource_request.h).
+// Without --job-name the job is named after the script or module the
+// command runs (job_name.h).
 JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::string> command,
                             std::string dlaunch_path, std::string submission_dir,
                             std::string timestamp);

@@ -85,11 +85,4 @@ void check_script_setting(std::string_view name, const Value& value, std::string
   }
 }
 
-std::string without_control_characters(std::string value) {
-  for (char& c : value) {
-    if (is_control(c)) c = '_';
-  }
-  return value;
-}
-
 }  // namespace dlaunch::submit

@@ -43,9 +43,4 @@ void check_script_text(std::string_view what, std::string_view value, std::strin
 // settings before a job request is made.
 void check_script_setting(std::string_view name, const Value& value, std::string_view source);
 
-// VALUE with every control character replaced by '_': for the values
-// dlaunch derives itself (the job name from the program's file name), which
-// the user did not type and should not be refused for.
-std::string without_control_characters(std::string value);
-
 }  // namespace dlaunch::submit

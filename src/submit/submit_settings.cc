@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/error.h"
+
 namespace dlaunch::submit {
 
 const std::vector<Key>& submit_keys() {
@@ -34,16 +36,23 @@ const std::vector<Key>& submit_keys() {
        "run --straggler-lag)", "Hangs and stacks", "STEPS"},
       {"stack-timeout", ValueKind::kInteger, "dlaunch run --stack-timeout on every node",
        "Hangs and stacks", "SECONDS"},
-      {"gpus-per-node", ValueKind::kInteger, "GPUs per node; one worker per GPU (sbatch --gpus-per-node)",
+      {"gpus-per-node", ValueKind::kInteger,
+       "GPUs per node; one worker per GPU (sbatch --gpus-per-node; a GPU request in --sbatch-arg, e.g. "
+       "--sbatch-arg=--gres=gpu:8, replaces it)",
        "Topology", "N"},
       {"gpus", ValueKind::kInteger,
        "The training nodes' GPUs together, as sbatch's -G counts them: the same number on every node, "
        "N / nodes (instead of --gpus-per-node)",
        "Topology", "N"},
-      {"cpus-per-gpu", ValueKind::kInteger, "CPUs per GPU; a node's task gets this x GPUs (sbatch --cpus-per-task)",
+      {"cpus-per-gpu", ValueKind::kInteger,
+       "CPUs per GPU, that is per worker: a node's task gets this x GPUs (sbatch --cpus-per-task; --launch "
+       "task: this per task). Default: the partition's DefCpuPerGPU when scontrol shows one, else 1; none "
+       "with --exclusive or when an --sbatch-arg asks for CPUs",
        "Topology", "N"},
       {"partition", ValueKind::kString, "Partition (sbatch --partition)", "Slurm", "NAME"},
-      {"job-name", ValueKind::kString, "Job name (sbatch --job-name; default: the program's name)",
+      {"job-name", ValueKind::kString,
+       "Job name (sbatch --job-name; default: the script or module the command runs, e.g. train for "
+       "train.py, mypkg.train for python3 -m mypkg.train)",
        "Slurm", "NAME"},
       {"time", ValueKind::kString, "Time limit, e.g. 1-00:00:00 (sbatch --time)", "Slurm", "TIME"},
       {"account", ValueKind::kString, "Account to charge (sbatch --account)", "Slurm", "NAME"},
@@ -154,6 +163,15 @@ std::optional<std::int64_t> SubmitSettings::integer(const std::string& name) con
   return std::get<std::int64_t>(found->value);
 }
 
+std::optional<int> SubmitSettings::bounded_integer(const std::string& name, int low, int high) const {
+  auto value = integer(name);
+  if (!value) return std::nullopt;
+  if (*value < low || *value > high)
+    throw util::InputError(fmt::format("{} must be from {} to {}, got {} (from {})", name, low, high, *value,
+                                       find(name)->source));
+  return static_cast<int>(*value);
+}
+
 std::optional<std::string> SubmitSettings::string(const std::string& name) const {
   const auto* found = find(name);
   if (found == nullptr) return std::nullopt;
@@ -175,6 +193,8 @@ SubmitSettings default_submit_settings() {
   SubmitSettings defaults;
   defaults.set("nodes", std::int64_t{1}, kBuiltInSource);
   defaults.set("gpus-per-node", std::int64_t{1}, kBuiltInSource);
+  // One CPU per worker (resource_request.h): never several workers on one.
+  defaults.set("cpus-per-gpu", std::int64_t{1}, kBuiltInSource);
   defaults.set("output-dir", std::string("slurm-outputs"), kBuiltInSource);
   defaults.set("launch", std::string("node"), kBuiltInSource);
   return defaults;

@@ -46,6 +46,9 @@ class SubmitSettings {
   const util::Sourced<Value>* find(const std::string& name) const;
 
   std::optional<std::int64_t> integer(const std::string& name) const;
+  // integer(NAME), which must lie in LOW..HIGH: else InputError naming NAME,
+  // the range, the value and its source.
+  std::optional<int> bounded_integer(const std::string& name, int low, int high) const;
   std::optional<std::string> string(const std::string& name) const;
   bool flag(const std::string& name) const;
   std::vector<std::string> list(const std::string& name) const;

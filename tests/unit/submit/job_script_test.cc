@@ -66,10 +66,11 @@ constexpr const char* kVerdictOptions =
 TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
   EXPECT_EQ(job_script(request_for(default_submit_settings())),
             std::string("#!/bin/bash\n"
-                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --job-name=train\n"
                         "#SBATCH --nodes=1\n"
                         "#SBATCH --ntasks-per-node=1\n"
                         "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --cpus-per-task=1\n"
                         "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
                         "#SBATCH --open-mode=append\n"
                         "\n"
@@ -78,7 +79,7 @@ TEST(JobScript, DefaultsGiveOneNodeOneGpu) {
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken + kStepGuard +
-                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
+                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 --wait=60 "
                 "/opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " -- train.py\n");
 }
 
@@ -151,10 +152,11 @@ TEST(JobScript, SignalAndRequeue) {
                                    {"requeue", true}}));
   EXPECT_EQ(job_script(request),
             std::string("#!/bin/bash\n"
-                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --job-name=train\n"
                         "#SBATCH --nodes=2\n"
                         "#SBATCH --ntasks-per-node=1\n"
                         "#SBATCH --gpus-per-node=2\n"
+                        "#SBATCH --cpus-per-task=2\n"
                         "#SBATCH --signal=USR1@90\n"
                         "#SBATCH --requeue\n"
                         "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
@@ -165,7 +167,8 @@ TEST(JobScript, SignalAndRequeue) {
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken + kStepGuard +
-                "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --wait=60 /opt/dlaunch run --log-dir "
+                "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --cpus-per-task=2 --wait=60 "
+                "/opt/dlaunch run --log-dir "
                 "\"$log_dir\" --preempt-signal USR1 --requeue " + kVerdictOptions + " -- train.py\n");
 }
 
@@ -182,7 +185,7 @@ TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
   // --srun: srun takes --signal itself; the step guard runs here, so the
   // launchers never cancel the job themselves.
   EXPECT_EQ(util::shell_join(srun_job_command(request)),
-            "srun --job-name=train.py --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 "
+            "srun --job-name=train --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 "
             "--signal=R:USR2@600 --wait=60 --quit-on-interrupt /opt/dlaunch run --log-dir "
             "/out/20261202_120000/logs --preempt-signal USR2 --exit-code-file "
             "/out/20261202_120000/exit_code -- train.py");
@@ -315,8 +318,8 @@ TEST(JobScript, SrunModeRunsTheSameJobInTheForeground) {
                                    {"sbatch-arg", std::vector<std::string>{"--reservation=r1"}}}));
   const std::vector<std::string> srun = srun_job_command(request);
   EXPECT_EQ(util::shell_join(srun),
-            "srun --job-name=train.py --partition=debug --nodes=2 --ntasks-per-node=1 "
-            "--gpus-per-node=1 --reservation=r1 --wait=60 --quit-on-interrupt "
+            "srun --job-name=train --partition=debug --nodes=2 --ntasks-per-node=1 "
+            "--gpus-per-node=1 --cpus-per-task=1 --reservation=r1 --wait=60 --quit-on-interrupt "
             "/opt/dlaunch run --log-dir /out/20261202_120000/logs --exit-code-file "
             "/out/20261202_120000/exit_code -- train.py");
   // Under the step guard, here: it asks srun to quit (SIGINT) rather than
@@ -359,10 +362,11 @@ TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
   std::string script = job_script(request);
   EXPECT_EQ(script,
             std::string("#!/bin/bash\n"
-                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --job-name=train\n"
                         "#SBATCH --nodes=3\n"
                         "#SBATCH --ntasks-per-node=1\n"
                         "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --cpus-per-task=1\n"
                         "#SBATCH --no-kill\n"
                         "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
                         "#SBATCH --open-mode=append\n"
@@ -372,7 +376,7 @@ TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
                         "export TIMESTAMP=20261202_120000\n"
                         "export OUTPUT_DIR=/out/20261202_120000\n") +
                 kLogDirAndToken + kStepGuard +
-                "srun --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill --kill-on-bad-exit=0 "
+                "srun --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 --no-kill --kill-on-bad-exit=0 "
                 "--wait=0 /opt/dlaunch run --log-dir \"$log_dir\" --nnodes 2 " + kVerdictOptions +
                 " -- train.py\n");
   // srun's --wait=NN would end the step's other tasks NN s after the lost
@@ -381,7 +385,7 @@ TEST(JobScriptSpares, SpareNodesJoinTheAllocationAndTheStepOutlivesALostOne) {
   EXPECT_NE(script.find("--wait=0 "), std::string::npos) << script;
   // --srun mode: the same options on srun, under the step guard here.
   const std::string srun =
-      "srun --job-name=train.py --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
+      "srun --job-name=train --nodes=3 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 --no-kill "
       "--kill-on-bad-exit=0 --wait=0 --quit-on-interrupt /opt/dlaunch run --log-dir "
       "/out/20261202_120000/logs --nnodes 2 --exit-code-file /out/20261202_120000/exit_code -- train.py";
   EXPECT_EQ(util::shell_join(srun_job_command(request)), srun);
@@ -396,7 +400,7 @@ TEST(JobScriptSpares, MinNodesBelowNodesOutlivesALostNodeWithoutSpares) {
   std::string script = job_script(request);
   EXPECT_NE(script.find("#SBATCH --nodes=2\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --no-kill\n"), std::string::npos) << script;
-  EXPECT_NE(script.find("srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=1 --no-kill "
+  EXPECT_NE(script.find("srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 --no-kill "
                         "--kill-on-bad-exit=0 --wait=0 /opt/dlaunch run --log-dir \"$log_dir\" " +
                         std::string(kVerdictOptions) + " --min-nodes 1 -- train.py\n"),
             std::string::npos)
@@ -466,9 +470,61 @@ TEST(JobScriptSpares, AStepThatNeverEndsEndsAfterTheVerdict) {
   std::filesystem::remove_all(folder);
 }
 
+// sbatch reads the #SBATCH lines of SCRIPT as these options.
+std::vector<std::string> sbatch_options_of(const std::string& script) {
+  return script_reader::read_sbatch_directives(script).arguments;
+}
+
+bool has(const std::vector<std::string>& options, const std::string& option) {
+  return std::find(options.begin(), options.end(), option) != options.end();
+}
+
+TEST(JobScriptResources, EveryWorkerGetsACpuByDefaultInBothLaunchModes) {
+  // --launch node: the node's one task runs all 4 workers.
+  auto node = request_for(with({{"gpus-per-node", std::int64_t{4}}}));
+  EXPECT_TRUE(has(sbatch_options_of(job_script(node)), "--cpus-per-task=4"));
+  EXPECT_TRUE(has(srun_step_command(node), "--cpus-per-task=4"));
+  // --launch task: a task per worker.
+  auto task = request_for(with({{"gpus-per-node", std::int64_t{4}}, {"launch", std::string("task")}}));
+  EXPECT_TRUE(has(sbatch_options_of(job_script(task)), "--cpus-per-task=1"));
+  EXPECT_TRUE(has(srun_step_command(task), "--cpus-per-task=1"));
+  // --exclusive: the nodes' every CPU, no count to narrow the step.
+  auto exclusive = request_for(with({{"gpus-per-node", std::int64_t{4}}, {"exclusive", true}}));
+  for (const auto& option : sbatch_options_of(job_script(exclusive)))
+    EXPECT_FALSE(option.starts_with("--cpus-per-task")) << option;
+}
+
+TEST(JobScriptResources, AGpuRequestInSbatchArgsReplacesDlaunchsGpusPerNode) {
+  auto request = request_for(with({{"sbatch-arg", std::vector<std::string>{"--gres=gpu:8"}}}));
+  auto options = sbatch_options_of(job_script(request));
+  EXPECT_TRUE(has(options, "--gres=gpu:8"));
+  for (const auto& option : options) EXPECT_FALSE(option.starts_with("--gpus-per-node")) << option;
+  EXPECT_TRUE(has(options, "--cpus-per-task=8"));  // a CPU for each of the 8 workers
+  // The step takes every GPU the job has on its node (srun's default).
+  for (const auto& word : srun_step_command(request)) EXPECT_FALSE(word.starts_with("--gpus")) << word;
+  // With --srun, srun is the allocation: the user's request, not dlaunch's.
+  auto srun = srun_job_command(request);
+  EXPECT_TRUE(has(srun, "--gres=gpu:8"));
+  for (const auto& word : srun) EXPECT_FALSE(word.starts_with("--gpus-per-node")) << word;
+  // One task per GPU keeps the count for its tasks.
+  auto task = request_for(with({{"launch", std::string("task")}, {"sbatch-arg", std::vector<std::string>{"-G", "4"}}}));
+  EXPECT_TRUE(has(sbatch_options_of(job_script(task)), "--ntasks-per-node=4"));
+  EXPECT_TRUE(has(srun_step_command(task), "--gpus-per-node=4"));
+}
+
+TEST(JobScriptResources, ACpuRequestInSbatchArgsReplacesDlaunchsAndReachesTheStep) {
+  auto request = request_for(with({{"gpus-per-node", std::int64_t{2}},
+                                   {"sbatch-arg", std::vector<std::string>{"--cpus-per-task=16"}}}));
+  auto options = sbatch_options_of(job_script(request));
+  EXPECT_EQ(std::count_if(options.begin(), options.end(), [](const auto& o) { return o.starts_with("--cpus"); }), 1);
+  EXPECT_TRUE(has(options, "--cpus-per-task=16"));
+  // A step does not inherit --cpus-per-task (Slurm 22.05): said again.
+  EXPECT_TRUE(has(srun_step_command(request), "--cpus-per-task=16"));
+}
+
 TEST(JobScript, ReservedPortsAreRequestedFromSrun) {
   auto request = request_for(with({{"resv-ports", true}}));
-  EXPECT_NE(job_script(request).find("--gpus-per-node=1 --wait=60 --resv-ports=1 /opt/dlaunch run"),
+  EXPECT_NE(job_script(request).find("--gpus-per-node=1 --cpus-per-task=1 --wait=60 --resv-ports=1 /opt/dlaunch run"),
             std::string::npos);
   EXPECT_NE(util::shell_join(srun_job_command(request)).find("--wait=60 --quit-on-interrupt --resv-ports=1 "),
             std::string::npos);
@@ -569,10 +625,10 @@ TEST(JobScriptValues, AnEmptySbatchArgIsRefused) {
 TEST(JobScriptValues, TheJobNameDerivedFromTheProgramIsSanitisedNotRefused) {
   auto request =
       request_for(default_submit_settings(), {"/opt/a\nb/tr\x1b" "ain\t.py", "--note", "x\ny"});
-  EXPECT_EQ(request.job_name, "tr_ain_.py");
+  EXPECT_EQ(request.job_name, "tr_ain_");
   auto sbatch = script_reader::read_sbatch_directives(job_script(request));
   ASSERT_FALSE(sbatch.arguments.empty());
-  EXPECT_EQ(sbatch.arguments.front(), "--job-name=tr_ain_.py");
+  EXPECT_EQ(sbatch.arguments.front(), "--job-name=tr_ain_");
 }
 
 TEST(JobScriptValues, ALauncherShutdownTimeoutTheNodesWouldRefuseIsRefusedNow) {
@@ -607,7 +663,7 @@ TEST(JobScriptQuoting, ValuesWithSpacesQuotesAndHashReachSbatchAsOneArgumentEach
   EXPECT_EQ(sbatch.error, "");
   EXPECT_EQ(sbatch.arguments,
             (std::vector<std::string>{"--job-name=my job's \"#1\"", "--partition=gpu a", "--nodes=1",
-                                      "--ntasks-per-node=1", "--gpus-per-node=1",
+                                      "--ntasks-per-node=1", "--gpus-per-node=1", "--cpus-per-task=1",
                                       "--output=/out/runs of 'today' #2/slurm-%j.log",
                                       "--open-mode=append", "--comment=x y # z",
                                       "--comment=a\\b 'q'", "hetjob", ":x"}));
@@ -774,10 +830,11 @@ TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
                                    {"srun-arg", std::vector<std::string>{"--container-image=nvcr.io#pytorch", "--export=ALL"}}}));
   EXPECT_EQ(job_script(request),
             std::string("#!/bin/bash\n"
-                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --job-name=train\n"
                         "#SBATCH --nodes=1\n"
                         "#SBATCH --ntasks-per-node=1\n"
                         "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --cpus-per-task=1\n"
                         "#SBATCH --output=/out/20261202_120000/slurm-%j.log\n"
                         "#SBATCH --open-mode=append\n"
                         "\n"
@@ -790,7 +847,7 @@ TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
                 "module load cuda/12\n"
                 "source 'my venv'/bin/activate\n" +
                 kStepGuard +
-                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
+                "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 --wait=60 "
                 "'--container-image=nvcr.io#pytorch' --export=ALL "
                 "/opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " -- train.py\n");
 }
@@ -843,10 +900,11 @@ TEST(JobScriptArray, ASweepIsOneArrayWhoseTasksPickTheirArgumentsAndFolders) {
   settings.set("max-parallel", std::int64_t{2}, "--max-parallel");
   EXPECT_EQ(job_script(request_for(settings)),
             std::string("#!/bin/bash\n"
-                        "#SBATCH --job-name=train.py\n"
+                        "#SBATCH --job-name=train\n"
                         "#SBATCH --nodes=1\n"
                         "#SBATCH --ntasks-per-node=1\n"
                         "#SBATCH --gpus-per-node=1\n"
+                        "#SBATCH --cpus-per-task=1\n"
                         "#SBATCH --array=0-3%2\n"
                         "#SBATCH --output=/out/20261202_120000/task_%a/slurm-%A_%a.log\n"
                         "#SBATCH --open-mode=append\n"
@@ -879,7 +937,7 @@ TEST(JobScriptArray, ASweepIsOneArrayWhoseTasksPickTheirArgumentsAndFolders) {
                         "# The step ends when srun does, or shortly after the job's verdict is in: a lost\n"
                         "# node's task (frozen, cut off, powered off) never reports to srun.\n"
                         "/opt/dlaunch __run-step \"$task_dir\"/exit_code 35 -- "
-                        "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --wait=60 "
+                        "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 --wait=60 "
                         "/opt/dlaunch run --log-dir \"$log_dir\" --exit-code-file \"$task_dir\"/exit_code "
                         "--end-job-after 45 -- train.py \"${task_args[@]}\"\n"));
 }
@@ -938,7 +996,8 @@ TEST(JobScriptArray, ARawArrayGetsTaskFoldersWithoutValues) {
   std::string script = job_script(request);
   auto sbatch = script_reader::read_sbatch_directives(script);
   EXPECT_EQ(sbatch.arguments, (std::vector<std::string>{
-                                  "--job-name=train.py", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1",
+                                  "--job-name=train", "--nodes=1", "--ntasks-per-node=1", "--gpus-per-node=1",
+                                  "--cpus-per-task=1",
                                   "--array=1,3-4%1", "--output=/out/20261202_120000/task_%a/slurm-%A_%a.log",
                                   "--open-mode=append", "--reservation=r1"}));
   EXPECT_NE(script.find("export OUTPUT_DIR=\"$task_dir\"\n"), std::string::npos) << script;

@@ -78,7 +78,8 @@ TEST(SubmitSettings, TheBuiltInLayer) {
   EXPECT_EQ(defaults.integer("gpus-per-node"), 1);
   EXPECT_EQ(defaults.string("output-dir"), "slurm-outputs");
   EXPECT_EQ(defaults.string("launch"), "node");
-  EXPECT_EQ(defaults.values().size(), 4u);
+  EXPECT_EQ(defaults.integer("cpus-per-gpu"), 1);  // one CPU per worker, not one per node
+  EXPECT_EQ(defaults.values().size(), 5u);
   for (const auto& [name, value] : defaults.values()) EXPECT_EQ(value.source, "built-in default") << name;
 }
 
