@@ -10,11 +10,15 @@
 
 #include "launch/token_setting.h"
 #include "process/worker_process.h"
+#include "slurm/partition_defaults.h"
+#include "slurm/slurm_command.h"
 #include "submit/array_folders.h"
 #include "submit/array_watch.h"
 #include "submit/config_file.h"
 #include "submit/job_script.h"
 #include "submit/job_watch.h"
+#include "submit/never_submitted.h"
+#include "submit/resource_request.h"
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
 #include "submit/submission_record.h"
@@ -115,9 +119,111 @@ void check_python(const submit::SubmitSettings& settings) {
                                        python, found->source));
 }
 
+// Without a CPU request of the user's, the partition's DefCpuPerGPU gives
+// the CPUs per worker, when scontrol says (bounded: a few seconds, and a
+// machine without Slurm answers at once). No answer keeps the built-in
+// default (submit/resource_request.h).
+void take_partition_cpu_default(submit::SubmitSettings& settings) {
+  if (!submit::wants_partition_cpu_default(settings)) return;
+  std::string partition =
+      settings.string("partition").value_or(submit::partition_in(settings.list("sbatch-arg")).value_or(""));
+  auto cpus = slurm::query_default_cpus_per_gpu(partition);
+  if (!cpus) return;
+  settings.set("cpus-per-gpu", std::int64_t{*cpus},
+               fmt::format("{} {} (scontrol show partition)", submit::kPartitionDefaultSource,
+                           partition.empty() ? std::string("Slurm chooses") : "'" + partition + "'"));
+}
+
+// The Slurm command a submission needs, looked for before its folder is
+// made: without it nothing can be submitted, and --dry-run shows the job
+// script without it. --setup lines run before srun and may put it in PATH
+// (module load slurm): then it is not looked for.
+void check_slurm_command(const submit::SubmitSettings& settings, bool srun) {
+  const char* program = srun ? "srun" : "sbatch";
+  if (srun && !settings.list("setup").empty()) return;
+  if (process::find_executable(program, util::Environment::from_process())) return;
+  throw util::SystemError(fmt::format(
+      "cannot submit: '{}' is not in PATH on this machine. Is the Slurm client installed here (run dlaunch "
+      "submit on a login node of the cluster)? Nothing was submitted and no folder was made; dlaunch submit "
+      "--dry-run prints the job script without Slurm",
+      program));
+}
+
 // Every file of a submission folder is new: created, never written over
 // or through a link (util/safe_file.h).
 void write_file(const std::string& path, const std::string& text) { util::write_new_file(path, text); }
+
+// sbatch's job id: the first field of the last line that holds one ("12",
+// "12;cluster" with --parsable; "Submitted batch job 12" from a site's
+// wrapper that drops --parsable, or after its own notices).
+std::optional<std::string> job_id_in(const std::string& sbatch_output) {
+  std::optional<std::string> found;
+  for (const auto& line : util::split(sbatch_output, '\n')) {
+    auto words = util::split(std::string(util::trim(util::split(line, ';')[0])), ' ');
+    if (!words.empty() && util::parse_int(words.back())) found = words.back();
+  }
+  return found;
+}
+
+// LINES (a Slurm command's words) indented under a message of dlaunch's.
+std::string indented(const std::string& lines) {
+  std::string text;
+  for (const auto& line : util::split(std::string(util::trim(lines)), '\n')) text += "\n  " + line;
+  return text;
+}
+
+// The job never reached Slurm: its folder keeps the job script and says
+// why (submit/never_submitted.h), and the secret no job will read goes.
+// Returns what the user is told of the folder.
+std::string keep_as_never_submitted(const submit::JobRequest& request, submit::NeverSubmitted why) {
+  why.recorded = util::local_time_now();
+  std::error_code ignored;
+  if (!why.may_be_queued && request.token_file) std::filesystem::remove(*request.token_file, ignored);
+  std::string unsaved = submit::record_never_submitted(request.submission_dir, why);
+  if (!unsaved.empty()) fmt::print(stderr, "dlaunch: cannot record that the job was not submitted: {}\n", unsaved);
+  return fmt::format("The job was not {}. Its folder {} keeps {} to read; dlaunch jobs and dlaunch status "
+                     "list it as {}",
+                     why.program == "srun" ? "started" : "submitted", request.submission_dir,
+                     why.program == "srun" ? "its settings (config.json)" : "the job script (job.sbatch)",
+                     submit::kNotSubmittedState);
+}
+
+// sbatch ran and refused the job (exit code != 0).
+[[noreturn]] void refused(const submit::JobRequest& request, const util::CapturedRun& sbatch) {
+  const std::string words(util::trim(sbatch.err.empty() ? sbatch.out : sbatch.err));
+  const std::string kept = keep_as_never_submitted(request, {"sbatch", sbatch.exit_code, words, "", false});
+  try {
+    slurm::throw_if_unconfigured("sbatch", sbatch);  // Slurm's words for it are no help
+  } catch (const slurm::NotConfigured& unconfigured) {
+    throw slurm::NotConfigured(fmt::format("{}\n{}", unconfigured.what(), kept));
+  }
+  throw util::InputError(fmt::format("sbatch refused the job (exit code {}):{}\n{}. Fix what sbatch names and "
+                                     "submit again",
+                                     sbatch.exit_code, indented(words.empty() ? "(it said nothing)" : words), kept));
+}
+
+// sbatch, run; a folder that says so when it cannot even be started.
+util::CapturedRun run_sbatch(const submit::JobRequest& request, const std::string& script_path) {
+  try {
+    return util::run_captured(submit::sbatch_command(script_path));
+  } catch (const util::SystemError& error) {
+    std::string kept = keep_as_never_submitted(request, {"sbatch", std::nullopt, error.what(), "", false});
+    throw util::SystemError(fmt::format("{}\n{}", error.what(), kept));
+  }
+}
+
+// The job id sbatch printed. sbatch exited 0, so the job may be queued
+// even when no id can be read: the folder and its secret stay for it.
+std::string submitted_job_id(const submit::JobRequest& request, const util::CapturedRun& sbatch) {
+  if (auto id = job_id_in(sbatch.out)) return *id;
+  const std::string words(util::trim(sbatch.out + sbatch.err));
+  (void)keep_as_never_submitted(request, {"sbatch", 0, words, "", true});
+  throw util::SystemError(fmt::format(
+      "sbatch exited 0 but printed no job id:{}\nThe job may be queued anyway: look for it with 'squeue --me "
+      "--name {}'. Its folder {} stays as it is, for a job that runs from it",
+      indented(words.empty() ? "(it printed nothing)" : words), request.job_name.value_or(""),
+      request.submission_dir));
+}
 
 int dry_run(const submit::JobRequest& request, bool srun) {
   if (srun) {
@@ -140,7 +246,12 @@ int dry_run(const submit::JobRequest& request, bool srun) {
     ::setenv(launch::kTokenVariable, rendezvous::generate_token().c_str(), 1);
   fmt::print(stderr, "dlaunch: running with srun; output folder {}\n", request.submission_dir);
   std::fflush(stderr);
-  util::exec_replacing(submit::foreground_command(request));
+  try {
+    util::exec_replacing(submit::foreground_command(request));
+  } catch (const util::SystemError& error) {
+    std::string kept = keep_as_never_submitted(request, {"srun", std::nullopt, error.what(), "", false});
+    throw util::SystemError(fmt::format("{}\n{}", error.what(), kept));
+  }
 }
 
 // What a Ctrl-C (or SIGTERM, SIGHUP) while following says before dlaunch
@@ -162,13 +273,6 @@ void say_the_job_goes_on_when_stopped(const std::string& job_id) {
   stop_following_length = std::min(message.size(), sizeof(stop_following_message));
   std::memcpy(stop_following_message, message.data(), stop_following_length);
   for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, stop_following);
-}
-
-std::string parse_job_id(const std::string& sbatch_output) {
-  std::string id(util::trim(util::split(std::string(util::trim(sbatch_output)), ';')[0]));
-  if (!util::parse_int(id))
-    throw util::SystemError(fmt::format("sbatch printed no job id: '{}'", sbatch_output));
-  return id;
 }
 
 // Follows every task of the job array JOB_ID, then shows the table of
@@ -196,14 +300,9 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
   // A fresh secret for every submission; the script reads it from this file.
   if (request.token_file) submit::write_secret_file(*request.token_file, rendezvous::generate_token());
   write_file(script_path, submit::job_script(request));
-  util::CapturedRun sbatch = util::run_captured(submit::sbatch_command(script_path));
-  if (sbatch.exit_code != 0) {
-    // Nothing half-submitted: the folder of a refused job goes too.
-    std::filesystem::remove_all(request.submission_dir);
-    throw util::InputError(
-        fmt::format("sbatch refused the job: {}", util::trim(sbatch.err.empty() ? sbatch.out : sbatch.err)));
-  }
-  std::string job_id = parse_job_id(sbatch.out);
+  util::CapturedRun sbatch = run_sbatch(request, script_path);
+  if (sbatch.exit_code != 0) refused(request, sbatch);
+  std::string job_id = submitted_job_id(request, sbatch);
   write_file(request.submission_dir + "/job_id", job_id + "\n");
   if (request.array) {
     submit::record_array_job_id(request.submission_dir, *request.array, job_id);
@@ -241,6 +340,7 @@ int submit_command(const CommandArgs& args) {
   if (!options) return 0;  // --help
   util::Environment environment = util::Environment::from_process();
   submit::SubmitSettings settings = merge_settings(*options, environment);
+  take_partition_cpu_default(settings);
   if (options->print_config) {
     print_config(settings);
     return 0;
@@ -256,6 +356,9 @@ int submit_command(const CommandArgs& args) {
   submit::JobRequest request = submit::make_job_request(settings, options->command, util::own_executable(),
                                         submit::next_submission_path(output_dir, timestamp), timestamp);
   if (options->dry_run) return dry_run(request, srun);
+  check_slurm_command(settings, srun);
+  // Before the folder: a SLURM_CONF naming no file would hold sbatch 60 s.
+  slurm::require_configuration(srun ? "srun" : "sbatch");
   request = submit::make_job_request(settings, options->command, util::own_executable(),
                              submit::create_submission_folder(output_dir, timestamp), timestamp);
   write_file(request.submission_dir + "/config.json", settings_json(settings, request).dump(2) + "\n");

@@ -133,18 +133,24 @@ expect_eq "the second job succeeded" 0 "$second_status"
 expect_eq "the first job's 3 ranks verified" 3 "$(ok_lines "$(ls "$OUTPUTS"/a/*/slurm-*.log)")"
 expect_eq "the second job's 2 ranks verified" 2 "$(ok_lines "$(ls "$OUTPUTS"/b/*/slurm-*.log)")"
 
-section "refusals: clear errors, non-zero exits, nothing left half-submitted"
-expect_exit nonzero "$DLAUNCH" submit --partition nosuch --output-dir "$OUTPUTS/refused" -- /bin/true
-expect_contains "sbatch's own message is shown" "$(cat "$ERR")" "sbatch refused the job"
+section "refusals: clear errors, non-zero exits, the refused folder marked NOT-SUBMITTED"
+expect_exit 2 "$DLAUNCH" submit --partition nosuch --output-dir "$OUTPUTS/refused" -- /bin/true
+expect_contains "sbatch's own message is shown" "$(cat "$ERR")" "sbatch refused the job (exit code 1)"
 expect_contains "it names the partition problem" "$(cat "$ERR")" "artition"
-expect_eq "no submission folder is left" 0 "$(find "$OUTPUTS/refused" -mindepth 1 -maxdepth 1 | wc -l)"
-expect_exit nonzero "$DLAUNCH" submit --gpus-per-node 9 --output-dir "$OUTPUTS/refused" -- /bin/true
+expect_eq "one folder, kept to read" 1 "$(find "$OUTPUTS/refused" -mindepth 1 -maxdepth 1 | wc -l)"
+expect_eq "its secret is gone, its refusal recorded" "job.sbatch not_submitted.json" \
+  "$(cd "$OUTPUTS"/refused/* && ls job.sbatch not_submitted.json rdzv.token job_id 2>/dev/null | paste -sd' ')"
+expect_exit 1 "$DLAUNCH" status last --output-dir "$OUTPUTS/refused"
+expect_contains "status last: never submitted, in sbatch's words" "$(cat "$OUT")" "never submitted"
+expect_exit 0 "$DLAUNCH" jobs --output-dir "$OUTPUTS/refused"
+expect_contains "jobs: NOT-SUBMITTED" "$(cat "$OUT")" "NOT-SUBMITTED (sbatch refused it, exit code 1"
+expect_exit 2 "$DLAUNCH" submit --gpus-per-node 9 --output-dir "$OUTPUTS/refused" -- /bin/true
 expect_contains "more GPUs than a node has is refused" "$(cat "$ERR")" "sbatch refused the job"
 expect_exit 2 "$DLAUNCH" submit --output-dir "$OUTPUTS/refused" -- ./no/such/program
 expect_contains "a missing program is named" "$(cat "$ERR")" "./no/such/program"
 expect_exit 2 "$DLAUNCH" submit --python /nope/python3 --output-dir "$OUTPUTS/refused" -- "$DLAUNCH_SOURCE_DIR/examples/allreduce.py"
 expect_contains "a missing --python is named before anything is written" "$(cat "$ERR")" \
   "python '/nope/python3' (from --python) is not an executable file here"
-expect_eq "still no submission folder" 0 "$(find "$OUTPUTS/refused" -mindepth 1 -maxdepth 1 | wc -l)"
+expect_eq "no folder beyond the two sbatch refused" 2 "$(find "$OUTPUTS/refused" -mindepth 1 -maxdepth 1 | wc -l)"
 
 finish
