@@ -197,6 +197,7 @@ void print_text(const std::vector<Row>& rows, const std::vector<Row>& network, c
   for (const auto& row : rows)
     fmt::print("  {:<22} {:<{}}  ({})\n", row.label, text_value(row.value), width, row.source);
   if (!config.command.empty()) fmt::print("  {:<22} {}\n", "worker command", util::join(config.command, " "));
+  if (config.python) fmt::print("  {:<22} {}\n", "python", config.python->describe());
   if (!network.empty()) fmt::print("network (this host):\n");
   for (const auto& row : network)
     fmt::print("  {:<22} {:<{}}  ({})\n", row.label, text_value(row.value), width, row.source);
@@ -207,6 +208,10 @@ void print_json(const std::vector<Row>& rows, const launch::LaunchConfig& config
   nlohmann::json document = nlohmann::json::object();
   for (const auto& row : rows) document[row.key] = {{"value", row.value}, {"source", row.source}};
   if (!config.command.empty()) document["command"] = config.command;
+  if (config.python)
+    document["python"] = {{"value", config.python->path ? nlohmann::json(*config.python->path) : nlohmann::json()},
+                          {"name", config.python->name},
+                          {"source", config.python->source}};
   document["notices"] = config.topology.notices;
   fmt::print("{}\n", document.dump(2));
 }

@@ -7,7 +7,8 @@
 
 namespace dlaunch::launch {
 
-std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_node_rank) {
+std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_node_rank,
+                                   const LocalFailureFacts& local) {
   std::string text = "dlaunch: ==================== job failed ====================\n";
   if (!verdict.failure) {
     if (!verdict.not_restarted.empty())
@@ -26,6 +27,8 @@ std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_
                               failure.signal)
                 : fmt::format("dlaunch:   exit code   {}\n", failure.exit_code);
   }
+  const bool here = failure.node_rank == this_node_rank;
+  if (here && local.python) text += fmt::format("dlaunch:   python      {}\n", *local.python);
   if (!failure.time.empty()) text += fmt::format("dlaunch:   time        {}\n", failure.time);
   if (!failure.log_file.empty()) text += fmt::format("dlaunch:   log file    {}\n", failure.log_file);
   if (!failure.error_message.empty())
@@ -38,6 +41,7 @@ std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_
   }
   if (!verdict.not_restarted.empty())
     text += fmt::format("dlaunch:   not restarted: {}\n", verdict.not_restarted);
+  if (here && local.hint) text += *local.hint + "\n";
   text += fmt::format("dlaunch: {}\n", util::describe_exit_code(verdict.exit_code));
   return text;
 }

@@ -408,21 +408,19 @@ void resolve_reliability(LaunchConfig& config, const RunOptions& options,
 
 }  // namespace
 
-static std::string python_interpreter(const RunOptions& options, const util::Environment& environment) {
-  if (options.python) return options.python->value;
-  if (auto exec = environment.get("PYTHON_EXEC")) return *exec;
-  return "python3";
+// Whether dlaunch puts a Python interpreter in front of OPTIONS' program.
+static bool runs_under_python(const RunOptions& options) {
+  if (options.no_python && options.module)
+    throw util::InputError("--no-python and --module cannot be used together: a module needs Python");
+  if (options.command.empty() || options.no_python) return false;
+  const std::string& program = options.command.front();
+  bool python_file = program.size() > 3 && program.ends_with(".py");
+  return options.module || options.run_path || python_file;
 }
 
 std::vector<std::string> worker_command(const RunOptions& options, const util::Environment& environment) {
-  if (options.no_python && options.module)
-    throw util::InputError("--no-python and --module cannot be used together: a module needs Python");
-  if (options.command.empty()) return {};
-  const std::string& program = options.command.front();
-  bool python_file = program.size() > 3 && program.ends_with(".py");
-  if (options.no_python || (!options.module && !options.run_path && !python_file))
-    return options.command;
-  std::vector<std::string> command{python_interpreter(options, environment), "-u"};
+  if (!runs_under_python(options)) return options.command;
+  std::vector<std::string> command{choose_worker_python(options, environment).name, "-u"};
   if (options.module) command.push_back("-m");
   command.insert(command.end(), options.command.begin(), options.command.end());
   return command;
@@ -485,6 +483,7 @@ LaunchConfig resolve_launch_config(const RunOptions& options, const util::Enviro
   config.topology = resolve_topology(options, environment);
   for (auto& notice : torchrun_ignored_notices(options)) config.topology.notices.push_back(std::move(notice));
   config.command = worker_command(options, environment);
+  if (runs_under_python(options)) config.python = choose_worker_python(options, environment);
   if (options.role) config.role = options.role->value;
   if (options.shutdown_timeout) config.shutdown_timeout = parse_seconds(*options.shutdown_timeout);
   if (options.log_dir) config.log_dir = options.log_dir->value;

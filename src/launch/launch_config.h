@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "launch/run_options.h"
+#include "launch/worker_python.h"
 #include "util/console.h"
 #include "util/environment.h"
 #include "util/sourced.h"
@@ -67,6 +68,7 @@ inline constexpr std::chrono::seconds kDefaultShutdownTimeout{30};
 struct LaunchConfig {
   Topology topology;
   std::vector<std::string> command;  // the worker's argv (interpreter included)
+  std::optional<WorkerPython> python;  // the interpreter, when the workers run under Python
   std::string role = "default";
   std::chrono::milliseconds shutdown_timeout{kDefaultShutdownTimeout};
   std::optional<std::string> log_dir;  // nullopt: no per-worker files unless -r/-t ask

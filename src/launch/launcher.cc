@@ -201,13 +201,26 @@ void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environm
   }
 }
 
+// What this node knows of a failure of its own worker: its interpreter,
+// and which other one has the module it lacked (launch/worker_python.h).
+LocalFailureFacts local_failure_facts(const rendezvous::Verdict& verdict, std::optional<int> node_rank,
+                                      const LaunchConfig& config, const util::Environment& environment) {
+  LocalFailureFacts facts;
+  if (!config.python || !verdict.failure || !node_rank || verdict.failure->node_rank != *node_rank) return facts;
+  facts.python = config.python->describe();
+  facts.hint = import_hint(verdict.failure->last_lines, *config.python, environment);
+  return facts;
+}
+
 // The job failed: the whole summary from the launcher that speaks for the
-// job, at most one line from another that saw what the summary cannot say.
+// job, at most one line from another that saw what the summary cannot say
+// (and what only its node knows of its own worker's failure).
 void report_failure(const rendezvous::Verdict& verdict, const rendezvous::NodeOutcome& outcome,
-                    std::optional<int> node_rank, bool speaks) {
-  if (speaks) return say(format_failure_summary(verdict, node_rank.value_or(-1)));
+                    std::optional<int> node_rank, bool speaks, const LocalFailureFacts& facts) {
+  if (speaks) return say(format_failure_summary(verdict, node_rank.value_or(-1), facts));
   if (!node_rank) return;  // stood by: no worker of its own failed
   if (auto line = own_failure_line(verdict, outcome, *node_rank)) say(*line);
+  if (facts.hint) say(*facts.hint);
 }
 
 // One round on this node: workers as NODE_RANK when the World gives it
@@ -289,7 +302,8 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
                         round + 1, config.job.max_restarts));
       continue;
     }
-    if (verdict.kind == rendezvous::Verdict::Kind::kFailed) report_failure(verdict, outcome, node_rank, speaks);
+    if (verdict.kind == rendezvous::Verdict::Kind::kFailed)
+      report_failure(verdict, outcome, node_rank, speaks, local_failure_facts(verdict, node_rank, config, environment));
     if (speaks) print_timeline(verdict);
     // The job's records, from the launcher that speaks for it; not from a
     // side of a split that stepped aside, where the job may go on.
@@ -335,8 +349,10 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   if (config.stop_on_stdin_close) stdin_watch.emplace();
   const std::string host = util::local_host_name();
   // Before the World, slot 0 hosts node 0's service and holds node rank 0.
-  if (says_notices(config.topology.launchers(), config.topology.node_rank.value))
+  if (says_notices(config.topology.launchers(), config.topology.node_rank.value)) {
     print_notices(config.topology.notices);
+    if (config.python) say("dlaunch: python: " + config.python->describe());
+  }
   if (config.topology.launchers() > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
         "may join, and the rendezvous and every rank's stacks cross the network readable by anyone on "
