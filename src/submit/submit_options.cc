@@ -5,6 +5,7 @@
 #include <map>
 #include <string_view>
 
+#include "submit/sweep.h"
 #include "util/command_line.h"
 #include "util/command_line_spec.h"
 #include "util/error.h"
@@ -150,6 +151,7 @@ std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>
   if (app.count("--profile") > 0) options.profile = parser.profile;
   if (app.count("--config") > 0) options.config = parser.config;
   options.command = util::program_after_options(app);
+  refuse_split_sweep(parser.raw.lists["sweep"], options.command);
   if (options.command.empty() && !options.print_config)
     throw util::UsageError("no PROGRAM given to dlaunch submit. Usage: dlaunch submit [options] [--] "
                      "PROGRAM [ARGS...]");

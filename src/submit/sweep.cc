@@ -1,7 +1,10 @@
 #include "submit/sweep.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <fmt/format.h>
+#include <system_error>
 
 #include "util/error.h"
 #include "util/strings.h"
@@ -21,6 +24,68 @@ bool is_sweep_name(std::string_view name) {
 
 std::string what(const std::string& text, const std::string& source) {
   return fmt::format("sweep '{}' (from {})", text, source);
+}
+
+// "0.01", "1e-4", "-3", "+2.5", "32": a number as it is written in a sweep.
+bool is_number(std::string_view word) {
+  if (!word.empty() && (word.front() == '+' || word.front() == '-')) word.remove_prefix(1);
+  if (word.empty() || !(std::isdigit(static_cast<unsigned char>(word.front())) || word.front() == '.')) return false;
+  double value = 0;
+  auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
+  return end == word.data() + word.size() && error != std::errc::invalid_argument;
+}
+
+// "0.01," of "lr=0.1, 0.01, 0.001" is "0.01"; a lone "," is "".
+std::string_view without_commas(std::string_view word) {
+  while (!word.empty() && word.front() == ',') word.remove_prefix(1);
+  while (!word.empty() && word.back() == ',') word.remove_suffix(1);
+  return word;
+}
+
+// A word after "--sweep lr=0.1" that belongs to its values, not a program:
+// a number, with or without commas around it, or a lone comma. No program
+// is named so.
+bool is_split_off_value(std::string_view word) {
+  return without_commas(word).empty() || is_number(without_commas(word));
+}
+
+// The words of TEXT between spaces and tabs.
+std::vector<std::string> words_of(std::string_view text) {
+  std::vector<std::string> words;
+  for (const std::string& part : util::split(text, ' ')) {
+    for (const std::string& word : util::split(part, '\t')) {
+      if (!word.empty()) words.push_back(word);
+    }
+  }
+  return words;
+}
+
+// "0.1 0.01": numbers separated by spaces, a list that was meant to be one.
+bool is_spaced_numbers(std::string_view value) {
+  std::vector<std::string> words = words_of(value);
+  return words.size() > 1 && std::all_of(words.begin(), words.end(), is_number);
+}
+
+// LIST with ';' ("1e-3;1e-4") or numbers with spaces between them ("0.1 0.01",
+// quoted) would each be a single value: refused, with the comma form.
+void refuse_misplaced_separator(const std::string& name, const std::string& list, const std::string& text,
+                                const std::string& source) {
+  const bool semicolons = list.find(';') != std::string::npos;
+  bool spaced = false;
+  std::vector<std::string> values;
+  for (const std::string& raw : util::split(list, semicolons ? ';' : ',')) {
+    if (is_spaced_numbers(raw)) {
+      spaced = true;
+      for (std::string& word : words_of(raw)) values.push_back(std::move(word));
+    } else {
+      values.emplace_back(util::trim(raw));
+    }
+  }
+  if (!semicolons && !spaced) return;
+  throw util::InputError(fmt::format(
+      "{}: the values are separated by {}, which would make them one value. Separate them with commas: "
+      "--sweep {}={}",
+      what(text, source), semicolons ? "';'" : "spaces", name, util::join(values, ",")));
 }
 
 std::vector<std::string> sweep_values(const std::string& list, const std::string& text,
@@ -55,6 +120,7 @@ SweepAxis parse_sweep_axis(const std::string& text, const std::string& source) {
         "{}: '{}' is no sweep name. The program gets --NAME=VALUE, so NAME must start with a letter "
         "or '_' and hold only letters, digits, '_' and '-', {}",
         what(text, source), axis.name, kExample));
+  refuse_misplaced_separator(axis.name, text.substr(equals + 1), text, source);
   axis.values = sweep_values(text.substr(equals + 1), text, source);
   return axis;
 }
@@ -79,6 +145,19 @@ std::vector<SweepAxis> parse_sweep(const std::vector<std::string>& texts, const 
     axes.push_back(std::move(axis));
   }
   return axes;
+}
+
+void refuse_split_sweep(const std::vector<std::string>& sweeps, const std::vector<std::string>& command) {
+  if (sweeps.empty() || command.empty() || !is_split_off_value(command.front())) return;
+  // The words the shell split off: every value before the real program.
+  std::vector<std::string> values{std::string(without_commas(sweeps.back()))};
+  for (std::size_t i = 0; i < command.size() && is_split_off_value(command[i]); ++i) {
+    if (!without_commas(command[i]).empty()) values.emplace_back(without_commas(command[i]));
+  }
+  throw util::UsageError(fmt::format(
+      "--sweep {} is followed by '{}', which would be the program to run: the values of a --sweep are "
+      "one word, separated by commas with no space. Give --sweep {}",
+      sweeps.back(), command.front(), util::join(values, ",")));
 }
 
 std::vector<SweepTask> sweep_tasks(const std::vector<SweepAxis>& axes) {

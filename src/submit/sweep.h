@@ -36,12 +36,23 @@ struct SweepTask {
 // Parses TEXT ("lr=0.1,0.01") given by SOURCE ("--sweep", "dlaunch.toml:4
 // [defaults]"). Spaces around each value are dropped. Throws InputError
 // naming TEXT and SOURCE when there is no '=', NAME is not
-// [A-Za-z_][A-Za-z0-9_-]*, a value is empty, or a value is given twice.
+// [A-Za-z_][A-Za-z0-9_-]*, a value is empty, or a value is given twice;
+// and, with the comma form to give instead, when the values are separated
+// by ';' ("lr=1e-3;1e-4") or a value is numbers separated by spaces
+// ("lr=0.1 0.01", quoted), which would each be one value.
 SweepAxis parse_sweep_axis(const std::string& text, const std::string& source);
 
 // Every --sweep of TEXTS. Throws InputError as parse_sweep_axis does, for a
 // NAME given twice, and for a product over kMaxArrayTasks tasks.
 std::vector<SweepAxis> parse_sweep(const std::vector<std::string>& texts, const std::string& source);
+
+// Throws UsageError when COMMAND (PROGRAM [ARGS...]) of a submission with
+// the --sweep texts SWEEPS starts with a number: `--sweep lr=0.1 0.01
+// train.py` (a space for a comma) makes the shell pass "0.01" as a word of
+// its own, which would become the program. No program is named "0.01" (nor
+// ","), so this is certain; the message gives the comma form. Does nothing
+// without SWEEPS.
+void refuse_split_sweep(const std::vector<std::string>& sweeps, const std::vector<std::string>& command);
 
 // The cartesian product, the last axis varying fastest (as Python's
 // itertools.product): lr=0.1,0.01 x bs=32,64 gives (0.1, 32), (0.1, 64),

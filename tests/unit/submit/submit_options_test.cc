@@ -30,6 +30,20 @@ TEST(SubmitOptions, SignalAndRequeueFlags) {
   EXPECT_EQ(options->flags.find("requeue"), nullptr);  // not given: the lower layers decide
 }
 
+// The shell split `--sweep lr=0.1 0.01` in two: refused as a usage error
+// (exit 2) before anything is submitted, pointing at the comma.
+TEST(SubmitOptions, ASweepValueAfterASpaceIsNotTakenForTheProgram) {
+  try {
+    parse_submit_options({"--sweep", "lr=0.1", "0.01", "train.py"});
+    ADD_FAILURE() << "accepted 0.01 as the program";
+  } catch (const util::UsageError& error) {
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("Give --sweep lr=0.1,0.01"));
+  }
+  auto options = parse_submit_options({"--sweep=lr=0.1,0.01", "train.py", "0.5"});
+  ASSERT_TRUE(options);
+  EXPECT_EQ(options->command, (std::vector<std::string>{"train.py", "0.5"}));
+}
+
 // The flags as typed reach the job request with the flag as their source, so
 // a refusal says which flag to fix.
 TEST(SubmitOptions, ControlCharactersInFlagsAreRefusedNamingTheFlag) {

@@ -61,6 +61,46 @@ TEST(Sweep, RefusalsNameTheSweepAndSayWhatToGive) {
   EXPECT_NE(sweep_error({"lr=1", "bs=2", "lr=3"}).find("'lr' is swept twice"), std::string::npos);
 }
 
+// A value list separated by ';' or, quoted, by spaces would be one value:
+// the refusal gives the comma form to type instead.
+TEST(Sweep, SemicolonsAndSpacedNumbersPointAtTheComma) {
+  EXPECT_EQ(sweep_error({"lr=1e-3;1e-4"}),
+            "sweep 'lr=1e-3;1e-4' (from --sweep): the values are separated by ';', which would make them "
+            "one value. Separate them with commas: --sweep lr=1e-3,1e-4");
+  EXPECT_NE(sweep_error({"opt=adam; sgd"}).find("--sweep opt=adam,sgd"), std::string::npos);
+  EXPECT_NE(sweep_error({"lr=0.1 0.01"}).find("separated by spaces, which would make them one value. "
+                                              "Separate them with commas: --sweep lr=0.1,0.01"),
+            std::string::npos)
+      << sweep_error({"lr=0.1 0.01"});
+  EXPECT_NE(sweep_error({"bs=16,32 64"}).find("--sweep bs=16,32,64"), std::string::npos);
+  // Words that are not all numbers may be one value with a space in it.
+  EXPECT_EQ(parse_sweep_axis("opt=adam w,sgd", "--sweep").values, (Strings{"adam w", "sgd"}));
+}
+
+std::string split_sweep_error(const Strings& sweeps, const Strings& command) {
+  return input_error_of([&] { refuse_split_sweep(sweeps, command); });
+}
+
+// `--sweep lr=0.1 0.01 train.py`: the shell made 0.01 the program.
+TEST(Sweep, ANumberInThePlaceOfTheProgramIsASweepValueSplitOff) {
+  EXPECT_EQ(split_sweep_error({"lr=0.1"}, {"0.01", "train.py"}),
+            "--sweep lr=0.1 is followed by '0.01', which would be the program to run: the values of a "
+            "--sweep are one word, separated by commas with no space. Give --sweep lr=0.1,0.01");
+  EXPECT_NE(split_sweep_error({"bs=8", "lr=0.1"}, {"1e-2", "1e-3", "train.py", "5"})
+                .find("Give --sweep lr=0.1,1e-2,1e-3"),
+            std::string::npos);
+  // "lr=0.1, 0.01" and "lr=0.1 , 0.01": the commas were right, the spaces not.
+  EXPECT_NE(split_sweep_error({"lr=0.1,"}, {"0.01", "train.py"}).find("Give --sweep lr=0.1,0.01"),
+            std::string::npos);
+  EXPECT_NE(split_sweep_error({"lr=0.1"}, {",", "0.01", "train.py"}).find("Give --sweep lr=0.1,0.01"),
+            std::string::npos);
+  // A real program, or no --sweep at all, passes.
+  EXPECT_NO_THROW(refuse_split_sweep({"lr=0.1,0.01"}, {"python3", "train.py", "0.5"}));
+  EXPECT_NO_THROW(refuse_split_sweep({"lr=0.1,0.01"}, {"./2stage.sh"}));
+  EXPECT_NO_THROW(refuse_split_sweep({}, {"0.01"}));
+  EXPECT_NO_THROW(refuse_split_sweep({"lr=0.1"}, {}));
+}
+
 TEST(Sweep, AProductOverTheLimitIsRefusedBeforeItIsMade) {
   std::string hundred;
   for (int i = 0; i < 100; ++i) hundred += fmt::format("{}{}", i ? "," : "", i);
