@@ -3,9 +3,10 @@
 // The input is a hostfile, then optionally a NUL and an --include
 // selection, then a NUL and an --exclude selection. Checks that the only
 // failure is InputError, that a parsed file lists each host once with a
-// slot count in 1..1024, and that a selection keeps hosts of the file, in
-// its order, each with its selected slots among the file's slots. Hostlist
-// ranges are bounded by the parser itself (100000 hosts), so no cap here.
+// slot count in 1..1024 and none as HOST:N (one colon), and that a
+// selection keeps hosts of the file, in its order, each with its selected
+// slots among the file's slots. Hostlist ranges are bounded by the parser
+// itself (100000 hosts), so no cap here.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& entry : file) {
     check(seen.insert(entry.host).second, "a host was listed twice without an error");
     check(!entry.slots || (*entry.slots >= 1 && *entry.slots <= 1024), "a slot count is out of range");
+    check(std::count(entry.host.begin(), entry.host.end(), ':') != 1, "a HOST:N host was taken as a name");
   }
   try {
     check_selection(file, ssh::select_hosts(file, part(parts, 1), part(parts, 2)));

@@ -52,6 +52,23 @@ void add_unique(std::vector<HostEntry>& hosts, std::set<std::string>& seen, Host
   hosts.push_back(std::move(entry));
 }
 
+// "node1:4": MPI's and Horovod's HOST:SLOTS, or HOST:PORT. No host name
+// holds a ':', and an IPv6 address holds two or more.
+bool has_colon_suffix(std::string_view word) { return std::count(word.begin(), word.end(), ':') == 1; }
+
+// "node1:4" on a hostfile line: said how to give its slots (or its port).
+void refuse_colon_suffix(std::string_view word, const std::string& where) {
+  if (!has_colon_suffix(word)) return;
+  auto colon = word.find(':');
+  std::string_view host = word.substr(0, colon), suffix = word.substr(colon + 1);
+  bool count = !suffix.empty() && suffix.find_first_not_of("0123456789") == std::string_view::npos;
+  throw util::InputError(fmt::format(
+      "{}: '{}' is no host name{}; a line here is 'HOST [slots=N]'{}. An ssh port goes in ~/.ssh/config "
+      "(Host {} / Port N)",
+      where, word, count ? " (HOST:N is MPI's and Horovod's way to give slots)" : "",
+      count ? fmt::format(": for {} workers write '{} slots={}'", suffix, host, suffix) : "", host));
+}
+
 int parse_slots(std::string_view word, const std::string& where) {
   return static_cast<int>(
       util::parse_int_in_range(word.substr(6), 1, kMaxSlots, where + ": slots"));
@@ -135,6 +152,7 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
     auto words = words_of(line);
     if (words.empty()) continue;
     std::string where = fmt::format("{}:{}", source, number);
+    refuse_colon_suffix(words[0], where);  // before expanding, to name "gpu[01-04]:8" as written
     std::optional<int> slots;
     for (std::size_t i = 1; i < words.size(); ++i) {
       if (!words[i].starts_with("slots=") || slots)
@@ -143,8 +161,10 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
                                      where, words[i]));
       slots = parse_slots(words[i], where);
     }
-    for (const auto& host : expand_bounded(words[0], where, hosts.size()))
+    for (const auto& host : expand_bounded(words[0], where, hosts.size())) {
+      refuse_colon_suffix(host, where);  // "a:4,b:4" has two colons, each host one
       add_unique(hosts, seen, HostEntry{host, slots, {}}, where);
+    }
   }
   if (hosts.empty())
     throw util::InputError(fmt::format("{} lists no host; expected one 'HOST [slots=N]' a line", source));
@@ -154,8 +174,15 @@ std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view s
 std::vector<HostEntry> parse_host_list(std::string_view text) {
   std::vector<HostEntry> hosts;
   std::set<std::string> seen;
-  for (const auto& host : expand_bounded(text, "--hosts", 0))
+  for (const auto& host : expand_bounded(text, "--hosts", 0)) {
+    if (has_colon_suffix(host))
+      throw util::InputError(fmt::format(
+          "--hosts '{}': '{}' is no host name. --hosts takes names only: for the same worker count on "
+          "every host give --nproc-per-node N, for counts per host a --hostfile whose lines are "
+          "'HOST slots=N'; an ssh port goes in ~/.ssh/config (Host NAME / Port N)",
+          text, host));
     add_unique(hosts, seen, HostEntry{host, std::nullopt, {}}, "--hosts");
+  }
   if (hosts.empty())
     throw util::InputError("--hosts is empty; expected host names such as h1,h2 or gpu[01-04]");
   return hosts;

@@ -5,6 +5,12 @@
 // hostlist expressions ("gpu[01-16] slots=8"). --include/--exclude take
 // DeepSpeed's selection syntax: "host1@host2:0,2" keeps (or drops) whole
 // hosts, or only the listed slots of a host.
+//
+// "HOST:N" (MPICH's hostfile, Horovod's -H) is refused, with "HOST
+// slots=N" as the hint, rather than read as slots: here "host:0,2" in
+// --include names slot *ids*, and "HOST:N" is a port in --rdzv-endpoint and
+// to ssh, so reading it as a slot count would give one text three meanings
+// in one command line. IPv6 addresses have two colons or more and pass.
 #pragma once
 
 #include <optional>
@@ -22,10 +28,11 @@ struct HostEntry {
 
 // Parses a hostfile's TEXT; SOURCE ("hostfile.txt") names it in errors,
 // with the line number. Throws InputError for a bad line, a bad slots
-// value, or a host listed twice.
+// value, a host listed twice, or a "HOST:N" host.
 std::vector<HostEntry> parse_host_file(std::string_view text, std::string_view source);
 
 // Parses --hosts: comma- or space-separated names and hostlist expressions.
+// Throws InputError for a host listed twice or a "HOST:N" host.
 std::vector<HostEntry> parse_host_list(std::string_view text);
 
 // Applies --include (keep only what it names) and --exclude (drop what it

@@ -52,6 +52,28 @@ TEST(SshHosts, BadHostfileLinesNameTheFileAndLine) {
             std::string::npos);
 }
 
+// MPICH's hostfile and Horovod's -H write slots as HOST:N; here that would
+// become an ssh to "node1:4". Refused, saying what to write instead.
+TEST(SshHosts, HostColonSlotsIsRefusedWithTheSlotsForm) {
+  EXPECT_EQ(message_of([] { parse_host_file("node0 slots=4\nnode1:4\n", "hosts.txt"); }),
+            "hosts.txt:2: 'node1:4' is no host name (HOST:N is MPI's and Horovod's way to give slots); a "
+            "line here is 'HOST [slots=N]': for 4 workers write 'node1 slots=4'. An ssh port goes in "
+            "~/.ssh/config (Host node1 / Port N)");
+  EXPECT_NE(message_of([] { parse_host_file("gpu[01-04]:8\n", "f"); }).find("write 'gpu[01-04] slots=8'"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { parse_host_file("a:1,b:2\n", "f"); }).find("'a:1' is no host name"), std::string::npos);
+  std::string named = message_of([] { parse_host_file("node1:x\n", "f"); });
+  EXPECT_NE(named.find("f:1: 'node1:x' is no host name; a line here is 'HOST [slots=N]'."), std::string::npos)
+      << named;
+  EXPECT_NE(message_of([] { parse_host_list("node1:4,node2:4"); })
+                .find("'node1:4' is no host name. --hosts takes names only: for the same worker count on every "
+                      "host give --nproc-per-node N"),
+            std::string::npos);
+  // IPv6 addresses hold two colons or more: still hosts.
+  EXPECT_EQ(names(parse_host_file("fe80::1 slots=2\n2001:db8::4\n", "f")),
+            (std::vector<std::string>{"fe80::1", "2001:db8::4"}));
+}
+
 TEST(SshHosts, HostListAcceptsCommasAndHostlists) {
   EXPECT_EQ(names(parse_host_list("h1,node[3-4]")), (std::vector<std::string>{"h1", "node3", "node4"}));
   EXPECT_NE(message_of([] { parse_host_list("a,a"); }).find("listed twice"), std::string::npos);
