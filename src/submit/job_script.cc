@@ -53,8 +53,11 @@ std::string preempt_signal_name(const std::string& spec, const std::string& what
 // dlaunch run options that submit settings stand for.
 std::vector<std::string> run_arguments(const SubmitSettings& settings) {
   std::vector<std::string> args;
+  // As --name=value: a value that starts with '-' (a --prefix template
+  // such as "--> ") would otherwise be refused on the nodes as a missing
+  // value (util/missing_value.h).
   for (const char* name : {"python", "tee", "redirects", "prefix"}) {
-    if (auto value = settings.string(name)) args.insert(args.end(), {std::string("--") + name, *value});
+    if (auto value = settings.string(name)) args.push_back(fmt::format("--{}={}", name, *value));
   }
   for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "heartbeat-timeout", "min-nodes",
                            "node-fail-limit", "hang-timeout", "straggler-lag", "stack-timeout", "gate-timeout"}) {

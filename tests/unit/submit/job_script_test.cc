@@ -123,7 +123,7 @@ TEST(JobScript, EveryResourceOptionAndPassThrough) {
             "export OUTPUT_DIR=/out/20261202_120000\n" +
                 std::string(kLogDirAndToken) + kStepGuard +
                 "srun --nodes=4 --ntasks-per-node=1 --gpus-per-node=8 --cpus-per-task=48 "
-                "--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " --python "
+                "--wait=60 /opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " --python="
                 "/usr/bin/python3 --max-restarts 3 -- train.py --lr 0.1\n");
 }
 
