@@ -1,5 +1,5 @@
 // submission_record_fuzz: a submission folder read back
-// (submit/submission_record.h) as `dlaunch status`, `jobs`, `logs` and
+// (jobs/submission_record.h) as `dlaunch status`, `jobs`, `logs` and
 // `cancel` read it, whatever its files hold: a shared, copied or damaged
 // folder.
 //
@@ -20,7 +20,7 @@
 #include <string_view>
 
 #include "slurm/job_id.h"
-#include "submit/submission_record.h"
+#include "jobs/submission_record.h"
 #include "util/error.h"
 
 namespace {
@@ -62,7 +62,7 @@ void write_files(std::string_view input) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   write_files(std::string_view(reinterpret_cast<const char*>(data), size));
   try {
-    submit::SubmissionRecord record = submit::read_submission(folder());
+    jobs::SubmissionRecord record = jobs::read_submission(folder());
     check(record.job_id.empty() || slurm::is_job_id(record.job_id), "a job id that is not one");
     for (const auto& task : record.tasks)
       check(fs::path(task.folder).parent_path() == fs::path(record.folder), "a task folder outside the submission");
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const util::InputError&) {
   } catch (const util::SystemError&) {
   }
-  (void)submit::recorded_end(folder());
-  (void)submit::run_verdict(folder());
+  (void)jobs::recorded_end(folder());
+  (void)jobs::run_verdict(folder());
   return 0;
 }

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_parser.h"
-#include "submit/job_cancel.h"
+#include "jobs/job_cancel.h"
 #include "cli/job_argument.h"
 #include "util/command_line.h"
 #include "util/error.h"
@@ -70,13 +70,13 @@ int cancel_command(const CommandArgs& raw) {
   std::optional<CancelArgs> parsed = parse_with(raw, kDescription, "dlaunch cancel", configure_app);
   if (!parsed) return 0;
   const CancelArgs& args = *parsed;
-  submit::CancelRequest request;
+  jobs::CancelRequest request;
   request.signal = parse_signal(args.signal);
   request.grace = std::chrono::seconds(args.grace);
   request.timeout = std::chrono::seconds(args.timeout);
   auto found = find_job_argument(args.job, args.output_dir);
   request.task = found.task;
-  submit::CancelOutcome outcome = submit::cancel_job(found.record, request);
+  jobs::CancelOutcome outcome = jobs::cancel_job(found.record, request);
   const std::string target = request.task ? fmt::format("{}_{}", found.record.job_id, *request.task) : found.record.job_id;
   const std::string& state = outcome.final_status.state;
   if (args.json) {

@@ -26,11 +26,11 @@ void add_output_dir_option(CLI::App& app, std::string& output_dir) {
 std::vector<std::string> submission_dirs_for(const std::string& output_dir) {
   std::optional<std::string> dir;
   if (!output_dir.empty()) dir = output_dir;
-  return submit::submission_dirs(dir, util::Environment::from_process());
+  return jobs::submission_dirs(dir, util::Environment::from_process());
 }
 
-submit::FoundJob find_job_argument(const std::string& job, const std::string& output_dir) {
-  return submit::find_job(job, submission_dirs_for(output_dir));
+jobs::FoundJob find_job_argument(const std::string& job, const std::string& output_dir) {
+  return jobs::find_job(job, submission_dirs_for(output_dir));
 }
 
 }  // namespace dlaunch::cli

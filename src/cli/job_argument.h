@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "submit/job_lookup.h"
+#include "jobs/job_lookup.h"
 
 namespace dlaunch::cli {
 
@@ -16,7 +16,7 @@ void add_job_argument(CLI::App& app, std::string& job, std::string& output_dir);
 void add_output_dir_option(CLI::App& app, std::string& output_dir);
 
 // The submission JOB names, looked for in OUTPUT_DIR ("": the default places).
-submit::FoundJob find_job_argument(const std::string& job, const std::string& output_dir);
+jobs::FoundJob find_job_argument(const std::string& job, const std::string& output_dir);
 
 // The folders submissions are looked for in, for OUTPUT_DIR ("": the default places).
 std::vector<std::string> submission_dirs_for(const std::string& output_dir);

@@ -6,7 +6,7 @@
 
 #include "cli/command_parser.h"
 #include "cli/job_argument.h"
-#include "submit/job_status.h"
+#include "jobs/job_status.h"
 #include "util/command_line.h"
 #include "util/error.h"
 
@@ -38,15 +38,15 @@ void configure_app(CLI::App& app, JobsRequest& request) {
                           {"dlaunch jobs --json | jq '.[0].state'", "the newest job's state, for scripts"}});
 }
 
-std::string nodes_text(const submit::SubmissionRecord& record) {
+std::string nodes_text(const jobs::SubmissionRecord& record) {
   return fmt::format("{}x{}", record.nodes, record.gpus_per_node);
 }
 
-void print_table(const std::vector<std::pair<submit::SubmissionRecord, submit::JobStatus>>& jobs) {
+void print_table(const std::vector<std::pair<jobs::SubmissionRecord, jobs::JobStatus>>& jobs) {
   std::vector<std::vector<std::string>> rows = {
       {"JOB", "NAME", "STATE", "NODESxGPUS", "RESTARTS", "SUBMITTED", "ELAPSED", "FOLDER"}};
   for (const auto& [record, status] : jobs) {
-    rows.push_back({record.job_id.empty() ? "-" : record.job_id, record.name, submit::state_text(status),
+    rows.push_back({record.job_id.empty() ? "-" : record.job_id, record.name, jobs::state_text(status),
                     nodes_text(record), std::to_string(status.restarts), record.submitted,
                     status.elapsed.empty() ? "-" : status.elapsed, record.folder});
   }
@@ -69,19 +69,19 @@ int jobs_command(const CommandArgs& args) {
   const JobsRequest& request = *parsed;
   auto dirs = submission_dirs_for(request.output_dir);
   std::vector<std::string> left_out;
-  auto records = submit::list_submissions(dirs, &left_out);
+  auto records = jobs::list_submissions(dirs, &left_out);
   // A damaged or planted folder is named, and the others are listed.
   for (const auto& why : left_out) fmt::print(stderr, "dlaunch: left out: {}\n", why);
   if (request.limit > 0 && records.size() > static_cast<std::size_t>(request.limit))
     records.resize(static_cast<std::size_t>(request.limit));
-  std::vector<std::pair<submit::SubmissionRecord, submit::JobStatus>> jobs;
+  std::vector<std::pair<jobs::SubmissionRecord, jobs::JobStatus>> jobs;
   for (auto& record : records) {
-    submit::JobStatus status = submit::current_status(record);
+    jobs::JobStatus status = jobs::current_status(record);
     jobs.emplace_back(std::move(record), std::move(status));
   }
   if (request.json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& [record, status] : jobs) list.push_back(submit::status_json(record, status));
+    for (const auto& [record, status] : jobs) list.push_back(jobs::status_json(record, status));
     fmt::print("{}\n", list.dump(2));
     return 0;
   }

@@ -35,7 +35,7 @@ std::string LinePrinter::prefix_of(int rank) const {
 }
 
 // LINE as printed, with its newline.
-std::string LinePrinter::formatted(const submit::MergedLine& line) const {
+std::string LinePrinter::formatted(const jobs::MergedLine& line) const {
   if (format_ == LineFormat::kText) return prefix_of(line.rank) + line.text + "\n";
   nlohmann::ordered_json object = {{"rank", line.rank},
                                    {"stream", line.stream == 2 ? "stderr" : "stdout"},
@@ -48,7 +48,7 @@ std::string LinePrinter::formatted(const submit::MergedLine& line) const {
 
 void LinePrinter::write(std::string_view text) { std::fwrite(text.data(), 1, text.size(), out_); }
 
-void LinePrinter::print(const submit::MergedLine& line) {
+void LinePrinter::print(const jobs::MergedLine& line) {
   if (!filter_.keeps(line.text)) return;
   Source source{line.rank, line.stream};
   if (drawn_.contains(source)) return complete_drawn_line(source, line.text);
@@ -125,7 +125,7 @@ void WaitingLines::show(const Sources& sources, LinePrinter& printer) {
   if (!printer.shows_partials()) return;
   held_at_.resize(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    const submit::LogLineSource& source = *sources[i];
+    const jobs::LogLineSource& source = *sources[i];
     auto held = source.held_part();
     std::optional<std::uint64_t> offset;
     if (held) offset = source.held_offset();

@@ -1,4 +1,4 @@
-// What `dlaunch logs` prints of the merged lines (submit/log_merge.h): the
+// What `dlaunch logs` prints of the merged lines (jobs/log_merge.h): the
 // lines --grep keeps, under "[rankR]:" prefixes when several ranks show;
 // with --tail only the last N of what is there now (then everything new,
 // when following). With --json each line is one JSON object on a line of
@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "submit/log_merge.h"
+#include "jobs/log_merge.h"
 
 namespace dlaunch::cli {
 
@@ -62,7 +62,7 @@ class LinePrinter {
   void set_format(LineFormat format) { format_ = format; }
   // A whole line, as it is in the file; when its start is drawn
   // (show_partial()), that drawing is completed instead.
-  void print(const submit::MergedLine& line);
+  void print(const jobs::MergedLine& line);
   // Prints what --tail kept; from now on every line goes out at once.
   void flush_tail();
   // Hands what was printed on (a follower's lines must not wait in stdio's buffer).
@@ -80,7 +80,7 @@ class LinePrinter {
   using Source = std::pair<int, int>;  // rank, stream
 
   std::string prefix_of(int rank) const;
-  std::string formatted(const submit::MergedLine& line) const;
+  std::string formatted(const jobs::MergedLine& line) const;
   void write(std::string_view text);
   void end_open_line();
   void complete_drawn_line(const Source& source, std::string_view text);
@@ -106,7 +106,7 @@ class LinePrinter {
 // needs the whole line (LinePrinter::shows_partials()).
 class WaitingLines {
  public:
-  using Sources = std::vector<std::unique_ptr<submit::LogLineSource>>;
+  using Sources = std::vector<std::unique_ptr<jobs::LogLineSource>>;
 
   // Call after each merge_available() of SOURCES.
   void show(const Sources& sources, LinePrinter& printer);

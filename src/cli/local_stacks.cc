@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "forensics/stack_capture.h"
-#include "submit/live_workers.h"
+#include "jobs/live_workers.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/ports.h"
@@ -13,7 +13,7 @@
 namespace dlaunch::cli {
 namespace {
 
-std::vector<forensics::CaptureTarget> targets_of(const std::vector<submit::LiveWorker>& workers,
+std::vector<forensics::CaptureTarget> targets_of(const std::vector<jobs::LiveWorker>& workers,
                                                  const std::string& host) {
   std::vector<forensics::CaptureTarget> targets;
   for (const auto& worker : workers) {
@@ -39,7 +39,7 @@ std::string nothing_runs_here(const std::string& log_folder) {
 }  // namespace
 
 LocalCapture capture_local_run(const std::string& log_folder, std::chrono::seconds per_worker) {
-  auto live = submit::find_live_workers(log_folder);
+  auto live = jobs::find_live_workers(log_folder);
   if (live.empty()) throw util::InputError(nothing_runs_here(log_folder));
   const std::string host = util::local_host_name();
   forensics::CaptureSettings settings;
@@ -47,7 +47,7 @@ LocalCapture capture_local_run(const std::string& log_folder, std::chrono::secon
   settings.environment = util::Environment::from_process();
   LocalCapture capture;
   capture.workers = forensics::capture_stacks(targets_of(live, host), settings);
-  capture.headline = fmt::format("live capture on {} of {}", host, submit::describe_live_workers(live));
+  capture.headline = fmt::format("live capture on {} of {}", host, jobs::describe_live_workers(live));
   return capture;
 }
 

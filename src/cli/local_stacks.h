@@ -1,7 +1,7 @@
 // `dlaunch stacks` of a run that has no rendezvous service to ask: a
 // single node's dlaunch run, whose launcher judges its hangs itself and
 // answers no one. Its workers alive on this host are found through /proc
-// (submit/live_workers.h) and captured from here as their launcher would
+// (jobs/live_workers.h) and captured from here as their launcher would
 // (forensics/stack_capture.h), Python frames through gdb, since the
 // workers' dump pipes lead to their launcher only. The same user may
 // trace them unless the kernel forbids tracing a process that is not one's

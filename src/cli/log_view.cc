@@ -4,26 +4,26 @@
 #include <memory>
 #include <vector>
 
-#include "submit/log_merge.h"
+#include "jobs/log_merge.h"
 #include "util/error.h"
 
 namespace dlaunch::cli {
 namespace {
 
-using Sources = std::vector<std::unique_ptr<submit::LogLineSource>>;
+using Sources = std::vector<std::unique_ptr<jobs::LogLineSource>>;
 
-Sources open_sources(const submit::AttemptLogs& logs) {
+Sources open_sources(const jobs::AttemptLogs& logs) {
   Sources sources;
   for (const auto& rank : logs.ranks) {
     if (!rank.stdout_path.empty())
-      sources.push_back(std::make_unique<submit::LogLineSource>(rank.rank, 1, rank.stdout_path));
+      sources.push_back(std::make_unique<jobs::LogLineSource>(rank.rank, 1, rank.stdout_path));
     if (!rank.stderr_path.empty())
-      sources.push_back(std::make_unique<submit::LogLineSource>(rank.rank, 2, rank.stderr_path));
+      sources.push_back(std::make_unique<jobs::LogLineSource>(rank.rank, 2, rank.stderr_path));
   }
   return sources;
 }
 
-void say_which_attempt(const submit::AttemptLogs& logs, const submit::LogChoice& choice) {
+void say_which_attempt(const jobs::AttemptLogs& logs, const jobs::LogChoice& choice) {
   if (logs.attempts > 1 && !choice.attempt)
     fmt::print(stderr, "dlaunch: attempt {} of {} (the last; --attempt K shows another)\n", logs.attempt,
                logs.attempts);
@@ -35,11 +35,11 @@ void finish(Sources& sources) {
 }
 
 void print_available(Sources& sources, LinePrinter& printer) {
-  submit::merge_available(sources, [&](const submit::MergedLine& line) { printer.print(line); });
+  jobs::merge_available(sources, [&](const jobs::MergedLine& line) { printer.print(line); });
 }
 
 // Everything of LOGS there is now (FINISHED: the files will not grow).
-Sources print_attempt(const submit::AttemptLogs& logs, LinePrinter& printer, bool finished) {
+Sources print_attempt(const jobs::AttemptLogs& logs, LinePrinter& printer, bool finished) {
   printer.set_prefixed(logs.ranks.size() > 1);
   Sources sources = open_sources(logs);
   if (finished) finish(sources);
@@ -48,12 +48,12 @@ Sources print_attempt(const submit::AttemptLogs& logs, LinePrinter& printer, boo
 }
 
 // The logs to follow once they exist: a job still pending has none yet.
-submit::AttemptLogs logs_when_there(const std::string& folder, const submit::LogChoice& choice,
+jobs::AttemptLogs logs_when_there(const std::string& folder, const jobs::LogChoice& choice,
                                     const FollowWorld& world, const FollowPace& pace) {
   bool said = false;
   for (;;) {
     try {
-      return submit::find_rank_logs(folder, choice);
+      return jobs::find_rank_logs(folder, choice);
     } catch (const util::InputError& error) {
       if (world.job_is_over()) throw;
       if (!said) fmt::print(stderr, "dlaunch: waiting for the job's workers to start ({})\n", error.what());
@@ -65,9 +65,9 @@ submit::AttemptLogs logs_when_there(const std::string& folder, const submit::Log
 
 // A restart made a new attempt folder: the old attempt's files are read to
 // their end, then the new one's are followed.
-void follow_a_restart(const std::string& folder, const submit::LogChoice& choice, submit::AttemptLogs& logs,
+void follow_a_restart(const std::string& folder, const jobs::LogChoice& choice, jobs::AttemptLogs& logs,
                       Sources& sources, LinePrinter& printer, WaitingLines& waiting) {
-  submit::AttemptLogs latest = submit::find_rank_logs(folder, choice);
+  jobs::AttemptLogs latest = jobs::find_rank_logs(folder, choice);
   if (latest.attempt == logs.attempt) return;
   finish(sources);
   print_available(sources, printer);
@@ -79,16 +79,16 @@ void follow_a_restart(const std::string& folder, const submit::LogChoice& choice
 
 }  // namespace
 
-void show_logs(const std::string& folder, const submit::LogChoice& choice, LinePrinter& printer) {
-  submit::AttemptLogs logs = submit::find_rank_logs(folder, choice);
+void show_logs(const std::string& folder, const jobs::LogChoice& choice, LinePrinter& printer) {
+  jobs::AttemptLogs logs = jobs::find_rank_logs(folder, choice);
   say_which_attempt(logs, choice);
   print_attempt(logs, printer, true);
   printer.flush_tail();
 }
 
-void follow_logs(const std::string& folder, const submit::LogChoice& choice, LinePrinter& printer,
+void follow_logs(const std::string& folder, const jobs::LogChoice& choice, LinePrinter& printer,
                  const FollowWorld& world, const FollowPace& pace) {
-  submit::AttemptLogs logs = logs_when_there(folder, choice, world, pace);
+  jobs::AttemptLogs logs = logs_when_there(folder, choice, world, pace);
   say_which_attempt(logs, choice);
   bool over = world.job_is_over();
   Sources sources = print_attempt(logs, printer, over);

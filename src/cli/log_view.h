@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cli/line_printer.h"
-#include "submit/rank_logs.h"
+#include "jobs/rank_logs.h"
 
 namespace dlaunch::cli {
 
@@ -29,9 +29,9 @@ struct FollowPace {
 };
 
 // Prints FOLDER's logs (a submission's or a task's) as CHOICE narrows them,
-// once, through PRINTER. Throws InputError (submit::find_rank_logs) when
+// once, through PRINTER. Throws InputError (jobs::find_rank_logs) when
 // there are none.
-void show_logs(const std::string& folder, const submit::LogChoice& choice, LinePrinter& printer);
+void show_logs(const std::string& folder, const jobs::LogChoice& choice, LinePrinter& printer);
 
 // Prints what is there, then each new line whole and in time order, until
 // WORLD says the job is over; then what is left, an unterminated last line
@@ -39,7 +39,7 @@ void show_logs(const std::string& folder, const submit::LogChoice& choice, LineP
 // restart (a new attempt folder) switches to the new attempt's files,
 // unless CHOICE names an attempt. Throws InputError when the job ended
 // without logs.
-void follow_logs(const std::string& folder, const submit::LogChoice& choice, LinePrinter& printer,
+void follow_logs(const std::string& folder, const jobs::LogChoice& choice, LinePrinter& printer,
                  const FollowWorld& world, const FollowPace& pace = {});
 
 }  // namespace dlaunch::cli

@@ -9,9 +9,9 @@
 #include "cli/job_argument.h"
 #include "cli/line_printer.h"
 #include "cli/log_view.h"
-#include "submit/job_status.h"
-#include "submit/rank_logs.h"
-#include "submit/run_folder.h"
+#include "jobs/job_status.h"
+#include "jobs/rank_logs.h"
+#include "jobs/run_folder.h"
 #include "util/command_line.h"
 #include "util/error.h"
 
@@ -69,7 +69,7 @@ void configure_app(CLI::App& app, LogsArgs& args) {
                           {"dlaunch logs logs -f", "the run of 'dlaunch run --log-dir logs ...', live"}});
 }
 
-std::string job_folder(const submit::FoundJob& found) {
+std::string job_folder(const jobs::FoundJob& found) {
   if (found.record.tasks.empty()) return found.record.folder;
   if (!found.task)
     throw util::InputError(fmt::format("job {} is an array of {} tasks, each with its own logs: give one, "
@@ -81,16 +81,16 @@ std::string job_folder(const submit::FoundJob& found) {
   throw util::InputError(fmt::format("job {} has no task {}", found.record.job_id, *found.task));
 }
 
-bool job_is_over(const submit::FoundJob& found) {
+bool job_is_over(const jobs::FoundJob& found) {
   if (found.record.job_id.empty()) return true;
-  return submit::has_ended(submit::current_status(found.record), found.task);
+  return jobs::has_ended(jobs::current_status(found.record), found.task);
 }
 
 // A run's --log-dir has no Slurm job: it ends with its result.json, or
 // when the launcher seen running its workers here is gone; what the
 // watch cannot tell is said once.
 std::function<bool()> run_is_over(const std::string& folder) {
-  auto watch = std::make_shared<submit::RunEndWatch>(folder);
+  auto watch = std::make_shared<jobs::RunEndWatch>(folder);
   return [watch] {
     std::string note;
     const bool over = watch->ended(&note);
@@ -102,7 +102,7 @@ std::function<bool()> run_is_over(const std::string& folder) {
 // Following ends when Slurm shows the job ended or forgot it, or a run's
 // --log-dir its end. A --srun run has no Slurm job to ask: its logs are
 // shown as they are.
-FollowWorld follow_world(const submit::FoundJob& found) {
+FollowWorld follow_world(const jobs::FoundJob& found) {
   auto pause = [](std::chrono::milliseconds time) { ::poll(nullptr, 0, static_cast<int>(time.count())); };
   if (found.record.run_log_dir) return {run_is_over(found.record.folder), pause};
   return {[&found] { return job_is_over(found); }, pause};
@@ -116,8 +116,8 @@ int logs_command(const CommandArgs& raw) {
   const LogsArgs& args = *parsed;
   LinePrinter printer(args.grep, args.tail);
   if (args.json) printer.set_format(LineFormat::kJsonLines);
-  submit::LogChoice choice;
-  if (!args.ranks.empty()) choice.ranks = submit::parse_rank_list(args.ranks);
+  jobs::LogChoice choice;
+  if (!args.ranks.empty()) choice.ranks = jobs::parse_rank_list(args.ranks);
   if (args.node >= 0) choice.node = args.node;
   if (args.attempt >= 0) choice.attempt = args.attempt;
   auto found = find_job_argument(args.job, args.output_dir);

@@ -13,9 +13,9 @@
 #include "process/signal_channel.h"
 #include "rendezvous/stack_observer.h"
 #include "slurm/job_id.h"
-#include "submit/job_lookup.h"
-#include "submit/run_folder.h"
-#include "submit/submission_record.h"
+#include "jobs/job_lookup.h"
+#include "jobs/run_folder.h"
+#include "jobs/submission_record.h"
 #include "util/command_line.h"
 #include "util/command_line_spec.h"
 #include "util/environment.h"
@@ -71,7 +71,7 @@ std::string folder_of_job(const std::string& job) {
     throw util::InputError(fmt::format("'{}' is neither a Slurm job id nor a folder. Give a job id, a dlaunch "
                                        "submit folder, a --log-dir, 'last', or --master HOST:PORT",
                                        job));
-  submit::FoundJob found = find_job_argument(job, "");
+  jobs::FoundJob found = find_job_argument(job, "");
   if (!found.task) return found.record.folder;
   for (const auto& task : found.record.tasks)
     if (task.index == *found.task) return task.folder;
@@ -81,8 +81,8 @@ std::string folder_of_job(const std::string& job) {
 // The stack reports saved for the job in FOLDER: a hang's (in its run's
 // log folder) and live captures' (in FOLDER).
 std::vector<std::string> saved_reports(const std::string& folder) {
-  std::vector<std::string> reports = submit::saved_stack_reports(submit::last_run_folder(folder));
-  for (auto& report : submit::saved_stack_reports(folder))
+  std::vector<std::string> reports = jobs::saved_stack_reports(jobs::last_run_folder(folder));
+  for (auto& report : jobs::saved_stack_reports(folder))
     if (std::find(reports.begin(), reports.end(), report) == reports.end()) reports.push_back(std::move(report));
   return reports;
 }
@@ -124,7 +124,7 @@ JobTarget find_target(const StacksRequest& request) {
   }
   target.folder = folder_of_job(request.job);
   // A run that has its result is over, whatever rendezvous.json it left.
-  if ((target.ended = submit::run_ending(target.folder))) return target;
+  if ((target.ended = jobs::run_ending(target.folder))) return target;
   auto endpoint = rendezvous::find_endpoint(target.folder);
   if (!endpoint) {
     target.local = true;

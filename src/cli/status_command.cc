@@ -6,7 +6,7 @@
 
 #include "cli/command_parser.h"
 #include "cli/job_argument.h"
-#include "submit/job_status.h"
+#include "jobs/job_status.h"
 #include "util/command_line.h"
 #include "util/error.h"
 #include "util/exit_codes.h"
@@ -43,7 +43,7 @@ std::string values_text(const std::map<std::string, std::string>& values) {
   return util::join(parts, " ");
 }
 
-void print_task(const submit::ArrayTask& task) {
+void print_task(const jobs::ArrayTask& task) {
   std::string values = task.values.empty() ? "" : fmt::format(" ({})", values_text(task.values));
   std::string code = task.exit_code ? fmt::format(", exit {}", *task.exit_code) : "";
   std::string reason = task.reason.empty() ? "" : fmt::format(" [{}]", task.reason);
@@ -55,8 +55,8 @@ void print_row(const char* label, const std::string& value) {
 }
 
 // A run's --log-dir: what it holds, without Slurm's rows.
-void print_run_rows(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
-  fmt::print("run in {} (a --log-dir of dlaunch run, no Slurm job): {}\n", record.folder, submit::state_text(status));
+void print_run_rows(const jobs::SubmissionRecord& record, const jobs::JobStatus& status) {
+  fmt::print("run in {} (a --log-dir of dlaunch run, no Slurm job): {}\n", record.folder, jobs::state_text(status));
   print_row("from:", status.source);
   print_row("elapsed:", status.elapsed);
   if (record.gpus_per_node > 0)
@@ -65,18 +65,18 @@ void print_run_rows(const submit::SubmissionRecord& record, const submit::JobSta
   print_row("started:", record.submitted);
 }
 
-void print_submission_rows(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
+void print_submission_rows(const jobs::SubmissionRecord& record, const jobs::JobStatus& status) {
   if (record.never_submitted)
     fmt::print("{} ({}: no Slurm job id): {}\n", record.name,
                record.never_submitted->may_be_queued ? "sbatch printed no job id" : "never submitted", status.state);
   else if (record.job_id.empty())
-    fmt::print("{} (run with --srun, no Slurm job id): {}\n", record.name, submit::state_text(status));
+    fmt::print("{} (run with --srun, no Slurm job id): {}\n", record.name, jobs::state_text(status));
   else
-    fmt::print("job {} ({}): {}\n", record.job_id, record.name, submit::state_text(status));
+    fmt::print("job {} ({}): {}\n", record.job_id, record.name, jobs::state_text(status));
   print_row("reason:", status.reason);
   print_row("from:", status.source);
   // Decided, while Slurm still runs or cleans up the job (a lost node's).
-  if (status.verdict && !submit::has_ended(status))
+  if (status.verdict && !jobs::has_ended(status))
     print_row("verdict:", fmt::format("{} (exit {}), decided by the launcher on {}; Slurm is still ending the job",
                                       status.verdict->state, status.verdict->exit_code,
                                       status.verdict->written_by.empty() ? "node 0" : status.verdict->written_by));
@@ -95,7 +95,7 @@ void print_submission_rows(const submit::SubmissionRecord& record, const submit:
   }
 }
 
-void print_status(const submit::SubmissionRecord& record, const submit::JobStatus& status) {
+void print_status(const jobs::SubmissionRecord& record, const jobs::JobStatus& status) {
   if (record.run_log_dir) print_run_rows(record, status);
   else print_submission_rows(record, status);
   // Nodes lost and how, who took their place, how long the job was down.
@@ -119,16 +119,16 @@ int status_command(const CommandArgs& args) {
   if (!parsed) return 0;
   const StatusRequest& request = *parsed;
   auto found = find_job_argument(request.job, request.output_dir);
-  submit::JobStatus status = submit::current_status(found.record);
+  jobs::JobStatus status = jobs::current_status(found.record);
   if (found.task) {
     std::erase_if(status.tasks, [&](const auto& task) { return task.index != *found.task; });
     if (status.tasks.empty())
       throw util::InputError(fmt::format("job {} has no task {}", found.record.job_id, *found.task));
   }
-  if (request.json) fmt::print("{}\n", submit::status_json(found.record, status).dump(2));
+  if (request.json) fmt::print("{}\n", jobs::status_json(found.record, status).dump(2));
   else print_status(found.record, status);
   // A job sbatch refused is no job: scripts that ask for it must not go on.
-  return status.state == submit::kNotSubmittedState ? util::kExitFailure : util::kExitSuccess;
+  return status.state == jobs::kNotSubmittedState ? util::kExitFailure : util::kExitSuccess;
 }
 
 util::CommandLineSpec status_command_line() { return command_line_of(kDescription, "dlaunch status", configure_app); }

@@ -13,15 +13,15 @@
 #include "slurm/partition_defaults.h"
 #include "slurm/slurm_command.h"
 #include "submit/array_folders.h"
-#include "submit/array_watch.h"
+#include "jobs/array_watch.h"
 #include "submit/config_file.h"
 #include "submit/job_script.h"
-#include "submit/job_watch.h"
-#include "submit/never_submitted.h"
+#include "jobs/job_watch.h"
+#include "jobs/never_submitted.h"
 #include "submit/resource_request.h"
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
-#include "submit/submission_record.h"
+#include "jobs/submission_record.h"
 #include "submit/submit_options.h"
 #include "util/error.h"
 #include "util/exit_codes.h"
@@ -173,19 +173,19 @@ std::string indented(const std::string& lines) {
 }
 
 // The job never reached Slurm: its folder keeps the job script and says
-// why (submit/never_submitted.h), and the secret no job will read goes.
+// why (jobs/never_submitted.h), and the secret no job will read goes.
 // Returns what the user is told of the folder.
-std::string keep_as_never_submitted(const submit::JobRequest& request, submit::NeverSubmitted why) {
+std::string keep_as_never_submitted(const submit::JobRequest& request, jobs::NeverSubmitted why) {
   why.recorded = util::local_time_now();
   std::error_code ignored;
   if (!why.may_be_queued && request.token_file) std::filesystem::remove(*request.token_file, ignored);
-  std::string unsaved = submit::record_never_submitted(request.submission_dir, why);
+  std::string unsaved = jobs::record_never_submitted(request.submission_dir, why);
   if (!unsaved.empty()) fmt::print(stderr, "dlaunch: cannot record that the job was not submitted: {}\n", unsaved);
   return fmt::format("The job was not {}. Its folder {} keeps {} to read; dlaunch jobs and dlaunch status "
                      "list it as {}",
                      why.program == "srun" ? "started" : "submitted", request.submission_dir,
                      why.program == "srun" ? "its settings (config.json)" : "the job script (job.sbatch)",
-                     submit::kNotSubmittedState);
+                     jobs::kNotSubmittedState);
 }
 
 // sbatch ran and refused the job (exit code != 0).
@@ -283,12 +283,12 @@ int follow_array_job(const submit::JobRequest& request, const std::string& job_i
   fmt::print(stderr, "dlaunch: following the {} tasks of job array {} (Ctrl-C stops following; scancel {} "
              "cancels them)\n", array.tasks.size(), job_id, job_id);
   say_the_job_goes_on_when_stopped(job_id);
-  std::vector<submit::TaskStatus> statuses = submit::follow_array(job_id, array);
-  fmt::print("{}", submit::array_table(array, statuses, request.submission_dir));
+  std::vector<jobs::TaskStatus> statuses = jobs::follow_array(job_id, array);
+  fmt::print("{}", jobs::array_table(array, statuses, request.submission_dir));
   std::fflush(stdout);
-  auto failed = submit::failed_task_lines(array, statuses, request.submission_dir, job_id);
+  auto failed = jobs::failed_task_lines(array, statuses, request.submission_dir, job_id);
   for (const std::string& line : failed) fmt::print(stderr, "dlaunch: {}\n", line);
-  int code = submit::array_exit_code(statuses);
+  int code = jobs::array_exit_code(statuses);
   fmt::print(stderr, "dlaunch: job {} ended {} with exit code {} ({} of {} tasks completed with exit code 0)\n",
              job_id, code == 0 ? "COMPLETED" : "FAILED", code, array.tasks.size() - failed.size(),
              array.tasks.size());
@@ -319,7 +319,7 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
   fmt::print(stderr, "dlaunch: following job {} (Ctrl-C stops following; scancel {} cancels it)\n",
              job_id, job_id);
   say_the_job_goes_on_when_stopped(job_id);
-  submit::JobEnd end = submit::follow_job(job_id, log, request.submission_dir);
+  jobs::JobEnd end = jobs::follow_job(job_id, log, request.submission_dir);
   if (!end.note.empty()) fmt::print(stderr, "dlaunch: job {}: {}\n", job_id, end.note);
   fmt::print(stderr, "dlaunch: job {} ended {} with exit code {}\n", job_id, end.state, end.exit_code);
   // dlaunch status reads it once Slurm has forgotten the job (MinJobAge).
@@ -328,7 +328,7 @@ int submit_batch(const submit::JobRequest& request, bool wait) {
                                         : fmt::format("the job's verdict, seen by submit --wait at {} ({})",
                                                       util::local_time_now(), end.note);
   std::string unsaved =
-      submit::save_recorded_end(request.submission_dir, {end.state, end.exit_code, source, "", ""});
+      jobs::save_recorded_end(request.submission_dir, {end.state, end.exit_code, source, "", ""});
   if (!unsaved.empty()) fmt::print(stderr, "dlaunch: cannot record the job's end: {}\n", unsaved);
   return end.exit_code;
 }

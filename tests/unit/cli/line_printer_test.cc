@@ -42,8 +42,8 @@ class Output {
   std::size_t taken_ = 0;
 };
 
-submit::MergedLine line_of(int rank, std::string text, int stream = 1) {
-  submit::MergedLine line;
+jobs::MergedLine line_of(int rank, std::string text, int stream = 1) {
+  jobs::MergedLine line;
   line.rank = rank;
   line.stream = stream;
   line.text = std::move(text);
@@ -184,13 +184,13 @@ struct Following : ::testing::Test {
     printer.set_prefixed(true);
     for (int rank = 0; rank < 2; ++rank) {
       append(path(rank), "");  // there before it is opened, as a worker's log is
-      sources.push_back(std::make_unique<submit::LogLineSource>(rank, 1, path(rank)));
+      sources.push_back(std::make_unique<jobs::LogLineSource>(rank, 1, path(rank)));
     }
   }
   std::string path(int rank) const { return dir.path() + "/rank" + std::to_string(rank) + ".log"; }
   // One poll of dlaunch logs --follow.
   void poll() {
-    submit::merge_available(sources, [&](const submit::MergedLine& line) { printer.print(line); });
+    jobs::merge_available(sources, [&](const jobs::MergedLine& line) { printer.print(line); });
     waiting.show(sources, printer);
   }
 };
@@ -252,7 +252,7 @@ TEST(LinePrinterJson, EachLineIsOneObjectWithRankStreamTimeAndText) {
   LinePrinter printer("", -1, out.file());
   printer.set_prefixed(true);  // the prefix is the text's, not JSON's: never shown
   printer.set_format(LineFormat::kJsonLines);
-  submit::MergedLine timed = line_of(3, "loss 0.5 \"quoted\"", 2);
+  jobs::MergedLine timed = line_of(3, "loss 0.5 \"quoted\"", 2);
   timed.unix_ms = 1733390000123;
   printer.print(timed);
   printer.print(line_of(0, "bad \xff byte\r"));

@@ -150,7 +150,7 @@ TEST_F(LogFollow, AChosenAttemptIsFollowedThroughARestart) {
   append(log_of(0), "first try\n");
   Captured out;
   LinePrinter printer("", -1, out.file());
-  submit::LogChoice choice;
+  jobs::LogChoice choice;
   choice.attempt = 0;
   follow_logs(dir_.path(), choice, printer,
               scripted({[&] { append(log_of(0, 1), "second try\n"); }, [&] { append(log_of(0), "late\n"); }}),
