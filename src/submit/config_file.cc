@@ -45,11 +45,7 @@ Value convert(const Key& key, const toml::node& node, const std::string& path,
       // beyond 2^63 ("nodes = 3e23") is undefined behaviour (found by fuzzing).
       const toml::value<std::int64_t>* integer = node.as_integer();
       if (integer == nullptr) throw wrong_type();
-      std::int64_t number = integer->get();
-      if (number < 0)
-        throw util::InputError(
-            fmt::format("{}: '{}' must not be negative, got {}", where(path, node), name, number));
-      return number;
+      return check_integer_range(key, integer->get(), fmt::format("{}: '{}'", where(path, node), name));
     }
     case ValueKind::kBool:
       if (!node.is_boolean()) throw wrong_type();

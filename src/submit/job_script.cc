@@ -433,8 +433,8 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
     check_script_setting(name, value.value, value.source);
   check_submission_folder(submission_dir, settings);
   JobRequest request;
-  request.nodes = settings.bounded_integer("nodes", 1, 100000).value_or(1);
-  request.spare_nodes = settings.bounded_integer("spare-nodes", 0, 100000).value_or(0);
+  request.nodes = settings.bounded_integer("nodes").value_or(1);
+  request.spare_nodes = settings.bounded_integer("spare-nodes").value_or(0);
   request.partition = settings.string("partition");
   request.job_name = settings.string("job-name");
   if (!request.job_name && !command.empty()) request.job_name = derived_job_name(command);
@@ -464,13 +464,13 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   if (settings.integer("gate-timeout") && !settings.flag("gate"))
     throw util::InputError(fmt::format("gate-timeout (from {}) needs gate", settings.find("gate-timeout")->source));
   request.gate = settings.flag("gate");
-  request.min_nodes = settings.bounded_integer("min-nodes", 1, 100000).value_or(request.nodes);
+  request.min_nodes = settings.bounded_integer("min-nodes").value_or(request.nodes);
   if (request.min_nodes > request.nodes)
     throw util::InputError(fmt::format("min-nodes {} (from {}) must be at most nodes ({}): it is the "
                                        "fewest nodes the job goes on with",
                                        request.min_nodes, settings.find("min-nodes")->source, request.nodes));
   // Refused now, as the launchers would refuse it on the nodes.
-  (void)settings.bounded_integer("heartbeat-timeout", 1, 7 * 24 * 3600);
+  (void)settings.bounded_integer("heartbeat-timeout");
   request.run_args = run_arguments(settings);
   (void)shutdown_seconds(request.run_args);  // refused now, not on the nodes
   if (auto signal = settings.string("signal"))

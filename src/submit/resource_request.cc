@@ -103,8 +103,8 @@ std::string source_of(const SubmitSettings& settings, const char* name) {
 // GPUs per node from --gpus-per-node, or from --gpus (sbatch's -G: the
 // job's GPUs), which must split evenly: every node runs as many workers.
 int own_gpus_per_node(const SubmitSettings& settings, int nodes) {
-  const int per_node = settings.bounded_integer("gpus-per-node", 0, 1024).value_or(1);
-  auto total = settings.bounded_integer("gpus", 0, 1024 * 100000);
+  const int per_node = settings.bounded_integer("gpus-per-node").value_or(1);
+  auto total = settings.bounded_integer("gpus");
   if (!total) return per_node;
   if (given_by_user(settings, "gpus-per-node"))
     throw util::InputError(fmt::format("gpus (from {}) and gpus-per-node (from {}) both say how many GPUs the "
@@ -183,7 +183,7 @@ Resources resources_of(const SubmitSettings& settings, const std::vector<std::st
   Resources resources;
   resources.gpus_per_node = own_gpus_per_node(settings, nodes);
   if (auto gpus = gpu_request_in(sbatch_args)) take_gpu_request(resources, settings, *gpus, nodes, one_task_per_gpu);
-  auto cpus_per_gpu = settings.bounded_integer("cpus-per-gpu", 1, 4096);
+  auto cpus_per_gpu = settings.bounded_integer("cpus-per-gpu");
   if (auto cpus = cpu_request_in(sbatch_args)) {
     if (given_by_user(settings, "cpus-per-gpu"))
       throw util::InputError(fmt::format(

@@ -77,6 +77,15 @@ void add_setting_options(CLI::App& app, RawValues& raw) {
   }
 }
 
+// TEXT as KEY's integer, in KEY's range (the same message as dlaunch.toml's).
+std::int64_t integer_flag(const Key& key, const std::string& text, const std::string& source) {
+  auto value = util::parse_int(text);
+  if (!value)
+    throw util::InputError(fmt::format("{} must be an integer from {} to {}, got '{}'", source, key.range.low,
+                                       key.range.high, text));
+  return check_integer_range(key, *value, source);
+}
+
 void collect_flags(const CLI::App& app, RawValues& raw, SubmitSettings& flags) {
   for (const auto& key : submit_keys()) {
     std::string name = key.name;
@@ -87,7 +96,7 @@ void collect_flags(const CLI::App& app, RawValues& raw, SubmitSettings& flags) {
       case ValueKind::kStringList: flags.set(name, raw.lists[name], source); break;
       case ValueKind::kString: flags.set(name, raw.scalars[name], source); break;
       case ValueKind::kInteger:
-        flags.set(name, util::parse_int_in_range(raw.scalars[name], 0, 1 << 30, source), source);
+        flags.set(name, integer_flag(key, raw.scalars[name], source), source);
         break;
     }
   }

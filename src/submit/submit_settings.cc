@@ -5,20 +5,34 @@
 #include "util/error.h"
 
 namespace dlaunch::submit {
+namespace {
+
+// The bounds of the integer settings: what Slurm and dlaunch run take,
+// checked once where a value enters (a flag or dlaunch.toml), so that a
+// value out of range gets one message however it was given.
+constexpr std::int64_t kMaxNodes = 100'000;
+constexpr std::int64_t kMaxGpusPerNode = 1'024;
+constexpr std::int64_t kMaxCpusPerGpu = 4'096;
+constexpr std::int64_t kMaxCount = 1'000'000;
+constexpr std::int64_t kMaxParallel = 10'000;  // submit/job_array.cc says why
+constexpr std::int64_t kWeek = 7 * 24 * 3600;
+constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
+
+}  // namespace
 
 const std::vector<Key>& submit_keys() {
   static const std::vector<Key> keys = {
       {"nodes", ValueKind::kInteger, "Number of nodes that train (sbatch --nodes, plus any spares)",
-       "Topology", "N"},
+       "Topology", "N", {1, kMaxNodes}},
       {"spare-nodes", ValueKind::kInteger,
        "Hot spare nodes: allocated with the job, they stand by and take a lost node's place without "
-       "requeueing (uses a restart of --max-restarts; --launch node only)", "Reliability", "N"},
+       "requeueing (uses a restart of --max-restarts; --launch node only)", "Reliability", "N", {0, kMaxNodes}},
       {"min-nodes", ValueKind::kInteger,
        "Once no spare is left, go on after a lost node with fewer nodes, down to this many (dlaunch "
-       "run --min-nodes)", "Reliability", "N"},
+       "run --min-nodes)", "Reliability", "N", {1, kMaxNodes}},
       {"node-fail-limit", ValueKind::kInteger,
        "Bench a node whose workers fail first this many rounds in a row, for a spare (dlaunch run "
-       "--node-fail-limit; default 2)", "Reliability", "N"},
+       "--node-fail-limit; default 2)", "Reliability", "N", {0, kMaxCount}},
       {"gate", ValueKind::kBool,
        "Before the first attempt, check every node, spares included (a verified all-reduce, then "
        "node-pair bandwidth); bench the bad ones, start on the healthy ones, and write the benched "
@@ -26,29 +40,29 @@ const std::vector<Key>& submit_keys() {
        "only)", "Reliability"},
       {"gate-timeout", ValueKind::kInteger,
        "With gate: seconds the launchers may take to arrive, then the gate's check (dlaunch run "
-       "--gate-timeout; default 60)", "Reliability", "SECONDS"},
+       "--gate-timeout; default 60)", "Reliability", "SECONDS", {1, kWeek}},
       {"hang-timeout", ValueKind::kInteger,
        "Seconds without progress on any rank after which the job is hung: every worker's stack is "
        "captured into the submission folder, then the job stops (exit code 124; dlaunch run "
-       "--hang-timeout; --launch node only)", "Hangs and stacks", "SECONDS"},
+       "--hang-timeout; --launch node only)", "Hangs and stacks", "SECONDS", {0, kWeek}},
       {"straggler-lag", ValueKind::kInteger,
        "Name ranks more than this many progress steps behind the median while the job runs (dlaunch "
-       "run --straggler-lag)", "Hangs and stacks", "STEPS"},
+       "run --straggler-lag)", "Hangs and stacks", "STEPS", {0, kMaxSteps}},
       {"stack-timeout", ValueKind::kInteger, "dlaunch run --stack-timeout on every node",
-       "Hangs and stacks", "SECONDS"},
+       "Hangs and stacks", "SECONDS", {1, kWeek}},
       {"gpus-per-node", ValueKind::kInteger,
        "GPUs per node; one worker per GPU (sbatch --gpus-per-node; a GPU request in --sbatch-arg, e.g. "
        "--sbatch-arg=--gres=gpu:8, replaces it)",
-       "Topology", "N"},
+       "Topology", "N", {0, kMaxGpusPerNode}},
       {"gpus", ValueKind::kInteger,
        "The training nodes' GPUs together, as sbatch's -G counts them: the same number on every node, "
        "N / nodes (instead of --gpus-per-node)",
-       "Topology", "N"},
+       "Topology", "N", {0, kMaxGpusPerNode * kMaxNodes}},
       {"cpus-per-gpu", ValueKind::kInteger,
        "CPUs per GPU, that is per worker: a node's task gets this x GPUs (sbatch --cpus-per-task; --launch "
        "task: this per task). Default: the partition's DefCpuPerGPU when scontrol shows one, else 1; none "
        "with --exclusive or when an --sbatch-arg asks for CPUs",
-       "Topology", "N"},
+       "Topology", "N", {1, kMaxCpusPerGpu}},
       {"partition", ValueKind::kString, "Partition (sbatch --partition)", "Slurm", "NAME"},
       {"job-name", ValueKind::kString,
        "Job name (sbatch --job-name; default: the script or module the command runs, e.g. train for "
@@ -75,7 +89,7 @@ const std::vector<Key>& submit_keys() {
        "task gets --NAME=VALUE after the program's arguments and its own folder task_<i>/", "Sweeps",
        "NAME=V1,V2"},
       {"max-parallel", ValueKind::kInteger,
-       "At most this many tasks of the sweep (or --array) run at once (sbatch --array=...%N)", "Sweeps", "N"},
+       "At most this many tasks of the sweep (or --array) run at once (sbatch --array=...%N)", "Sweeps", "N", {1, kMaxParallel}},
       {"signal", ValueKind::kString,
        "[R:]SIG@SECONDS: Slurm sends SIG (USR1 or USR2) to every node's dlaunch run SECONDS "
        "(0-65535, default 60) before the time limit, and dlaunch forwards it to the workers so they "
@@ -98,15 +112,15 @@ const std::vector<Key>& submit_keys() {
        "task, then a table; 0 only if every task completed with 0)", "Job"},
       {"python", ValueKind::kString, "Interpreter for .py programs on the nodes", "Job", "FILE"},
       {"max-restarts", ValueKind::kInteger, "dlaunch run --max-restarts on every node",
-       "Reliability", "N"},
+       "Reliability", "N", {0, kMaxCount}},
       {"shutdown-timeout", ValueKind::kInteger, "dlaunch run --shutdown-timeout on every node",
-       "Reliability", "SECONDS"},
+       "Reliability", "SECONDS", {0, kWeek}},
       {"rdzv-timeout", ValueKind::kInteger, "dlaunch run --rdzv-timeout on every node",
-       "Reliability", "SECONDS"},
+       "Reliability", "SECONDS", {0, kWeek}},
       {"heartbeat-timeout", ValueKind::kInteger,
        "Seconds of silence after which a node (frozen, cut off, powered off) counts as lost: the job "
        "stops, or a spare takes its place (dlaunch run --heartbeat-timeout; default 30)",
-       "Reliability", "SECONDS"},
+       "Reliability", "SECONDS", {1, kWeek}},
       {"tee", ValueKind::kString, "dlaunch run --tee on every node", "Output", "0|1|2|3|MAP"},
       {"redirects", ValueKind::kString, "dlaunch run --redirects on every node",
        "Output", "0|1|2|3|MAP"},
@@ -163,6 +177,13 @@ std::optional<std::int64_t> SubmitSettings::integer(const std::string& name) con
   return std::get<std::int64_t>(found->value);
 }
 
+std::int64_t check_integer_range(const Key& key, std::int64_t value, const std::string& source) {
+  if (value < key.range.low || value > key.range.high)
+    throw util::InputError(fmt::format("{} must be an integer from {} to {}, got {}", source, key.range.low,
+                                       key.range.high, value));
+  return value;
+}
+
 std::optional<int> SubmitSettings::bounded_integer(const std::string& name, int low, int high) const {
   auto value = integer(name);
   if (!value) return std::nullopt;
@@ -170,6 +191,12 @@ std::optional<int> SubmitSettings::bounded_integer(const std::string& name, int 
     throw util::InputError(fmt::format("{} must be from {} to {}, got {} (from {})", name, low, high, *value,
                                        find(name)->source));
   return static_cast<int>(*value);
+}
+
+std::optional<int> SubmitSettings::bounded_integer(const std::string& name) const {
+  const Key* key = find_key(name);
+  DLAUNCH_ASSERT(key != nullptr && key->kind == ValueKind::kInteger && key->range.high <= INT32_MAX);
+  return bounded_integer(name, static_cast<int>(key->range.low), static_cast<int>(key->range.high));
 }
 
 std::optional<std::string> SubmitSettings::string(const std::string& name) const {

@@ -22,12 +22,19 @@ enum class ValueKind { kInteger, kBool, kString, kStringList };
 // with underscores). GROUP is its heading in `dlaunch submit --help`,
 // PLACEHOLDER what its value looks like there (util/command_line.h: N,
 // SECONDS, FILE, a|b; nullptr: derived from the kind).
+// The values an integer setting may take.
+struct IntegerRange {
+  std::int64_t low = 0;
+  std::int64_t high = std::int64_t{1} << 30;
+};
+
 struct Key {
   const char* name;
   ValueKind kind;
   const char* help;
   const char* group = "Job";
   const char* placeholder = nullptr;
+  IntegerRange range{};  // kInteger only
 };
 
 // Every setting submit knows, in the order --print-config shows them.
@@ -35,6 +42,10 @@ const std::vector<Key>& submit_keys();
 // The key named NAME ("gpus-per-node" or "gpus_per_node"); nullptr if none.
 const Key* find_key(const std::string& name);
 const char* kind_name(ValueKind kind);
+// VALUE when it lies in KEY's range; else InputError "SOURCE must be an
+// integer from LOW to HIGH, got VALUE", the same for a flag and a
+// dlaunch.toml key.
+std::int64_t check_integer_range(const Key& key, std::int64_t value, const std::string& source);
 // KEY's placeholder in the help: its own, else N, VALUE or ARG by its kind.
 const char* placeholder_of(const Key& key);
 
@@ -49,6 +60,8 @@ class SubmitSettings {
   // integer(NAME), which must lie in LOW..HIGH: else InputError naming NAME,
   // the range, the value and its source.
   std::optional<int> bounded_integer(const std::string& name, int low, int high) const;
+  // bounded_integer in the range NAME's key declares.
+  std::optional<int> bounded_integer(const std::string& name) const;
   std::optional<std::string> string(const std::string& name) const;
   bool flag(const std::string& name) const;
   std::vector<std::string> list(const std::string& name) const;

@@ -98,3 +98,32 @@ TEST(SubmitOptions, GpusMustSplitEvenlyAndNotContradictGpusPerNode) {
 
 }  // namespace
 }  // namespace dlaunch::submit
+
+namespace dlaunch::submit {
+namespace {
+
+// One range per integer setting, the same message however the value is
+// wrong and wherever it was given (a flag here, dlaunch.toml in config_file_test).
+TEST(SubmitOptions, AnIntegerOutOfItsRangeGetsOneMessage) {
+  auto message_for = [](const std::string& value) {
+    try {
+      parse_submit_options({"--nodes", value, "train.py"});
+    } catch (const util::InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("<accepted>");
+  };
+  EXPECT_EQ(message_for("-1"), "--nodes must be an integer from 1 to 100000, got -1");
+  EXPECT_EQ(message_for("0"), "--nodes must be an integer from 1 to 100000, got 0");
+  EXPECT_EQ(message_for("two"), "--nodes must be an integer from 1 to 100000, got 'two'");
+  EXPECT_EQ(message_for("100001"), "--nodes must be an integer from 1 to 100000, got 100001");
+  EXPECT_EQ(message_for("4"), "<accepted>");
+  for (const auto& key : submit_keys()) {
+    if (key.kind != ValueKind::kInteger) continue;
+    EXPECT_LE(key.range.low, key.range.high) << key.name;
+    EXPECT_GE(key.range.low, 0) << key.name << ": no count or duration of dlaunch submit is negative";
+  }
+}
+
+}  // namespace
+}  // namespace dlaunch::submit
