@@ -19,8 +19,8 @@
 #include <string>
 #include <string_view>
 
-#include "slurm/job_id.h"
 #include "jobs/submission_record.h"
+#include "slurm/job_id.h"
 #include "util/error.h"
 
 namespace {

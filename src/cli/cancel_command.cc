@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_parser.h"
-#include "jobs/job_cancel.h"
 #include "cli/job_argument.h"
+#include "jobs/job_cancel.h"
 #include "util/command_line.h"
 #include "util/error.h"
 #include "util/signal_names.h"

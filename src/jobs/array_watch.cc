@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "slurm/array_spec.h"
-#include "submit/array_folders.h"
 #include "slurm/job_query.h"
+#include "submit/array_folders.h"
 #include "util/error.h"
 
 namespace dlaunch::jobs {

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <poll.h>
 
+#include "jobs/live_workers.h"
 #include "slurm/job_id.h"
 #include "slurm/slurm_command.h"
-#include "jobs/live_workers.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/signal_names.h"

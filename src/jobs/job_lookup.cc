@@ -3,11 +3,11 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "jobs/run_folder.h"
 #include "slurm/job_id.h"
 #include "slurm/job_query.h"
 #include "slurm/slurm_command.h"
 #include "submit/config_file.h"
-#include "jobs/run_folder.h"
 #include "util/error.h"
 #include "util/strings.h"
 

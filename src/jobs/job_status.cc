@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include "jobs/run_folder.h"
 #include "slurm/job_id.h"
 #include "slurm/job_query.h"
-#include "jobs/run_folder.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/strings.h"

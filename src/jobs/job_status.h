@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm/job_info.h"
 #include "jobs/submission_record.h"
+#include "slurm/job_info.h"
 
 namespace dlaunch::jobs {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "slurm/job_info.h"
 #include "jobs/submission_record.h"
+#include "slurm/job_info.h"
 
 namespace dlaunch::jobs {
 

@@ -11,9 +11,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "slurm/slurm_command.h"
 #include "../test_support/input_error.h"
 #include "../test_support/temp_dir.h"
+#include "slurm/slurm_command.h"
 
 namespace dlaunch::jobs {
 namespace {

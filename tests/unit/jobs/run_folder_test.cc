@@ -10,9 +10,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "jobs/job_lookup.h"
 #include "../test_support/input_error.h"
 #include "../test_support/temp_dir.h"
+#include "jobs/job_lookup.h"
 
 namespace dlaunch::jobs {
 namespace {
