@@ -1,5 +1,6 @@
 #include "cli/submit_command.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 
@@ -8,20 +9,20 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "jobs/array_watch.h"
+#include "jobs/job_watch.h"
+#include "jobs/never_submitted.h"
+#include "jobs/submission_record.h"
 #include "launch/token_setting.h"
 #include "process/worker_process.h"
 #include "slurm/partition_defaults.h"
 #include "slurm/slurm_command.h"
 #include "submit/array_folders.h"
-#include "jobs/array_watch.h"
 #include "submit/config_file.h"
 #include "submit/job_script.h"
-#include "jobs/job_watch.h"
-#include "jobs/never_submitted.h"
 #include "submit/resource_request.h"
 #include "submit/script_value.h"
 #include "submit/submission_folder.h"
-#include "jobs/submission_record.h"
 #include "submit/submit_options.h"
 #include "util/error.h"
 #include "util/exit_codes.h"
@@ -225,15 +226,37 @@ std::string submitted_job_id(const submit::JobRequest& request, const util::Capt
       request.submission_dir));
 }
 
+// Which Python the nodes will run REQUEST's program with, as far as this
+// machine can tell: the interpreter is looked up in each node's PATH when
+// the job starts, which is where a pyenv or conda python3 without torch
+// comes in. Empty when the program is not run by Python or --python names it.
+std::string python_note(const submit::JobRequest& request) {
+  if (request.command.empty()) return "";
+  const std::string& program = request.command.front();
+  const std::string base = std::filesystem::path(program).filename().string();
+  const bool python_file = program.ends_with(".py");
+  const bool interpreter = base.starts_with("python");
+  const bool chosen = std::any_of(request.run_args.begin(), request.run_args.end(),
+                                  [](const std::string& arg) { return arg.starts_with("--python"); });
+  if ((!python_file && !interpreter) || (python_file && chosen)) return "";
+  auto here = process::find_executable(python_file ? "python3" : program, util::Environment::from_process());
+  const std::string found = here ? *here : "not found in PATH";
+  if (!python_file)
+    return fmt::format("# {} is looked up in each node's PATH when the job starts (here: {})\n", program, found);
+  return fmt::format("# {} runs with python3 as each node's PATH finds it when the job starts (here: {}); "
+                     "--python FILE chooses one\n",
+                     program, found);
+}
+
 int dry_run(const submit::JobRequest& request, bool srun) {
   if (srun) {
-    fmt::print("# dlaunch submit --srun would run:\n{}\n",
-               util::shell_join(submit::foreground_command(request)));
+    fmt::print("# dlaunch submit --srun would run:\n{}\n{}",
+               util::shell_join(submit::foreground_command(request)), python_note(request));
     return 0;
   }
-  fmt::print("# job script ({}/job.sbatch):\n{}\n# submitted with:\n{}\n", request.submission_dir,
-             submit::job_script(request),
-             util::shell_join(submit::sbatch_command(request.submission_dir + "/job.sbatch")));
+  fmt::print("# job script (--dry-run writes nothing; it would be {}/job.sbatch):\n{}\n# submitted with:\n{}\n{}",
+             request.submission_dir, submit::job_script(request),
+             util::shell_join(submit::sbatch_command(request.submission_dir + "/job.sbatch")), python_note(request));
   return 0;
 }
 

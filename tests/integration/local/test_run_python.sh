@@ -43,6 +43,15 @@ PATH="$FAKE_BIN:$PATH" expect_exit 0 "$DLAUNCH" run --nproc-per-node 1 --python 
 expect_contains "the worker imported torch" "$(cat "$OUT")" "torch "
 expect_contains "the start names the chosen one" "$(cat "$ERR")" "dlaunch: python: $PY (--python)"
 
+section "dlaunch submit --dry-run says which python3 the nodes' PATH finds (here)"
+PATH="$FAKE_BIN:$PATH" expect_exit 0 "$DLAUNCH" submit --dry-run --output-dir "$TEST_DIR/out" -- "$TRAIN"
+expect_contains "the dry run names this machine's python3 and --python" "$(cat "$OUT")" \
+  "runs with python3 as each node's PATH finds it when the job starts (here: $FAKE_BIN/python3); --python FILE chooses one"
+expect_contains "and says it writes nothing" "$(cat "$OUT")" "# job script (--dry-run writes nothing; it would be"
+expect_true "and writes nothing" test ! -e "$TEST_DIR/out"
+PATH="$FAKE_BIN:$PATH" expect_exit 0 "$DLAUNCH" submit --dry-run --output-dir "$TEST_DIR/out" --python "$PY" -- "$TRAIN"
+expect_not_contains "--python given: no guess" "$(cat "$OUT")" "runs with python3 as each node's PATH"
+
 section "a program that is not Python: no interpreter line"
 expect_exit 0 "$DLAUNCH" run --nproc-per-node 1 /bin/true
 expect_not_contains "no python line" "$(cat "$ERR")" "dlaunch: python:"
