@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../test_support/files.h"
 #include "../test_support/input_error.h"
 #include "../test_support/temp_dir.h"
 #include "slurm/slurm_command.h"
@@ -21,10 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-void write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using test_support::write_file;
 
 class JobLookup : public ::testing::Test {
  protected:
@@ -37,23 +35,23 @@ class JobLookup : public ::testing::Test {
 
   void fake(const std::string& name, const std::string& body) {
     const std::string script = dir_.path() + "/bin/" + name;
-    write(script, "#!/bin/sh\n" + body + "\n");
+    write_file(script, "#!/bin/sh\n" + body + "\n");
     fs::permissions(script, fs::perms::owner_all);
   }
   // A submission folder NAME (a timestamp) of job JOB_ID under outputs/,
   // with TASKS tasks when it is an array.
   std::string submission(const std::string& name, const std::string& job_id, int tasks = 0) {
     const std::string folder = outputs() + "/" + name;
-    write(folder + "/config.json", R"({"settings": {}, "command": ["train.py"], "timestamp": ")" + name + "\"}");
-    write(folder + "/job_id", job_id + "\n");
+    write_file(folder + "/config.json", R"({"settings": {}, "command": ["train.py"], "timestamp": ")" + name + "\"}");
+    write_file(folder + "/job_id", job_id + "\n");
     if (tasks == 0) return folder;
     std::string entries;
     for (int i = 0; i < tasks; ++i) {
-      write(folder + "/task_" + std::to_string(i) + "/config.json", "{}");
+      write_file(folder + "/task_" + std::to_string(i) + "/config.json", "{}");
       entries += (i == 0 ? "" : ",") + std::string(R"({"index": )") + std::to_string(i) + R"(, "folder": "task_)" +
                  std::to_string(i) + R"(", "values": {}})";
     }
-    write(folder + "/sweep.json", R"({"tasks": [)" + entries + "]}");
+    write_file(folder + "/sweep.json", R"({"tasks": [)" + entries + "]}");
     return folder;
   }
   std::string outputs() const { return dir_.path() + "/outputs"; }
@@ -157,7 +155,7 @@ TEST_F(JobLookup, SlurmsFolderOfAJobIsItsLogsFolder) {
 TEST_F(JobLookup, SubmissionDirsAreTheGivenOneElseEveryConfiguredOne) {
   EXPECT_EQ(submission_dirs(std::string("runs/../runs"), util::Environment()),
             (std::vector<std::string>{fs::absolute("runs").string()}));
-  write(dir_.path() + "/config/dlaunch/config.toml",
+  write_file(dir_.path() + "/config/dlaunch/config.toml",
         "[defaults]\noutput-dir = \"/scratch/a\"\n[profiles.big]\noutput-dir = \"/scratch/b\"\n"
         "[profiles.same]\noutput-dir = \"/scratch/a\"\n");
   util::Environment environment({{"XDG_CONFIG_HOME", dir_.path() + "/config"}});

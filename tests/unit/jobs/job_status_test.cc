@@ -5,21 +5,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../test_support/files.h"
 #include "../test_support/temp_dir.h"
 
 namespace dlaunch::jobs {
 namespace {
 
-void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using test_support::write_file;
 
 SubmissionRecord submission(const std::string& folder, const std::string& job_id) {
-  write(folder + "/config.json",
+  write_file(folder + "/config.json",
         R"({"settings": {"nodes": {"value": "3", "source": "--nodes"}}, "command": ["train.py"],
             "timestamp": "20261203_140509", "job_name": "train.py"})");
-  write(folder + "/job_id", job_id + "\n");
+  write_file(folder + "/job_id", job_id + "\n");
   return read_submission(folder);
 }
 
@@ -63,9 +61,9 @@ TEST(JobStatus, RecordedStateOnceSlurmForgotTheJob) {
 TEST(JobStatus, DlaunchRunsResultWhenNothingElseWasRecorded) {
   test_support::TempDir dir;
   auto record = submission(dir.path() + "/s", "12");
-  write(record.folder + "/logs/attempt_0/rank0/stdout.log", "");
-  write(record.folder + "/logs/attempt_1/rank0/stdout.log", "");
-  write(record.folder + "/logs/result.json",
+  write_file(record.folder + "/logs/attempt_0/rank0/stdout.log", "");
+  write_file(record.folder + "/logs/attempt_1/rank0/stdout.log", "");
+  write_file(record.folder + "/logs/result.json",
         R"({"state": "FAILED", "exit_code": 4, "restarts": 1, "failure": "rank 0 exited with code 4",
             "failure_summary": "the block", "ended": "2026-12-03T14:10:00"})");
   JobStatus status = job_status(record, {}, {});
@@ -78,9 +76,9 @@ TEST(JobStatus, DlaunchRunsResultWhenNothingElseWasRecorded) {
 TEST(JobStatus, AfterARequeueTheCurrentRunCountsNotTheOneBefore) {
   test_support::TempDir dir;
   auto record = submission(dir.path() + "/s", "12");
-  write(record.folder + "/logs/attempt_2/rank0/stdout.log", "");
-  write(record.folder + "/logs/result.json", R"({"state": "FAILED", "exit_code": 4, "restarts": 2, "failure": "old"})");
-  write(record.folder + "/logs/requeue_1/attempt_0/rank0/stdout.log", "");
+  write_file(record.folder + "/logs/attempt_2/rank0/stdout.log", "");
+  write_file(record.folder + "/logs/result.json", R"({"state": "FAILED", "exit_code": 4, "restarts": 2, "failure": "old"})");
+  write_file(record.folder + "/logs/requeue_1/attempt_0/rank0/stdout.log", "");
   JobStatus status = job_status(record, slurm::parse_job_records("JobId=12 JobState=RUNNING Restarts=1\n"), {});
   EXPECT_EQ(status.restarts, 0);
   EXPECT_EQ(status.failure, "");
@@ -107,7 +105,7 @@ TEST(JobStatus, SacctBeforeTheFolderRecords) {
 TEST(JobStatus, AnArraysTasksAndTheirSummary) {
   test_support::TempDir dir;
   auto record = submission(dir.path() + "/s", "20");
-  write(record.folder + "/sweep.json",
+  write_file(record.folder + "/sweep.json",
         R"({"tasks": [{"index": 0, "values": {"lr": "0.1"}, "folder": "task_0"},
                       {"index": 1, "values": {"lr": "0.01"}, "folder": "task_1"},
                       {"index": 2, "values": {"lr": "0.001"}, "folder": "task_2"},
@@ -169,7 +167,7 @@ constexpr const char* kVerdictResult =
 
 TEST(RunVerdict, ReadsTheVerdictItsWriterHowSlurmWasEndedAndTheTimeline) {
   test_support::TempDir dir;
-  write(dir.path() + "/logs/result.json", kVerdictResult);
+  write_file(dir.path() + "/logs/result.json", kVerdictResult);
   auto verdict = run_verdict(dir.path());
   ASSERT_TRUE(verdict);
   EXPECT_EQ(verdict->state, "COMPLETED");
@@ -183,8 +181,8 @@ TEST(RunVerdict, ReadsTheVerdictItsWriterHowSlurmWasEndedAndTheTimeline) {
 
 TEST(RunVerdict, AfterARequeueTheLastRunsVerdictCounts) {
   test_support::TempDir dir;
-  write(dir.path() + "/logs/result.json", R"({"state": "FAILED", "exit_code": 4})");
-  write(dir.path() + "/logs/requeue_1/result.json", R"({"state": "COMPLETED", "exit_code": 0})");
+  write_file(dir.path() + "/logs/result.json", R"({"state": "FAILED", "exit_code": 4})");
+  write_file(dir.path() + "/logs/requeue_1/result.json", R"({"state": "COMPLETED", "exit_code": 0})");
   auto verdict = run_verdict(dir.path());
   ASSERT_TRUE(verdict);
   EXPECT_EQ(verdict->state, "COMPLETED");
@@ -195,11 +193,11 @@ TEST(RunVerdict, AfterARequeueTheLastRunsVerdictCounts) {
 TEST(RunVerdict, NoneWithoutAResultAStateOrReadableJson) {
   test_support::TempDir dir;
   EXPECT_EQ(run_verdict(dir.path()), std::nullopt);
-  write(dir.path() + "/logs/result.json", R"({"exit_code": 0, "written_by": "h2"})");
+  write_file(dir.path() + "/logs/result.json", R"({"exit_code": 0, "written_by": "h2"})");
   EXPECT_EQ(run_verdict(dir.path()), std::nullopt) << "no state";
-  write(dir.path() + "/logs/result.json", R"({"state": "COMPL)");  // cut short by a full disk
+  write_file(dir.path() + "/logs/result.json", R"({"state": "COMPL)");  // cut short by a full disk
   EXPECT_EQ(run_verdict(dir.path()), std::nullopt);
-  write(dir.path() + "/logs/result.json", R"(["COMPLETED", 0])");
+  write_file(dir.path() + "/logs/result.json", R"(["COMPLETED", 0])");
   EXPECT_EQ(run_verdict(dir.path()), std::nullopt);
 }
 
@@ -208,7 +206,7 @@ TEST(RunVerdict, NoneWithoutAResultAStateOrReadableJson) {
 TEST(JobStatus, AVerdictDlaunchEnforcedByCancellingTheJobIsTheJobsEnd) {
   test_support::TempDir dir;
   auto record = submission(dir.path() + "/s", "12");
-  write(record.folder + "/logs/result.json", kVerdictResult);
+  write_file(record.folder + "/logs/result.json", kVerdictResult);
   auto records = slurm::parse_job_records("JobId=12 JobState=CANCELLED Reason=None ExitCode=0:15 NodeList=n[0-2]\n");
   JobStatus status = job_status(record, records, {});
   EXPECT_EQ(status.state, "COMPLETED");
@@ -233,7 +231,7 @@ TEST(JobStatus, AVerdictDlaunchEnforcedByCancellingTheJobIsTheJobsEnd) {
 TEST(JobStatus, AVerdictWhileSlurmStillRunsTheJobIsShownBesideSlurmsState) {
   test_support::TempDir dir;
   auto record = submission(dir.path() + "/s", "12");
-  write(record.folder + "/logs/result.json", kVerdictResult);
+  write_file(record.folder + "/logs/result.json", kVerdictResult);
   JobStatus status = job_status(record, slurm::parse_job_records("JobId=12 JobState=COMPLETING\n"), {});
   EXPECT_EQ(status.state, "COMPLETING");
   ASSERT_TRUE(status.verdict);

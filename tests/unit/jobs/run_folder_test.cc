@@ -10,6 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "../test_support/files.h"
 #include "../test_support/input_error.h"
 #include "../test_support/temp_dir.h"
 #include "jobs/job_lookup.h"
@@ -20,10 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-void write(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using test_support::write_file;
 
 class RunFolder : public ::testing::Test {
  protected:
@@ -34,12 +32,12 @@ class RunFolder : public ::testing::Test {
   // workers have started attempt ATTEMPT.
   void started(int attempt = 0) {
     const std::string folder = run() + "/attempt_" + std::to_string(attempt);
-    write(folder + "/node0.json", R"({"node_rank": 0, "host": "vm", "ranks": [0, 1], "round": 0, "job": ""})");
-    write(folder + "/rank0/stdout.log", "rank 0 hello\n");
-    write(folder + "/rank1/stderr.log", "rank 1 fails\n");
+    write_file(folder + "/node0.json", R"({"node_rank": 0, "host": "vm", "ranks": [0, 1], "round": 0, "job": ""})");
+    write_file(folder + "/rank0/stdout.log", "rank 0 hello\n");
+    write_file(folder + "/rank1/stderr.log", "rank 1 fails\n");
   }
   void failed() {
-    write(run() + "/result.json", R"({"exit_code": 3, "state": "FAILED", "restarts": 0, "job": "",
+    write_file(run() + "/result.json", R"({"exit_code": 3, "state": "FAILED", "restarts": 0, "job": "",
       "failure": "rank 1 (local rank 1) on vm (node 0) exited with code 3",
       "failure_summary": "dlaunch: first failure: rank 1 (local rank 1) on vm (node 0) exited with code 3\n",
       "started": "2026-12-05T09:00:26", "ended": "2026-12-05T09:00:27", "written_by": "vm"})");
@@ -47,10 +45,10 @@ class RunFolder : public ::testing::Test {
   // A process in the fake /proc: the launcher (no environ) or a worker of RANK.
   void process(int pid, int parent, const std::string& environ = "") {
     const std::string folder = proc() + "/" + std::to_string(pid);
-    write(folder + "/stat", std::to_string(pid) + " (w) S " + std::to_string(parent) +
+    write_file(folder + "/stat", std::to_string(pid) + " (w) S " + std::to_string(parent) +
                                 " 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 777 1000 100\n");
-    if (!environ.empty()) write(folder + "/environ", environ);
-    write(folder + "/comm", environ.empty() ? "dlaunch\n" : "python3\n");
+    if (!environ.empty()) write_file(folder + "/environ", environ);
+    write_file(folder + "/comm", environ.empty() ? "dlaunch\n" : "python3\n");
   }
   std::string worker_environ(int rank) const {
     using namespace std::string_literals;
@@ -66,7 +64,7 @@ TEST_F(RunFolder, IsKnownByItsRecordsAndNotByConfigJson) {
   started();
   EXPECT_TRUE(is_run_log_dir(run()));
   EXPECT_EQ(logs_folder(run()), run());
-  write(run() + "/config.json", "{}");
+  write_file(run() + "/config.json", "{}");
   EXPECT_FALSE(is_run_log_dir(run()));  // a submission's folder
 }
 
@@ -130,10 +128,10 @@ TEST_F(RunFolder, AnEarlierRunsResultIsNotThisRunsEnd) {
 }
 
 TEST_F(RunFolder, AMultiNodeResultOfAnotherIncarnationIsAnEarlierRuns) {
-  write(run() + "/attempt_0/node0.json", R"({"node_rank": 0, "ranks": [0], "job": "b"})");
-  write(run() + "/result.json", R"({"state": "COMPLETED", "exit_code": 0, "job": "a"})");
+  write_file(run() + "/attempt_0/node0.json", R"({"node_rank": 0, "ranks": [0], "job": "b"})");
+  write_file(run() + "/result.json", R"({"state": "COMPLETED", "exit_code": 0, "job": "a"})");
   EXPECT_FALSE(run_result(run()));
-  write(run() + "/result.json", R"({"state": "COMPLETED", "exit_code": 0, "job": "b"})");
+  write_file(run() + "/result.json", R"({"state": "COMPLETED", "exit_code": 0, "job": "b"})");
   EXPECT_TRUE(run_result(run()));
 }
 
@@ -167,8 +165,8 @@ TEST_F(RunFolder, FollowingARunNotSeenHereSaysSoOnceAndEndsWithItsResult) {
 }
 
 TEST_F(RunFolder, SavedStackReportsAreItsTextReports) {
-  write(run() + "/stacks/hang_attempt_0.txt", "report");
-  write(run() + "/stacks/hang_attempt_0.json", "{}");
+  write_file(run() + "/stacks/hang_attempt_0.txt", "report");
+  write_file(run() + "/stacks/hang_attempt_0.json", "{}");
   EXPECT_EQ(saved_stack_reports(run()), std::vector<std::string>{run() + "/stacks/hang_attempt_0.txt"});
 }
 

@@ -11,21 +11,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../test_support/files.h"
 #include "../test_support/input_error.h"
 #include "../test_support/temp_dir.h"
 
 namespace dlaunch::jobs {
 namespace {
 
-void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using test_support::write_file;
 
 // FOLDER made a submission folder of job JOB_ID.
 std::string submission(const std::string& folder, const std::string& job_id = "12") {
-  write(folder + "/config.json", R"({"settings": {}, "command": ["train.py"], "timestamp": "20261203_140509"})");
-  write(folder + "/job_id", job_id + "\n");
+  write_file(folder + "/config.json", R"({"settings": {}, "command": ["train.py"], "timestamp": "20261203_140509"})");
+  write_file(folder + "/job_id", job_id + "\n");
   return folder;
 }
 
@@ -56,7 +54,7 @@ TEST(ReadSubmission, AJobIdFifoIsRefusedNotWaitedOn) {
 TEST(ReadSubmission, ADeeplyNestedConfigIsRefusedNotACrash) {
   test_support::TempDir dir;
   const std::string folder = submission(dir.path() + "/s");
-  write(folder + "/config.json", std::string(1'500'000, '['));
+  write_file(folder + "/config.json", std::string(1'500'000, '['));
   std::string error = test_support::input_error_of([&] { (void)read_submission(folder); });
   EXPECT_NE(error.find(folder + "/config.json is not valid JSON (nested deeper than 64 levels)"),
             std::string::npos)
@@ -76,7 +74,7 @@ TEST(ListSubmissions, LeavesOutFoldersThatFailAndSaysWhy) {
   test_support::TempDir dir;
   submission(dir.path() + "/20261203_140509", "12");
   submission(dir.path() + "/20261203_140510", "--user=root");
-  write(submission(dir.path() + "/20261203_140511") + "/config.json", std::string(100, '{'));
+  write_file(submission(dir.path() + "/20261203_140511") + "/config.json", std::string(100, '{'));
   std::vector<std::string> left_out;
   auto records = list_submissions({dir.path()}, &left_out);
   ASSERT_EQ(records.size(), 1u);
@@ -87,7 +85,7 @@ TEST(ListSubmissions, LeavesOutFoldersThatFailAndSaysWhy) {
 TEST(FolderRunResult, AHostileResultIsNoResult) {
   test_support::TempDir dir;
   const std::string folder = submission(dir.path() + "/s");
-  write(folder + "/logs/result.json", std::string(1'000'000, '['));
+  write_file(folder + "/logs/result.json", std::string(1'000'000, '['));
   EXPECT_EQ(run_result(folder), std::nullopt);
   EXPECT_EQ(recorded_end(folder), std::nullopt);
   std::filesystem::remove(folder + "/logs/result.json");

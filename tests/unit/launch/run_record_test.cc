@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../test_support/files.h"
 #include "../test_support/temp_dir.h"
 #include "../test_support/text.h"
 
@@ -30,10 +31,7 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(file, nullptr, false);
 }
 
-void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using test_support::write_file;
 
 // Two nodes of two workers each; NODE_SLOTS says which launcher holds
 // each node rank in ROUND.
@@ -134,7 +132,7 @@ TEST(RunResult, AServicesVerdictReplacesAnEarlierResult) {
 // and the launcher goes on.
 TEST(RunResult, AFolderThatCannotBeWrittenIsReportedNotThrown) {
   test_support::TempDir dir;
-  write(dir.path() + "/a file", "");
+  write_file(dir.path() + "/a file", "");
   const std::string log_root = dir.path() + "/a file/logs";
   EXPECT_TRUE(contains(write_result(log_root, succeeded(), "h0"), log_root));
   rendezvous::Verdict alone = failed_with(1);
@@ -155,7 +153,7 @@ TEST(NoteSlurmEnd, AddsHowTheSlurmJobWasEndedAndKeepsTheVerdict) {
 TEST(NoteSlurmEnd, WithoutAResultOfThisJobItSaysSo) {
   test_support::TempDir dir;
   EXPECT_TRUE(contains(note_slurm_end(dir.path(), kThisJob, "cancelled by dlaunch"), dir.path() + "/result.json"));
-  write(dir.path() + "/result.json", "{\"state\": ");  // cut short
+  write_file(dir.path() + "/result.json", "{\"state\": ");  // cut short
   EXPECT_TRUE(contains(note_slurm_end(dir.path(), kThisJob, "cancelled by dlaunch"), "no result of this job"));
   // An earlier run's result in the same folder is not this job's.
   ASSERT_EQ(write_result(dir.path(), succeeded(), "h2", "an earlier job"), "");
@@ -228,7 +226,7 @@ TEST(JobMovedOn, AResultOfThisJobSaysItWasDecidedAndByWhom) {
 
 TEST(JobMovedOn, AResultWithoutItsWriterOrCodeStillSaysTheJobWasDecided) {
   test_support::TempDir dir;
-  write(dir.path() + "/result.json", R"({"job": "incarnation-a", "state": "FAILED"})");
+  write_file(dir.path() + "/result.json", R"({"job": "incarnation-a", "state": "FAILED"})");
   EXPECT_EQ(job_moved_on(dir.path(), cut_off("h1")),
             "the job was decided while this launcher (h1) was unreachable: FAILED");
 }
@@ -302,9 +300,9 @@ TEST(JobMovedOn, ASpareThatWasCutOffHearsThatTheJobWentOn) {
 // must not throw in a launcher that is deciding whether to take over.
 TEST(JobMovedOn, GarbageRecordsDoNotThrow) {
   test_support::TempDir dir;
-  write(dir.path() + "/result.json", "{\"job\": \"incarnation-a\", \"sta");
-  write(dir.path() + "/attempt_1/node0.json", "not json");
-  write(dir.path() + "/attempt_1/node1.json", "[\"incarnation-a\"]");
+  write_file(dir.path() + "/result.json", "{\"job\": \"incarnation-a\", \"sta");
+  write_file(dir.path() + "/attempt_1/node0.json", "not json");
+  write_file(dir.path() + "/attempt_1/node1.json", "[\"incarnation-a\"]");
   EXPECT_EQ(job_moved_on(dir.path(), cut_off()), std::nullopt);
 
   // A readable record of the round beside a garbage one for this rank: the
@@ -321,7 +319,7 @@ TEST(JobMovedOn, HostileRecordsAreNoRecordsAndNeverHang) {
   ASSERT_EQ(::mkfifo((dir.path() + "/result.json").c_str(), 0600), 0);
   std::filesystem::create_directories(dir.path() + "/attempt_1");
   ASSERT_EQ(::symlink("/dev/zero", (dir.path() + "/attempt_1/node0.json").c_str()), 0);
-  write(dir.path() + "/attempt_1/node1.json", std::string(1'500'000, '['));
+  write_file(dir.path() + "/attempt_1/node1.json", std::string(1'500'000, '['));
   EXPECT_EQ(job_moved_on(dir.path(), cut_off()), std::nullopt);
 }
 

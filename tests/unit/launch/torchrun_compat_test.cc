@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../test_support/input_error.h"
+#include "../test_support/text.h"
 #include "launch/launch_config.h"
 #include "util/error.h"
 
@@ -20,16 +22,8 @@ std::string joined(const std::vector<std::string>& lines) {
   return text;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "<no error>";
-}
+using test_support::contains;
+using test_support::input_error_of;
 
 TEST(TorchrunCompat, TheLinePrefixTemplateBecomesAPrefix) {
   auto prefix = [](const std::string& text) {
@@ -38,9 +32,9 @@ TEST(TorchrunCompat, TheLinePrefixTemplateBecomesAPrefix) {
   EXPECT_EQ(prefix("${role_name}-${local_rank}:"), "{role}-{local_rank}:");
   EXPECT_EQ(prefix("[${rank}@${hostname}] "), "[{rank}@{host}] ");
   EXPECT_EQ(prefix("$rank|$$|{x}"), "{rank}|$|{{x}}") << "string.Template's $name and $$, literal braces";
-  EXPECT_TRUE(contains(error_of([&] { prefix("${node}"); }), "names the field 'node'"));
-  EXPECT_TRUE(contains(error_of([&] { prefix("${rank"); }), "without its '}'"));
-  EXPECT_TRUE(contains(error_of([&] { prefix("cost $"); }), "write $$ for a dollar sign"));
+  EXPECT_TRUE(contains(input_error_of([&] { prefix("${node}"); }), "names the field 'node'"));
+  EXPECT_TRUE(contains(input_error_of([&] { prefix("${rank"); }), "without its '}'"));
+  EXPECT_TRUE(contains(input_error_of([&] { prefix("cost $"); }), "write $$ for a dollar sign"));
 }
 
 TEST(TorchrunCompat, TheTemplateReachesTheWorkersPrefix) {
@@ -51,10 +45,10 @@ TEST(TorchrunCompat, TheTemplateReachesTheWorkersPrefix) {
 }
 
 TEST(TorchrunCompat, WhatTorchrunRefusesOrCannotWorkIsRefused) {
-  EXPECT_TRUE(contains(error_of([] { check_torchrun_options(parse({"--start-method", "thread"})); }),
+  EXPECT_TRUE(contains(input_error_of([] { check_torchrun_options(parse({"--start-method", "thread"})); }),
                        "--start-method must be spawn, fork or forkserver"));
   EXPECT_NO_THROW(check_torchrun_options(parse({"--start-method", "fork"})));
-  EXPECT_TRUE(contains(error_of([] { check_torchrun_options(parse({"--standalone", "--nnodes", "2"})); }),
+  EXPECT_TRUE(contains(input_error_of([] { check_torchrun_options(parse({"--standalone", "--nnodes", "2"})); }),
                        "--standalone runs one node alone"));
   EXPECT_NO_THROW(check_torchrun_options(parse({"--standalone", "--nnodes", "1:1"})));
 }
@@ -80,7 +74,7 @@ TEST(TorchrunCompat, AnOptionGivenTwiceTakesTheLastValueAsUnderTorchrun) {
 }
 
 TEST(TorchrunCompat, ALocalRanksFilterNamingNoWorkerOfThisNodeIsRefused) {
-  auto message = error_of([] { resolve_launch_config(parse({"--nproc-per-node", "2", "--local-ranks-filter", "7"}), util::Environment()); });
+  auto message = input_error_of([] { resolve_launch_config(parse({"--nproc-per-node", "2", "--local-ranks-filter", "7"}), util::Environment()); });
   EXPECT_TRUE(contains(message, "names local rank 7, but this node runs 2 workers (local ranks 0-1, from --nproc-per-node)"))
       << message;
   EXPECT_NO_THROW(resolve_launch_config(parse({"--nproc-per-node", "2", "--local-ranks-filter", "1"}), util::Environment()));
