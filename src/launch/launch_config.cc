@@ -418,12 +418,18 @@ static bool runs_under_python(const RunOptions& options) {
   return options.module || options.run_path || python_file;
 }
 
-std::vector<std::string> worker_command(const RunOptions& options, const util::Environment& environment) {
-  if (!runs_under_python(options)) return options.command;
-  std::vector<std::string> command{choose_worker_python(options, environment).name, "-u"};
+// OPTIONS' program as the workers run it: under PYTHON when it has one.
+static std::vector<std::string> command_under(const RunOptions& options, const std::optional<WorkerPython>& python) {
+  if (!python) return options.command;
+  std::vector<std::string> command{python->name, "-u"};
   if (options.module) command.push_back("-m");
   command.insert(command.end(), options.command.begin(), options.command.end());
   return command;
+}
+
+std::vector<std::string> worker_command(const RunOptions& options, const util::Environment& environment) {
+  if (!runs_under_python(options)) return options.command;
+  return command_under(options, choose_worker_python(options, environment));
 }
 
 const char* console_overflow_name(util::ConsoleOverflow overflow) {
@@ -482,8 +488,9 @@ LaunchConfig resolve_launch_config(const RunOptions& options, const util::Enviro
   LaunchConfig config;
   config.topology = resolve_topology(options, environment);
   for (auto& notice : torchrun_ignored_notices(options)) config.topology.notices.push_back(std::move(notice));
-  config.command = worker_command(options, environment);
+  // The interpreter is looked up in PATH once, for the argv and for what is said of it.
   if (runs_under_python(options)) config.python = choose_worker_python(options, environment);
+  config.command = command_under(options, config.python);
   if (options.role) config.role = options.role->value;
   if (options.shutdown_timeout) config.shutdown_timeout = parse_seconds(*options.shutdown_timeout);
   if (options.log_dir) config.log_dir = options.log_dir->value;
