@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "launch/run_options.h"
+#include "submit/submit_settings.h"
 #include "util/error.h"
 #include "util/shell_words.h"
 #include "util/strings.h"
@@ -36,6 +37,27 @@ std::optional<std::string> top_level_option_meant(const std::string& word) {
                                      "dlaunch run " + util::shell_join(words), kHelpPointer));
 }
 
+// Whether WORD ("--nodes", "--partition=gpu") is an option of dlaunch submit.
+bool is_submit_option(const std::string& word) {
+  if (!word.starts_with("--")) return false;
+  std::string name = word.substr(2, word.find('=') - 2);
+  for (const auto& key : submit::submit_keys()) {
+    if (name == key.name) return true;
+  }
+  return false;
+}
+
+// Other launchers typed as dlaunch's command, and the command that does
+// their work.
+std::optional<std::string> command_for_launcher(const std::string& word) {
+  for (const char* launcher : {"torchrun", "launch", "mpirun", "mpiexec", "horovodrun", "deepspeed", "accelerate",
+                               "srun", "python", "python3"}) {
+    if (word == launcher) return "run";
+  }
+  if (word == "sbatch") return "submit";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string short_usage(std::span<const Command> commands) {
@@ -58,6 +80,23 @@ const Command& command_named_first(std::span<const Command> commands, const std:
   }
   if (launch::run_option_kind(first) != launch::RunOptionKind::kUnknown)
     suggest_run(words, fmt::format("'{}' is an option of dlaunch run, not a command", first));
+  if (is_submit_option(first))
+    throw util::UsageError(fmt::format("'{}' is an option of dlaunch submit, not a command. Did you mean '{}'? "
+                                       "(dlaunch submit asks Slurm for the nodes; {})",
+                                       first, "dlaunch submit " + util::shell_join(words), kHelpPointer));
+  if ((first == "-np" || first == "-n") && words.size() > 1) {
+    std::vector<std::string> meant(words.begin() + 2, words.end());
+    meant.insert(meant.begin(), {"--nproc-per-node", words[1]});
+    suggest_run(meant, fmt::format("'{}' is mpirun's count of processes, not a command; dlaunch counts workers "
+                                   "per node",
+                                   first));
+  }
+  if (auto command = command_for_launcher(first)) {
+    std::vector<std::string> rest(words.begin() + 1, words.end());
+    throw util::UsageError(fmt::format("'{}' is not a dlaunch command. Did you mean 'dlaunch {} {}'? (dlaunch {} "
+                                       "takes torchrun's options; {})",
+                                       first, *command, util::shell_join(rest), *command, kHelpPointer));
+  }
   if (first.starts_with("-")) {
     std::string hint;
     if (auto meant = top_level_option_meant(first)) hint = fmt::format(" Did you mean '{}'?", *meant);

@@ -1,8 +1,12 @@
 #include "cli/job_argument.h"
 
+#include <filesystem>
+#include <fmt/format.h>
 #include <optional>
+#include <system_error>
 
 #include "util/environment.h"
+#include "util/error.h"
 
 namespace dlaunch::cli {
 
@@ -26,6 +30,12 @@ void add_output_dir_option(CLI::App& app, std::string& output_dir) {
 std::vector<std::string> submission_dirs_for(const std::string& output_dir) {
   std::optional<std::string> dir;
   if (!output_dir.empty()) dir = output_dir;
+  // A folder named by hand that is not there is a typo, not "no jobs".
+  std::error_code ignored;
+  if (dir && !std::filesystem::is_directory(*dir, ignored))
+    throw util::UsageError(fmt::format("--output-dir {}: there is no such folder; give the folder dlaunch submit "
+                                       "wrote to (its --output-dir, by default slurm-outputs)",
+                                       *dir));
   return jobs::submission_dirs(dir, util::Environment::from_process());
 }
 

@@ -222,8 +222,12 @@ int stacks_command(const CommandArgs& args) {
   StacksRequest request;
   configure(app, request);
   if (!util::parse_command_line(app, args, "dlaunch stacks")) return 0;
-  if (request.job.empty() == request.master.empty())
+  if (request.job.empty() && request.master.empty())
     throw util::UsageError("dlaunch stacks needs one of JOB (a Slurm job id or a folder) or --master HOST:PORT");
+  if (!request.job.empty() && !request.master.empty())
+    throw util::UsageError(fmt::format("dlaunch stacks got both JOB ('{}') and --master ('{}'); give JOB or "
+                                       "--master HOST:PORT, not both",
+                                       request.job, request.master));
   JobTarget target = find_target(request);
   if (target.ended) {
     std::cerr << "dlaunch stacks: " << nothing_to_capture(target) << "\n";

@@ -16,6 +16,7 @@
 #include "launch/token_setting.h"
 #include "process/worker_process.h"
 #include "slurm/partition_defaults.h"
+#include "slurm/request_values.h"
 #include "slurm/slurm_command.h"
 #include "submit/array_folders.h"
 #include "submit/config_file.h"
@@ -45,6 +46,10 @@ submit::SubmitSettings merge_settings(const submit::SubmitOptions& options,
   auto file = options.config ? options.config : submit::find_config_file(environment);
   if (options.config && !std::filesystem::exists(*options.config))
     throw util::InputError(fmt::format("--config {}: no such file", *options.config));
+  if (options.config && std::filesystem::is_directory(*options.config))
+    throw util::InputError(fmt::format("--config {}: is a folder; give the TOML file itself, e.g. --config "
+                                       "{}/dlaunch.toml",
+                                       *options.config, *options.config));
   if (file) {
     submit::apply_config_file(merged, *file, options.profile);
   } else if (options.profile) {
@@ -54,6 +59,18 @@ submit::SubmitSettings merge_settings(const submit::SubmitOptions& options,
   }
   for (const auto& [name, value] : options.flags.values()) merged.set(name, value.value, value.source);
   return merged;
+}
+
+// sbatch's spelling of --time and --mem, checked here rather than by
+// sbatch at submission (and never with --dry-run).
+void check_time_and_memory(const submit::SubmitSettings& settings) {
+  for (const char* name : {"time", "mem"}) {
+    const auto* setting = settings.find(name);
+    const auto* text = setting == nullptr ? nullptr : std::get_if<std::string>(&setting->value);
+    if (text == nullptr) continue;
+    auto problem = std::string(name) == "time" ? slurm::time_limit_problem(*text) : slurm::memory_size_problem(*text);
+    if (problem) throw util::InputError(fmt::format("{} '{}' (from {}) {}", name, *text, setting->source, *problem));
+  }
 }
 
 void print_config(const submit::SubmitSettings& settings) {
@@ -364,6 +381,7 @@ int submit_command(const CommandArgs& args) {
   util::Environment environment = util::Environment::from_process();
   submit::SubmitSettings settings = merge_settings(*options, environment);
   take_partition_cpu_default(settings);
+  check_time_and_memory(settings);
   if (options->print_config) {
     print_config(settings);
     return 0;

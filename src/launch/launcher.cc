@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <fmt/format.h>
 #include <memory>
 #include <poll.h>
+#include <system_error>
 #include <unistd.h>
 
 #include "process/console_report.h"
@@ -42,11 +44,36 @@ namespace {
 // stalled stderr never stops it (util/console.h).
 void say(const std::string& text) { util::console_err().write_message(text); }
 
+// The script Python is to run (not a module), when it is not there: Python
+// would fail in every worker with "can't open file".
+std::optional<std::string> script_problem(const LaunchConfig& config) {
+  const auto& command = config.command;
+  if (!config.python || command.size() < 3 || command[1] != "-u" || command[2] == "-m") return std::nullopt;
+  const std::string& script = command[2];
+  std::error_code ignored;
+  if (std::filesystem::exists(script, ignored)) return std::nullopt;
+  return fmt::format("cannot run '{}': no such file (looked in {}). Give the path of the Python script, or -m "
+                     "MODULE for a module",
+                     script, std::filesystem::current_path(ignored).string());
+}
+
 // Every node checks its program before joining, so a typo fails in
 // seconds on the node that has it instead of after the rendezvous.
 std::optional<std::string> program_problem(const LaunchConfig& config, const util::Environment& environment) {
   const std::string& program = config.command.front();
-  if (process::find_executable(program, environment)) return std::nullopt;
+  if (process::find_executable(program, environment)) return script_problem(config);
+  std::error_code ignored;
+  if (program.find('/') == std::string::npos && std::filesystem::is_regular_file(program, ignored)) {
+    // A file of this folder, named as a command of PATH would be.
+    if (::access(program.c_str(), X_OK) == 0)
+      return fmt::format("cannot run '{}': no executable of that name in PATH, but there is one in this folder: "
+                         "write ./{} to run it",
+                         program, program);
+    return fmt::format("cannot run '{}': the file here is not executable, and it runs directly, not under Python. "
+                       "Make it executable (chmod +x {}) and write ./{}, or let Python run it (leave --no-python "
+                       "out; --run-path for a script not named .py)",
+                       program, program, program);
+  }
   return fmt::format(
       "cannot run '{}': {}. Give a path to an executable file, or a program name found in PATH",
       program,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "util/error.h"
@@ -68,6 +69,17 @@ std::string prefix_field(const std::string& name, const Setting& setting) {
 }  // namespace
 
 void check_torchrun_options(const RunOptions& options) {
+  // Ignored, but torchrun takes it as a number of seconds and refuses
+  // anything else: so does dlaunch, rather than let a typo pass.
+  if (options.monitor_interval) {
+    const std::string& value = options.monitor_interval->value;
+    char* end = nullptr;
+    double seconds = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !(seconds >= 0))
+      throw util::UsageError(fmt::format("{} must be a number of seconds such as 0.1 (as torchrun takes it), got "
+                                         "'{}'; dlaunch reacts to events and does not poll, so it may be left out",
+                                         options.monitor_interval->source, value));
+  }
   if (options.start_method && !contains(kStartMethods, options.start_method->value))
     throw util::UsageError(fmt::format("{} must be spawn, fork or forkserver (as torchrun takes), got '{}'",
                                        options.start_method->source, options.start_method->value));

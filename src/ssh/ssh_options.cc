@@ -33,6 +33,19 @@ Apply text_in(std::optional<std::string> SshOptions::*field) {
   return [field](SshOptions& options, const std::string& value) { options.*field = value; };
 }
 
+// The value as typed, kept in FIELD, once: a second --hosts would drop the
+// hosts of the first without a word.
+Apply once_in(std::optional<std::string> SshOptions::*field, const char* option) {
+  return [field, option](SshOptions& options, const std::string& value) {
+    if (options.*field)
+      throw util::UsageError(fmt::format("{} is given twice ('{}', then '{}'); dlaunch ssh takes one list: give "
+                                         "all of it in one {} (e.g. {} {},{})",
+                                         option, *(options.*field), value, option, option, *(options.*field),
+                                         value));
+    options.*field = value;
+  };
+}
+
 // A repeatable option: each value is added to FIELD.
 Apply each_in(std::vector<std::string> SshOptions::*field) {
   return [field](SshOptions& options, const std::string& value) { (options.*field).push_back(value); };
@@ -52,7 +65,7 @@ int seconds_value(const std::string& value, const char* option) {
 
 const std::vector<OwnOption>& own_options() {
   static const std::vector<OwnOption> options = {
-      {"--hosts", "HOSTS", "Hosts", text_in(&SshOptions::hosts),
+      {"--hosts", "HOSTS", "Hosts", once_in(&SshOptions::hosts, "--hosts"),
        "Hosts in node-rank order: h1,h2 or hostlists such as gpu[01-04]"},
       {"--nnodes", "N", "Hosts", number_in(&SshOptions::nnodes, 1, 1 << 20, "--nnodes"),
        "Hosts that train (default: all); with more hosts, the first N to join train and the others "
@@ -60,7 +73,7 @@ const std::vector<OwnOption>& own_options() {
       {"--spare-nodes", "N", "Hosts", number_in(&SshOptions::spare_nodes, 0, 1 << 20, "--spare-nodes"),
        "Hosts that stand by to take a lost host's place (default: the hosts beyond --nnodes); the "
        "others train"},
-      {"--hostfile", "FILE", "Hosts", text_in(&SshOptions::hostfile),
+      {"--hostfile", "FILE", "Hosts", once_in(&SshOptions::hostfile, "--hostfile"),
        "File of 'HOST [slots=N]' lines (DeepSpeed's format; '#' comments, hostlists)"},
       {"--include", "HOSTS", "Hosts", text_in(&SshOptions::include),
        "Keep only these hosts or slots: host1@host2:0,1"},

@@ -1,5 +1,6 @@
 #include "util/command_line.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <memory>
 
@@ -55,6 +56,8 @@ class HelpFormatter : public CLI::Formatter {
       text.erase(at, 1);
     return text;
   }
+
+  const std::string& usage() const { return usage_; }
 
   std::string make_usage(const CLI::App*, std::string) const override {
     return fmt::format("Usage: {}\n", usage_);
@@ -125,6 +128,72 @@ std::string placeholder_of(CLI::Option& option) {
   return placeholder;
 }
 
+// Other launchers' spellings (mpirun, Horovod, DeepSpeed, accelerate,
+// sbatch) and what dlaunch says instead: the option of APP, or, when APP has
+// none, the command that has one.
+struct ForeignSpelling {
+  std::vector<std::string_view> spellings;
+  const char* option;     // dlaunch's option for it, when APP has it
+  const char* elsewhere;  // else where it lives
+  const char* why;        // how dlaunch counts, when it differs
+};
+
+const std::vector<ForeignSpelling>& foreign_spellings() {
+  static const std::vector<ForeignSpelling> spellings = {
+      {{"-np", "-n", "--np", "--nprocs", "--nproc", "--num-processes", "--num_processes", "--num-gpus",
+        "--num_gpus", "--ntasks", "--ntasks-per-node", "--nproc-per-node"},
+       "--nproc-per-node", "--gpus-per-node",
+       " dlaunch counts workers per node, not in all (mpirun's -np is every process of the job)"},
+      {{"--num-nodes", "--num_nodes", "--nodes"}, "--nnodes", "--nodes", ""},
+      {{"-H", "--host", "--hosts"}, "--hosts", "dlaunch ssh --hosts h1,h2 --nproc-per-node N",
+       " (Horovod's and mpirun's host:slots is --hosts h1,h2 with --nproc-per-node N)"},
+      {{"--hostfile", "-hostfile", "--machinefile", "-machinefile"}, "--hostfile",
+       "dlaunch ssh --hostfile FILE", ""},
+      {{"--partition", "--time", "--account"}, nullptr, "dlaunch submit", ""},
+  };
+  return spellings;
+}
+
+// " Did you mean ...?" for GIVEN, an other launcher's spelling, or "".
+std::string foreign_hint(const CLI::App& app, std::string_view given) {
+  std::string name(given.substr(0, given.find('=')));
+  for (const auto& foreign : foreign_spellings()) {
+    if (std::find(foreign.spellings.begin(), foreign.spellings.end(), name) == foreign.spellings.end()) continue;
+    if (foreign.option != nullptr && app.get_option_no_throw(foreign.option) != nullptr)
+      return fmt::format(" Did you mean '{}'?{}", foreign.option, foreign.why);
+    if (app.get_option_no_throw(foreign.elsewhere) != nullptr)
+      return fmt::format(" Did you mean '{}'?{}", foreign.elsewhere, foreign.why);
+    if (std::string_view(foreign.elsewhere).starts_with("dlaunch "))
+      return fmt::format(" That is an option of '{}', which {}.", foreign.elsewhere,
+                         std::string_view(foreign.elsewhere).starts_with("dlaunch ssh")
+                             ? "starts dlaunch run on several hosts"
+                             : "asks Slurm for the nodes");
+  }
+  return "";
+}
+
+// The argument of APP that is required and was not given (JOB), if any.
+const CLI::Option* missing_argument(const CLI::App& app) {
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_positional() && option->get_required() && option->count() == 0) return option;
+  }
+  return nullptr;
+}
+
+// "dlaunch status: JOB is missing: a Slurm job id ... Usage: dlaunch status
+// [options] JOB", for CLI11's "job is required".
+[[noreturn]] void throw_missing_argument(const CLI::App& app, const CLI::Option& argument,
+                                         const std::string& command) {
+  std::string usage;
+  if (auto formatter = std::dynamic_pointer_cast<HelpFormatter>(app.get_formatter()))
+    usage = fmt::format(" Usage: {}.", formatter->usage());
+  std::string what = argument.get_description();
+  if (!what.empty()) what = ": " + what;
+  throw UsageError(fmt::format("{}: {} is missing{}.{} '{} --help' says more.", command,
+                               argument.get_option_text().empty() ? argument.get_name() : argument.get_option_text(),
+                               what, usage, command));
+}
+
 }  // namespace
 
 void set_usage(CLI::App& app, std::string usage) {
@@ -157,6 +226,8 @@ bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
   } catch (const CLI::ParseError& error) {
     // An unknown option explains more than what it left missing ("JOB is required").
     if (auto option = leftover_option(app)) throw_unknown_option(app, *option, command);
+    if (const CLI::Option* argument = missing_argument(app); argument && dynamic_cast<const CLI::RequiredError*>(&error))
+      throw_missing_argument(app, *argument, command);
     throw UsageError(
         fmt::format("{}: {}. '{} --help' lists the options.", command, error.what(), command));
   }
@@ -178,8 +249,11 @@ std::optional<std::string> closest_option(const CLI::App& app, std::string_view 
 
 void throw_unknown_option(const CLI::App& app, std::string_view given, std::string_view command) {
   std::string name(given.substr(0, given.find('=')));
-  std::string hint;
-  if (auto close = closest_option(app, given)) hint = fmt::format(" Did you mean '{}'?", *close);
+  std::string hint = foreign_hint(app, given);
+  if (auto close = closest_option(app, given); hint.empty() && close) hint = fmt::format(" Did you mean '{}'?", *close);
+  // dlaunch submit passes the sbatch options it has none of.
+  if (hint.empty() && app.get_option_no_throw("--sbatch-arg") != nullptr && name.starts_with("--"))
+    hint = fmt::format(" An sbatch option of its own goes through --sbatch-arg={}=VALUE.", name);
   std::string program_hint =
       app.get_prefix_command() ? " Put '--' before a PROGRAM whose name starts with '-';" : "";
   throw UsageError(fmt::format("unknown option '{}' for {}.{}{} '{} --help' lists the options.", name,

@@ -65,6 +65,31 @@ std::string with_equals_spelling(const CLI::Option& option, std::string_view typ
                                with_equals_spelling(option, typed), next));
 }
 
+// Options whose empty value means "none", as torchrun takes them: a console
+// line without prefix, no rendezvous settings, every local rank shown.
+bool empty_value_means_none(const CLI::Option& option) {
+  for (const char* name : {"prefix", "log-line-prefix-template", "rdzv-conf", "local-ranks-filter", "logs-specs"}) {
+    for (const auto& spelled : option.get_lnames()) {
+      if (spelled == name) return true;
+    }
+  }
+  return false;
+}
+
+[[noreturn]] void throw_empty_value(std::string_view command, const CLI::Option& option, std::string_view typed) {
+  std::string placeholder = placeholder_of(option);
+  throw UsageError(fmt::format("{}: {} needs a value ({}), got an empty word (a variable that is unset or "
+                               "empty?); give the value ({} {}), or leave {} out.",
+                               command, typed, placeholder, typed, placeholder, typed));
+}
+
+[[noreturn]] void throw_value_left_off(std::string_view command, const CLI::Option& option,
+                                       std::string_view typed) {
+  std::string placeholder = placeholder_of(option);
+  throw UsageError(fmt::format("{}: {} needs a value ({}), and nothing follows it; give the value ({} {}).",
+                               command, typed, placeholder, typed, placeholder));
+}
+
 // The words of one command line in CLI11's order, each option's values
 // checked before they are skipped.
 class ValueWalk {
@@ -94,7 +119,16 @@ class ValueWalk {
   // "--name" (its values follow) or "--name=value" (nothing follows).
   std::optional<std::size_t> long_option(std::size_t at) {
     const std::string& word = args_[at];
-    if (word.find('=') != std::string::npos) return at + 1;
+    const std::size_t equals = word.find('=');
+    if (equals != std::string::npos) {
+      // "--account=" would take the next word as its value (CLI11 reads it
+      // so): an empty value is refused here, as after a space.
+      const CLI::Option* option = app_.get_option_no_throw(word.substr(0, equals));
+      if (option != nullptr && equals + 1 == word.size() && values_taken(*option) > 0 &&
+          !empty_value_means_none(*option))
+        throw_empty_value(command_, *option, word.substr(0, equals));
+      return at + 1;
+    }
     const CLI::Option* option = app_.get_option_no_throw(word);
     if (option == nullptr) return std::nullopt;
     return after_values(*option, word, at);
@@ -127,8 +161,10 @@ class ValueWalk {
   // returns the index after them.
   std::size_t after_values(const CLI::Option& option, std::string_view typed, std::size_t at) {
     const std::size_t count = values_taken(option);
+    if (count > 0 && at + 1 == args_.size()) throw_value_left_off(command_, option, typed);
     for (std::size_t value = at + 1; value <= at + count && value < args_.size(); ++value) {
       if (is_option_not_value(app_, option, args_[value])) throw_missing_value(command_, option, typed, args_[value]);
+      if (args_[value].empty() && !empty_value_means_none(option)) throw_empty_value(command_, option, typed);
     }
     return at + 1 + count;
   }

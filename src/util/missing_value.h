@@ -14,7 +14,11 @@
 //     -m`, `-p -N`), unless the option's placeholder is ARG (a word handed
 //     to another program: --sbatch-arg, --srun-arg, --run-arg, --ssh-arg),
 //     whose value may well be a short option of its own (`--ssh-arg -F`).
-// Any other word is a value: "-" (stdin), a negative number (`--nodes -1`,
+// An empty word ('' or "$UNSET", or --opt= with nothing after the '=') is
+// refused as a value too, except for the few options where it means "none"
+// (--prefix '', --rdzv-conf '', --local-ranks-filter ''): CLI11 would take
+// the word after "--account=" as its value. An option that ends the line
+// is refused with its placeholder. Any other word is a value: "-" (stdin), a negative number (`--nodes -1`,
 // which the option's own range check answers), a short option the command
 // does not have. A value that does start with "--" is written `--opt=VALUE`.
 // Nothing after the options is looked at: not the words after "--", and,

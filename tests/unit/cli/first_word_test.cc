@@ -46,6 +46,17 @@ TEST(FirstWord, AProgramOrARunOptionIsMeantForDlaunchRun) {
                        "'dlaunch run --nnodes=2 train.py'?"));
 }
 
+// A submit option, mpirun's -np and another launcher's name get the line meant.
+TEST(FirstWord, OtherHabitsGetTheCommandThatDoesIt) {
+  EXPECT_TRUE(contains(refusal({"--nodes", "2", "train.py"}),
+                       "'--nodes' is an option of dlaunch submit, not a command. Did you mean "
+                       "'dlaunch submit --nodes 2 train.py'?"));
+  EXPECT_TRUE(contains(refusal({"-np", "4", "train.py"}), "Did you mean 'dlaunch run --nproc-per-node 4 train.py'?"));
+  EXPECT_TRUE(contains(refusal({"torchrun", "--nnodes", "2", "t.py"}),
+                       "'torchrun' is not a dlaunch command. Did you mean 'dlaunch run --nnodes 2 t.py'?"));
+  EXPECT_TRUE(contains(refusal({"sbatch", "t.py"}), "Did you mean 'dlaunch submit t.py'?"));
+}
+
 TEST(FirstWord, AnotherOptionGetsTheNearestOfHelpAndVersion) {
   EXPECT_TRUE(contains(refusal({"-V"}), "unknown option '-V' for dlaunch. Did you mean '--version'?"));
   EXPECT_TRUE(contains(refusal({"--versoin"}), "Did you mean '--version'?"));

@@ -53,6 +53,15 @@ TEST(TorchrunCompat, WhatTorchrunRefusesOrCannotWorkIsRefused) {
   EXPECT_NO_THROW(check_torchrun_options(parse({"--standalone", "--nnodes", "1:1"})));
 }
 
+// Ignored, but a number of seconds as torchrun takes it.
+TEST(TorchrunCompat, TheMonitorIntervalIsANumber) {
+  EXPECT_TRUE(contains(input_error_of([] { check_torchrun_options(parse({"--monitor-interval", "abc"})); }),
+                       "--monitor-interval must be a number of seconds such as 0.1 (as torchrun takes it), got 'abc'"));
+  EXPECT_THROW(check_torchrun_options(parse({"--monitor_interval=-1"})), util::UsageError);
+  EXPECT_NO_THROW(check_torchrun_options(parse({"--monitor-interval", "0.1"})));
+  EXPECT_NO_THROW(check_torchrun_options(parse({"--monitor-interval", "5"})));
+}
+
 TEST(TorchrunCompat, WhatIsIgnoredIsSaidOnce) {
   auto notices = joined(torchrun_ignored_notices(parse({"--rdzv-backend", "etcd", "--rdzv-conf",
                                                         "join_timeout=5,read_timeout=60, is_host=1",

@@ -61,6 +61,15 @@ TEST(SshOptions, AValueLeftOutNeverTakesTheNextOption) {
   EXPECT_EQ(options.ssh_args, (std::vector<std::string>{"-F", "cfg", "-t"}));
 }
 
+// A second --hosts would drop the first one's hosts without a word.
+TEST(SshOptions, OneHostListOnly) {
+  EXPECT_NE(usage_error({"--hosts", "a,b", "--hosts", "c", "x"})
+                .find("--hosts is given twice ('a,b', then 'c'); dlaunch ssh takes one list: give all of it in one "
+                      "--hosts (e.g. --hosts a,b,c)"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--hostfile", "f", "--hostfile=g", "x"}).find("--hostfile is given twice"), std::string::npos);
+}
+
 TEST(SshOptions, NnodesSaysHowManyHostsTrain) {
   EXPECT_FALSE(parse({"--hosts", "a,b,c", "train.py"}).nnodes);  // every host trains
   auto options = parse({"--hosts", "a,b,c", "--nnodes", "2", "train.py"});

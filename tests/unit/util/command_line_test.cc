@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "../test_support/text.h"
 #include "util/error.h"
 #include "util/strings.h"
 
 namespace dlaunch::util {
 namespace {
+
+using test_support::contains;
 
 // A parser like dlaunch run's: options, then PROGRAM [ARGS...].
 struct ProgramParser {
@@ -99,6 +102,36 @@ TEST(CommandLine, AnUnknownOptionWithoutAProgramGetsTheNearestOne) {
   // Underscores for dashes, as torchrun spells its options, find the dashed one.
   EXPECT_EQ(closest_option(app, "--it_ers"), "--iters");
   EXPECT_EQ(closest_option(app, "--completely-different"), std::nullopt);
+}
+
+// mpirun's, Horovod's and DeepSpeed's spellings get dlaunch's, or the
+// command that has it.
+TEST(CommandLine, OtherLaunchersSpellingsGetDlaunchs) {
+  CLI::App app{"test", "dlaunch test"};
+  std::string value;
+  app.add_option("--nproc-per-node", value, "workers")->type_name("N");
+  app.add_option("--nnodes", value, "nodes")->type_name("N");
+  EXPECT_TRUE(contains(usage_error(app, {"-np", "4"}), "unknown option '-np' for dlaunch test. Did you mean "
+                                                       "'--nproc-per-node'? dlaunch counts workers per node"));
+  EXPECT_TRUE(contains(usage_error(app, {"--num_gpus=4"}), "Did you mean '--nproc-per-node'?"));
+  EXPECT_TRUE(contains(usage_error(app, {"--num_nodes", "2"}), "Did you mean '--nnodes'?"));
+  EXPECT_TRUE(contains(usage_error(app, {"-H", "a:4"}), "That is an option of 'dlaunch ssh --hosts"));
+  EXPECT_TRUE(contains(usage_error(app, {"--partition", "gpu"}), "That is an option of 'dlaunch submit'"));
+  CLI::App submit{"test", "dlaunch submit"};
+  submit.add_option("--sbatch-arg", value, "for sbatch")->type_name("ARG");
+  EXPECT_TRUE(contains(usage_error(submit, {"--reservation", "r1"}), "--sbatch-arg=--reservation=VALUE"));
+}
+
+// CLI11's "job is required" names the argument, says what it is and shows the usage.
+TEST(CommandLine, AMissingArgumentIsNamedWithTheUsage) {
+  CLI::App app{"test", "dlaunch test"};
+  set_usage(app, "dlaunch test [options] JOB");
+  std::string job;
+  app.add_option("job", job, "A Slurm job id or 'last'")->required()->type_name("JOB");
+  finish_help(app, {});
+  EXPECT_EQ(usage_error(app, {}),
+            "dlaunch test: JOB is missing: A Slurm job id or 'last'. Usage: dlaunch test [options] JOB. "
+            "'dlaunch test --help' says more.");
 }
 
 TEST(CommandLine, TheHelpHasHeadingsPlaceholdersAndExamplesLast) {

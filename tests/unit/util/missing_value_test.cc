@@ -92,6 +92,23 @@ TEST(MissingValue, ValuesThatLookLikeOptionsButAreNotStayValues) {
     EXPECT_EQ(refusal(args), "<accepted>") << args[0] << " " << args[1];
 }
 
+// An empty word is no value either: CLI11 would take the word after
+// "--partition=" as its value. Where empty means "none" it stays a value.
+TEST(MissingValue, AnEmptyWordOrAnOptionAtTheEndIsNoValue) {
+  EXPECT_EQ(refusal({"--partition", "", "x"}),
+            "dlaunch test: --partition needs a value (NAME), got an empty word (a variable that is unset or "
+            "empty?); give the value (--partition NAME), or leave --partition out.");
+  EXPECT_TRUE(contains(refusal({"--partition=", "--dry-run", "x"}), "--partition needs a value (NAME), got an empty"));
+  EXPECT_TRUE(contains(refusal({"-p", "", "x"}), "-p needs a value (NAME), got an empty word"));
+  EXPECT_EQ(refusal({"--dry-run", "--log-dir"}),
+            "dlaunch test: --log-dir needs a value (DIR), and nothing follows it; give the value (--log-dir DIR).");
+  CLI::App app{"test", "dlaunch test"};
+  std::string prefix;
+  app.add_option("--prefix", prefix, "a prefix")->type_name("TEMPLATE");
+  EXPECT_NO_THROW(refuse_missing_values(app, {"--prefix", ""}, "dlaunch test"));
+  EXPECT_NO_THROW(refuse_missing_values(app, {"--prefix="}, "dlaunch test"));
+}
+
 TEST(MissingValue, NothingAfterTheOptionsIsLookedAt) {
   // PROGRAM's own words, whatever they are.
   EXPECT_EQ(refusal({"w.sh", "--log-dir", "--x"}), "<accepted>");
