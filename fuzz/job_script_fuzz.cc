@@ -237,12 +237,14 @@ std::string own_file(const submit::JobRequest& request, const std::string& name)
 std::vector<std::string> expected_srun(const submit::JobRequest& request) {
   std::vector<std::string> words = submit::srun_step_command(request);
   if (request.launch == submit::LaunchMode::kTask) return words;
-  // srun's own options never hold "/opt/dlaunch"; the srun-args may.
+  // srun's own options never hold the step's dlaunch; the srun-args may. In
+  // a container (an srun-arg --container-image) it is the image's.
   submit::JobRequest without_srun_args = request;
   without_srun_args.srun_args.clear();
   std::vector<std::string> own = submit::srun_step_command(without_srun_args);
+  const std::string dlaunch = request.container ? request.container->dlaunch : "/opt/dlaunch";
   std::size_t program = request.srun_args.size();
-  while (own[program - request.srun_args.size()] != "/opt/dlaunch") ++program;
+  while (own[program - request.srun_args.size()] != dlaunch) ++program;
   // The first of each is dlaunch's own; a run-arg may name them again.
   bool log_dir_seen = false, exit_code_file_seen = false;
   for (std::size_t i = program + 1; i < words.size(); ++i) {

@@ -143,7 +143,8 @@ enum class StepKind { kBatch, kForeground };
 int end_job_after_seconds(const JobRequest& request) { return step_grace_seconds(request) + 10; }
 
 std::vector<std::string> node_program(const JobRequest& request, StepKind step) {
-  std::vector<std::string> program{request.dlaunch_path};
+  // In a container the step's dlaunch is the image's, or this machine's mounted there.
+  std::vector<std::string> program{request.container ? request.container->dlaunch : request.dlaunch_path};
   if (request.launch == LaunchMode::kTask) {
     program.push_back("exec");
   } else {
@@ -477,6 +478,8 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
     request.signal = parse_preempt_signal(*signal, settings.find("signal")->source);
   request.requeue = settings.flag("requeue");
   if (request.requeue) check_requeue(settings, request);
+  request.container = container_step(settings, dlaunch_path, submission_dir, request.gate);
+  if (request.container) request.srun_args = request.container->srun_args;
   request.dlaunch_path = std::move(dlaunch_path);
   request.command = std::move(command);
   request.submission_dir = std::move(submission_dir);
@@ -520,13 +523,14 @@ std::string job_script(const JobRequest& request) {
   script += fmt::format("export TIMESTAMP={}\n", util::shell_join({request.timestamp}));
   if (request.array) script += array_lines(request);
   else script += fmt::format("export OUTPUT_DIR={}\n", util::shell_join({request.submission_dir}));
+  const std::string container = request.container ? container_comment(*request.container) : "";
   if (request.launch == LaunchMode::kTask) {
-    script += setup_text(request) + script_step_line(request) + "\n";
+    script += setup_text(request) + container + script_step_line(request) + "\n";
     return script;
   }
   script += log_dir_lines(request);
   if (request.token_file) script += token_lines(*request.token_file);
-  script += setup_text(request);
+  script += setup_text(request) + container;
   script += "# The step ends when srun does, or shortly after the job's verdict is in: a lost\n";
   script += "# node's task (frozen, cut off, powered off) never reports to srun.\n";
   script += script_step_line(request) + "\n";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "submit/container_step.h"
 #include "submit/job_array.h"
 #include "submit/submit_settings.h"
 #include "util/shell_words.h"
@@ -84,6 +85,9 @@ struct JobRequest {
   // nullopt in --launch task mode, which has no rendezvous.
   std::optional<std::string> token_file;
   std::string dlaunch_path;           // the dlaunch the nodes run (shared file system)
+  // --container-image: the step runs in the image, with the dlaunch there
+  // (container_step.h); srun_args then hold its srun options.
+  std::optional<ContainerStep> container;
   std::vector<std::string> command;   // PROGRAM [ARGS...]
   std::string submission_dir;         // absolute: OUTPUT_DIR of the job
   std::string timestamp;              // TIMESTAMP of the job
@@ -93,7 +97,8 @@ struct JobRequest {
 // setting and its source for a control character in any value that reaches
 // the script or in SUBMISSION_DIR (script_value.h), values out of range, a
 // bad --signal, and --requeue without --signal, with --srun or with --launch
-// task, and GPU or CPU requests that disagree (resource_request.h).
+// task, and GPU or CPU requests that disagree (resource_request.h), and a
+// container step that cannot work (container_step.h).
 // Without --job-name the job is named after the script or module the
 // command runs (job_name.h).
 JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::string> command,

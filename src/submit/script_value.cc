@@ -31,9 +31,10 @@ using util::escaped;
 // values are quoted there (on the srun line and in the array's case block),
 // but no srun option or program argument a sweep names has a use for a
 // control character, and one line each keeps --dry-run readable.
-constexpr std::array<std::string_view, 13> kScriptTextSettings = {
+constexpr std::array<std::string_view, 15> kScriptTextSettings = {
     "job-name", "partition", "account", "qos", "time",  "constraint", "mem",
-    "sbatch-arg", "output-dir", "signal", "setup", "srun-arg", "sweep"};
+    "sbatch-arg", "output-dir", "signal", "setup", "srun-arg", "sweep",
+    "container-image", "container-dlaunch"};
 
 // Why an empty item of the list NAME is refused, and what to give instead;
 // "" when an empty item is harmless (an empty setup line).

@@ -24,7 +24,8 @@ namespace dlaunch::submit {
 
 // Whether the setting NAME is written into the job script's #SBATCH lines or
 // its text: job-name, partition, account, qos, time, constraint, mem,
-// sbatch-arg, output-dir, signal, setup, srun-arg and sweep.
+// sbatch-arg, output-dir, signal, setup, srun-arg, sweep, container-image
+// and container-dlaunch.
 bool reaches_script_text(std::string_view name);
 
 // Throws InputError when VALUE holds a control character: the message names

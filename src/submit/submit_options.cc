@@ -42,8 +42,8 @@ struct RawValues {
 };
 
 // The headings of the help, in order; a key of another group comes last.
-constexpr const char* kGroupOrder[] = {"Topology", "Job",    "Sweeps", "Slurm", "Reliability",
-                                       "Hangs and stacks", "Output"};
+constexpr const char* kGroupOrder[] = {"Topology", "Job",    "Sweeps", "Slurm", "Containers",
+                                       "Reliability", "Hangs and stacks", "Output"};
 
 bool in_known_group(const Key& key) {
   for (const char* group : kGroupOrder) {

@@ -78,8 +78,16 @@ const std::vector<Key>& submit_keys() {
       {"sbatch-arg", ValueKind::kStringList, "Any other sbatch option, passed through (repeatable)",
        "Slurm", "ARG"},
       {"srun-arg", ValueKind::kStringList,
-       "An option for the srun that starts the job step, e.g. pyxis's --srun-arg=--container-image=IMAGE "
-       "(repeatable; in the job script and with --srun)", "Slurm", "ARG"},
+       "An option for the srun that starts the job step, e.g. --srun-arg=--export=ALL or pyxis's "
+       "--srun-arg=--container-mounts=/data:/data (repeatable; in the job script and with --srun)", "Slurm", "ARG"},
+      {"container-image", ValueKind::kString,
+       "Run the job step in this container image with pyxis (srun --container-image; an "
+       "--srun-arg=--container-image=IMAGE is read as this). The nodes run --container-dlaunch there, else this "
+       "machine's dlaunch mounted read-only as /opt/dlaunch/bin/dlaunch; the submission folder is mounted at its "
+       "own path, and any --srun-arg=--container-mounts joins the same option", "Containers", "IMAGE"},
+      {"container-dlaunch", ValueKind::kString,
+       "With container-image: the dlaunch installed in the image (an absolute path there), which the nodes run "
+       "instead of this machine's mounted one; best the same version", "Containers", "PATH"},
       {"setup", ValueKind::kStringList,
        "A shell line the job script runs before srun starts the step, e.g. --setup 'module load cuda' "
        "or --setup 'source venv/bin/activate' (repeatable). It runs on the batch host (with --srun: "
