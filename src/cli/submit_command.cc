@@ -20,6 +20,7 @@
 #include "slurm/slurm_command.h"
 #include "submit/array_folders.h"
 #include "submit/config_file.h"
+#include "submit/dlaunch_binary.h"
 #include "submit/job_script.h"
 #include "submit/resource_request.h"
 #include "submit/script_value.h"
@@ -265,15 +266,35 @@ std::string python_note(const submit::JobRequest& request) {
                      program, found);
 }
 
+// A dlaunch the other machines will likely not find (submit/dlaunch_binary.h),
+// said once, in a dry run and a submission alike: a warning, since only the
+// nodes can tell for sure.
+void warn_of_node_local_dlaunch(const submit::JobRequest& request, bool srun) {
+  if (auto warning = submit::node_local_warning(request, srun))
+    fmt::print(stderr, "dlaunch: warning: {}\n", *warning);
+}
+
+// What the container image must provide for this machine's dlaunch mounted
+// into it, each line after PREFIX; "" without one.
+std::string container_note(const submit::JobRequest& request, const char* prefix) {
+  std::string needs = submit::container_needs_note(request), text;
+  if (needs.empty()) return "";
+  for (const auto& line : util::split(needs, '\n')) text += std::string(prefix) + line + "\n";
+  return text;
+}
+
 int dry_run(const submit::JobRequest& request, bool srun) {
+  warn_of_node_local_dlaunch(request, srun);
   if (srun) {
-    fmt::print("# dlaunch submit --srun would run:\n{}\n{}",
-               util::shell_join(submit::foreground_command(request)), python_note(request));
+    fmt::print("# dlaunch submit --srun would run:\n{}\n{}{}",
+               util::shell_join(submit::foreground_command(request)), python_note(request),
+               container_note(request, "# "));
     return 0;
   }
-  fmt::print("# job script (--dry-run writes nothing; it would be {}/job.sbatch):\n{}\n# submitted with:\n{}\n{}",
+  fmt::print("# job script (--dry-run writes nothing; it would be {}/job.sbatch):\n{}\n# submitted with:\n{}\n{}{}",
              request.submission_dir, submit::job_script(request),
-             util::shell_join(submit::sbatch_command(request.submission_dir + "/job.sbatch")), python_note(request));
+             util::shell_join(submit::sbatch_command(request.submission_dir + "/job.sbatch")), python_note(request),
+             container_note(request, "# "));
   return 0;
 }
 
@@ -396,6 +417,7 @@ int submit_command(const CommandArgs& args) {
   // file): it shows the folder the job would get.
   submit::JobRequest request = submit::make_job_request(settings, options->command, util::own_executable(),
                                         submit::next_submission_path(output_dir, timestamp), timestamp);
+  submit::check_mounted_binaries(request);  // a dry run refuses it too
   if (options->dry_run) return dry_run(request, srun);
   check_slurm_command(settings, srun);
   // Before the folder: a SLURM_CONF naming no file would hold sbatch 60 s.
@@ -405,6 +427,8 @@ int submit_command(const CommandArgs& args) {
   write_file(request.submission_dir + "/config.json", settings_json(settings, request).dump(2) + "\n");
   // Slurm does not make --output's folder: every task's exists before sbatch.
   if (request.array) submit::create_task_folders(request.submission_dir, *request.array);
+  warn_of_node_local_dlaunch(request, srun);
+  fmt::print(stderr, "{}", container_note(request, "dlaunch: "));
   if (srun) run_in_foreground(request);
   return submit_batch(request, settings.flag("wait"));
 }
