@@ -1,21 +1,24 @@
 #include "process/link_wait.h"
 
+#include <algorithm>
 #include <poll.h>
+#include <vector>
 
 #include "util/error.h"
 
 namespace dlaunch::process {
 
 LinkWake wait_for_link(int fd, bool want_writable, SignalChannel& signals, util::Clock::time_point wake,
-                       int other) {
+                       std::span<const int> others) {
   short events = static_cast<short>(POLLIN | (want_writable ? POLLOUT : 0));
-  pollfd fds[3] = {{fd, events, 0}, {signals.fd(), POLLIN, 0}, {other, POLLIN, 0}};
-  ::poll(fds, other >= 0 ? 3 : 2, util::millis_until(wake));
+  std::vector<pollfd> fds = {{fd, events, 0}, {signals.fd(), POLLIN, 0}};
+  for (int other : others) fds.push_back({other, POLLIN, 0});
+  ::poll(fds.data(), fds.size(), util::millis_until(wake));
   if (fds[1].revents != 0) throw_if_stopped(signals);
   LinkWake woke;
   woke.readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
   woke.writable = (fds[0].revents & POLLOUT) != 0;
-  woke.other = other >= 0 && fds[2].revents != 0;
+  woke.other = std::any_of(fds.begin() + 2, fds.end(), [](const pollfd& other) { return other.revents != 0; });
   return woke;
 }
 

@@ -1,8 +1,11 @@
 // The one wait of every loop that keeps a connection outside an event loop
 // (a launcher dialling node 0, keeping its link, `dlaunch stacks` waiting
-// for its report): the connection, the launcher's signals and at most one
-// more descriptor, until a deadline. A stop signal ends the wait at once.
+// for its report): the connection, the launcher's signals and a few more
+// descriptors (the gate's check's stdout and stderr), until a deadline. A
+// stop signal ends the wait at once.
 #pragma once
+
+#include <span>
 
 #include "process/signal_channel.h"
 #include "util/socket.h"
@@ -13,14 +16,15 @@ namespace dlaunch::process {
 struct LinkWake {
   bool readable = false;  // readable, closed or failed: a receive() will tell which
   bool writable = false;
-  bool other = false;
+  bool other = false;  // one of OTHERS: readable, closed or failed
 };
 
 // Waits until WAKE for FD (readable; writable too when WANT_WRITABLE),
-// SIGNALS and OTHER (-1: none). Throws util::Interrupted when a signal that
-// stops the job arrived (others are taken and dropped).
+// SIGNALS and OTHERS (readable; a negative one is skipped, as poll does).
+// Throws util::Interrupted when a signal that stops the job arrived (others
+// are taken and dropped).
 LinkWake wait_for_link(int fd, bool want_writable, SignalChannel& signals, util::Clock::time_point wake,
-                       int other = -1);
+                       std::span<const int> others = {});
 
 // Sleeps until WHEN unless a stop signal arrives (then throws util::Interrupted).
 void sleep_unless_stopped(SignalChannel& signals, util::Clock::time_point when);

@@ -1,12 +1,16 @@
 // Starting one worker process: its own process group, piped output, and
 // death with the launcher.
 //
-// Workers are forked and exec'd here rather than started with
-// util/program_spawn, which the helper programs use: between fork and exec
-// a worker needs what posix_spawn cannot do (PR_SET_PDEATHSIG, the ptracer
-// that lets a stack capture in, joining a cgroup, the launcher's original
-// open-file limit, every other descriptor close-on-exec) and an exec-status
-// pipe that tells a program that failed to start from one that failed.
+// Who starts children how: workers, and the pre-start gate's
+// dlaunch-check (gate/gate_process, which hands on the store secret's pipe
+// through INHERITED_FDS), are forked and exec'd here; the helper programs
+// (scontrol, eu-stack, gdb, nvidia-smi, ...) are started with
+// util/program_spawn; the watchdog (process/watchdog) is a fork that never
+// execs. Not program_spawn here: between fork and exec a worker needs what
+// posix_spawn cannot do (PR_SET_PDEATHSIG, the ptracer that lets a stack
+// capture in, joining a cgroup, the launcher's original open-file limit,
+// every other descriptor close-on-exec) and an exec-status pipe that tells
+// a program that failed to start from one that failed.
 #pragma once
 
 #include <optional>

@@ -557,7 +557,7 @@ class RendezvousCoordinator : public Coordinator {
     auto deadline = util::Clock::now() + milliseconds(message.timeout_ms);
     bool ended = false;
     while (!ended && util::Clock::now() < deadline) {
-      Woken woken = wait_for_link(std::min(deadline, *next_deadline()), check->fd());
+      Woken woken = wait_for_link(std::min(deadline, *next_deadline()), check->fds());
       if (woken.link) queue_frames_or_throw();
       if (woken.other) ended = check->read_some();
       keep_link();
@@ -583,14 +583,14 @@ class RendezvousCoordinator : public Coordinator {
   // What one wait of wait_for_link() found ready.
   struct Woken {
     bool link = false;   // node 0's link: readable, closed or failed
-    bool other = false;  // the other descriptor given
+    bool other = false;  // one of the other descriptors given
   };
 
   // One wait of a loop that keeps node 0's link: polls the link (for
-  // writing too while it has a backlog), the signals and OTHER (-1: none)
-  // until WAKE. A signal that stops the job throws Interrupted.
-  Woken wait_for_link(util::Clock::time_point wake, int other = -1) {
-    auto woke = process::wait_for_link(link_->fd(), link_->has_backlog(), signals_, wake, other);
+  // writing too while it has a backlog), the signals and OTHERS (the gate's
+  // check's pipes) until WAKE. A signal that stops the job throws Interrupted.
+  Woken wait_for_link(util::Clock::time_point wake, std::span<const int> others = {}) {
+    auto woke = process::wait_for_link(link_->fd(), link_->has_backlog(), signals_, wake, others);
     this->wake();
     return {woke.readable, woke.other};
   }

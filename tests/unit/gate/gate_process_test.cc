@@ -1,9 +1,11 @@
 // This node's part of the pre-start gate: the check runs as a child with the
-// gate rank's environment and the store's secret on a pipe, its stdout is
-// read without blocking, and finish() says how it ended: its exit code and
-// last line, a kill at the deadline (with its whole process group), a
-// signal, a program that could not start. The line goes to node 0 as it
-// is: gate/gate_verdict judges it there.
+// gate rank's environment and the store's secret on a pipe (the one
+// descriptor beyond 0-2 it inherits), its stdout and stderr are read
+// without blocking, and finish() says how it ended: its exit code and last
+// line, a kill at the deadline (with its whole process group), a signal, a
+// program that could not start, the last lines of its stderr when it
+// failed. The line goes to node 0 as it is: gate/gate_verdict judges it
+// there.
 //
 // GateProcess runs the dlaunch-check installed beside the running program,
 // which is this test binary here. So the fixture puts a stand-in of that
@@ -12,6 +14,7 @@
 // dlaunch-check found there is never replaced: the tests skip.
 #include "gate/gate_process.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -21,6 +24,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,10 +32,13 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "../test_support/files.h"
 #include "../test_support/temp_dir.h"
 #include "../test_support/text.h"
 #include "util/error.h"
+#include "util/fd.h"
 #include "util/own_executable.h"
 
 namespace dlaunch::rendezvous {
@@ -42,9 +49,10 @@ using ::dlaunch::test_support::contains;
 
 constexpr const char* kMarker = "# dlaunch unit tests' stand-in for dlaunch-check";
 
-// Records its arguments, the variables a gate rank gets, the secret on
-// descriptor 3, where its stdin comes from and its process group, then runs
-// what the test asks for.
+// Records its arguments, the variables a gate rank gets, the secret on the
+// descriptor $DLAUNCH_STORE_SECRET_FD names, what descriptor
+// $DLAUNCH_TEST_GATE_LEAK_FD is in it (if it is open), where its stdin comes
+// from and its process group, then runs what the test asks for.
 constexpr const char* kFakeCheck = R"SH(#!/bin/sh
 # dlaunch unit tests' stand-in for dlaunch-check
 # (tests/unit/gate/gate_process_test.cc writes it beside the test binary,
@@ -61,7 +69,9 @@ if [ -n "$DLAUNCH_TEST_GATE_RECORD" ]; then
     echo "MASTER_PORT=$MASTER_PORT"
     echo "GLOO_SOCKET_IFNAME=${GLOO_SOCKET_IFNAME-unset}"
     echo "DLAUNCH_STORE_SECRET_FD=$DLAUNCH_STORE_SECRET_FD"
-    echo "secret=$(cat <&3)"
+    echo "secret_fd=$(readlink /proc/$$/fd/$DLAUNCH_STORE_SECRET_FD)"
+    echo "secret=$(cat <&"$DLAUNCH_STORE_SECRET_FD")"
+    echo "leaked=$(readlink /proc/$$/fd/${DLAUNCH_TEST_GATE_LEAK_FD:-none} 2>/dev/null)"
     echo "stdin=$(readlink /proc/$$/fd/0)"
     echo "pid=$$"
     echo "pgid=$(cut -d' ' -f5 /proc/$$/stat)"
@@ -118,6 +128,15 @@ bool gone(pid_t pid) {
   return close == std::string::npos || stat.substr(close + 2, 1) == "Z";
 }
 
+// This process's resident memory in KiB (VmRSS), 0 when unknown.
+long resident_kib() {
+  std::istringstream lines(read_text("/proc/self/status"));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
+  }
+  return 0;
+}
+
 bool gone_within(pid_t pid, std::chrono::milliseconds limit) {
   for (auto give_up = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < give_up;) {
     if (gone(pid)) return true;
@@ -158,14 +177,21 @@ class GateProcessTest : public ::testing::Test {
     return result;
   }
 
+  // Waits up to 20 ms for either of the check's pipes, as the coordinator's
+  // wait does (process/link_wait).
+  static void wait_for_output(const GateProcess& check) {
+    std::vector<pollfd> readable;
+    for (int fd : check.fds()) readable.push_back({fd, POLLIN, 0});
+    ::poll(readable.data(), readable.size(), 20);
+  }
+
   // What the coordinator does: reads the check's output as it comes until
   // it ends or LIMIT passes, then finishes it (timed out in the second case).
   static GateReportMessage run(GateProcess& check, std::chrono::milliseconds limit) {
     bool ended = false;
     for (auto deadline = std::chrono::steady_clock::now() + limit;
          !ended && std::chrono::steady_clock::now() < deadline;) {
-      pollfd readable{check.fd(), POLLIN, 0};
-      ::poll(&readable, 1, 20);
+      wait_for_output(check);
       ended = check.read_some();
     }
     return check.finish(!ended);
@@ -213,9 +239,11 @@ TEST_F(GateProcessTest, TheCheckRunsAsTheGateRankWithTheSecretOnAPipe) {
   EXPECT_EQ(seen["MASTER_ADDR"], "10.1.2.3");
   EXPECT_EQ(seen["MASTER_PORT"], "29517");
   EXPECT_EQ(seen["GLOO_SOCKET_IFNAME"], "ib0");  // the interface node 0 chose for this host
-  // The secret comes on descriptor 3, not in the environment (which
-  // /proc/PID/environ shows to the user's other processes).
-  EXPECT_EQ(seen["DLAUNCH_STORE_SECRET_FD"], "3");
+  // The secret comes on a pipe whose descriptor the variable names, not in
+  // the environment (which /proc/PID/environ shows to the user's other
+  // processes).
+  EXPECT_GT(std::stoi(seen["DLAUNCH_STORE_SECRET_FD"]), 2);
+  EXPECT_TRUE(seen["secret_fd"].starts_with("pipe:")) << seen["secret_fd"];
   EXPECT_EQ(seen["secret"], "0123456789abcdef0123456789abcdef");
   EXPECT_EQ(seen["stdin"], "/dev/null");
   EXPECT_EQ(seen["pgid"], seen["pid"]);  // a process group of its own, killed whole
@@ -271,8 +299,7 @@ TEST_F(GateProcessTest, ACheckPastItsTimeoutIsKilledWithItsGroupAndSaysSo) {
   const std::string sleeper_file = record_ + ".sleeper";
   for (auto give_up = std::chrono::steady_clock::now() + 10s;
        !std::filesystem::exists(sleeper_file) && std::chrono::steady_clock::now() < give_up;) {
-    pollfd readable{check.fd(), POLLIN, 0};
-    ::poll(&readable, 1, 20);
+    wait_for_output(check);
     EXPECT_FALSE(check.read_some());
   }
   auto sleeper = read_record(sleeper_file);
@@ -347,6 +374,78 @@ TEST_F(GateProcessTest, DestroyingItKillsACheckThatStillRuns) {
   auto pid = recorded()["pid"];
   ASSERT_FALSE(pid.empty());
   EXPECT_TRUE(gone_within(std::stoi(pid), 2s));
+}
+
+TEST_F(GateProcessTest, NoDescriptorOfTheLauncherButTheSecretsReachesTheCheck) {
+  // Opened without O_CLOEXEC, as a shell's or a batch system's descriptor
+  // reaches the launcher; a worker never gets it, nor may the check.
+  const std::string marker = folder_.path() + "/launcher-only";
+  test_support::write_file(marker, "not for the check\n");
+  util::Fd held(::open(marker.c_str(), O_RDONLY));
+  ASSERT_TRUE(held.valid());
+  ASSERT_EQ(::fcntl(held.get(), F_GETFD) & FD_CLOEXEC, 0);
+  ScopedVariable leak("DLAUNCH_TEST_GATE_LEAK_FD", std::to_string(held.get()));
+  run_script("exit 0");
+  auto seen = recorded();
+  // (The number may name something of the shell's own by then: a pipe.)
+  EXPECT_NE(seen["leaked"], marker) << "descriptor " << held.get() << " reached the check";
+  // ... while the secret's pipe, close-on-exec in the launcher, is handed on.
+  EXPECT_TRUE(seen["secret_fd"].starts_with("pipe:")) << seen["secret_fd"];
+  EXPECT_EQ(seen["secret"], "0123456789abcdef0123456789abcdef");
+}
+
+TEST_F(GateProcessTest, AFloodOnStderrNeitherStallsStdoutNorFillsMemory) {
+  // 64 MiB on stderr before the line on stdout: a stderr nobody read would
+  // block the check at its pipe's size and the line would never come.
+  ScopedVariable body("DLAUNCH_TEST_GATE", R"SH(yes "$(printf '%0100d' 0)" | head -c 67108864 >&2
+echo '{"gate":1,"rank":2}'; echo 'the last words' >&2; exit 4)SH");
+  GateProcess check(message());
+  long before = resident_kib();
+  auto started = std::chrono::steady_clock::now();
+  auto report = run(check, 20s);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 15s);
+  EXPECT_EQ(report.exit_code, 4);
+  EXPECT_EQ(report.line, R"({"gate":1,"rank":2})");
+  // Its last lines are kept, and only a bounded part of what it wrote:
+  // neither the error nor this process grew with the flood.
+  EXPECT_TRUE(contains(report.error, "the last words")) << report.error;
+  EXPECT_LT(report.error.size(), 400u) << report.error;
+  EXPECT_LT(resident_kib() - before, 24 * 1024) << "the check's stderr was kept whole";
+}
+
+TEST_F(GateProcessTest, AFailedChecksLastLinesOnStderrAreInItsError) {
+  auto report = run_script(R"(echo 'Traceback (most recent call last):' >&2
+echo 'RuntimeError: no CUDA device' >&2; exit 1)");
+  EXPECT_EQ(report.exit_code, 1);
+  EXPECT_EQ(report.line, "");
+  EXPECT_EQ(report.error,
+            "the gate's check exited with code 1; its stderr ended: Traceback (most recent call last): | "
+            "RuntimeError: no CUDA device");
+}
+
+TEST_F(GateProcessTest, APassingChecksStderrLeavesItsErrorEmpty) {
+  // Node 0 takes any launcher error for a failed check.
+  auto report = run_script(R"(echo 'warning: slow link' >&2; echo '{"gate":1,"rank":2,"allreduce":true}')");
+  EXPECT_EQ(report.exit_code, 0);
+  EXPECT_EQ(report.line, R"({"gate":1,"rank":2,"allreduce":true})");
+  EXPECT_EQ(report.error, "");
+}
+
+TEST_F(GateProcessTest, AnExecThatFailsIsReportedAsSuchWithItsReason) {
+  // One variable longer than the kernel takes (MAX_ARG_STRLEN, 128 KiB):
+  // the program is there and executable, and execve itself fails (E2BIG).
+  ScopedVariable huge("DLAUNCH_TEST_GATE_HUGE", std::string(200 * 1024, 'x'));
+  ScopedVariable record("DLAUNCH_TEST_GATE_RECORD", record_);
+  try {
+    GateProcess check(message());
+    FAIL() << "the check started, or its failed exec went unnoticed";
+  } catch (const util::SystemError& error) {
+    std::string what = error.what();
+    EXPECT_TRUE(contains(what, "the gate cannot execute ")) << what;
+    EXPECT_TRUE(contains(what, "/dlaunch-check: ")) << what;
+    EXPECT_TRUE(contains(what, std::strerror(E2BIG))) << what;
+  }
+  EXPECT_FALSE(std::filesystem::exists(record_)) << "the stand-in ran";
 }
 
 }  // namespace
