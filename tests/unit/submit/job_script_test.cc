@@ -827,7 +827,7 @@ SubmitSettings sweep_2x2() {
 
 TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
   auto request = request_for(with({{"setup", std::vector<std::string>{"module load cuda/12", "source 'my venv'/bin/activate"}},
-                                   {"srun-arg", std::vector<std::string>{"--container-image=nvcr.io#pytorch", "--export=ALL"}}}));
+                                   {"srun-arg", std::vector<std::string>{"--comment=lr sweep #1", "--export=ALL"}}}));
   EXPECT_EQ(job_script(request),
             std::string("#!/bin/bash\n"
                         "#SBATCH --job-name=train\n"
@@ -848,7 +848,7 @@ TEST(JobScriptSetup, SetupLinesRunBeforeSrunAndSrunArgsReachTheStep) {
                 "source 'my venv'/bin/activate\n" +
                 kStepGuard +
                 "srun --nodes=1 --ntasks-per-node=1 --gpus-per-node=1 --cpus-per-task=1 --wait=60 "
-                "'--container-image=nvcr.io#pytorch' --export=ALL "
+                "'--comment=lr sweep #1' --export=ALL "
                 "/opt/dlaunch run --log-dir \"$log_dir\" " + kVerdictOptions + " -- train.py\n");
 }
 
