@@ -1,22 +1,19 @@
 #include "service/rendezvous_server.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <condition_variable>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <list>
 #include <map>
 #include <mutex>
 #include <set>
-#include <sys/socket.h>
-#include <unordered_map>
 #include <vector>
 
 #include "process/event_loop.h"
 #include "process/stall_watch.h"
 #include "service/gate_step.h"
 #include "service/hang_duty.h"
+#include "service/peer_table.h"
+#include "service/recovery_log.h"
 #include "service/roster.h"
 #include "service/service_peer.h"
 #include "service/verdict.h"
@@ -24,7 +21,6 @@
 #include "survey/probe_responder.h"
 #include "util/console.h"
 #include "util/error.h"
-#include "util/local_time.h"
 #include "util/open_file_limit.h"
 #include "util/ports.h"
 #include "util/socket.h"
@@ -37,8 +33,6 @@
 namespace dlaunch::rendezvous {
 namespace {
 
-// After this many refusals the log says so once and goes quiet.
-constexpr int kLoggedRefusals = 50;
 // Unproven connections held at most, whatever the open-file limit: each
 // costs a descriptor and a few hundred bytes.
 constexpr std::size_t kMostUnproven = 16384;
@@ -51,8 +45,6 @@ constexpr int kEventsPerBatch = 256;
 // deadline, and for gate reports beyond --gate-timeout.
 constexpr std::chrono::milliseconds kProbeReportMargin{1'500};
 constexpr std::chrono::milliseconds kGateReportMargin{10'000};
-// Events the timeline keeps: the first, then the latest.
-constexpr std::size_t kLongestTimeline = 64;
 
 // The non-empty lines of TEXT.
 std::vector<std::string> summary_lines(const std::string& text) {
@@ -70,33 +62,38 @@ std::size_t unproven_capacity(std::size_t open_files, int nnodes) {
   return std::clamp<std::size_t>(room / 2, 16, kMostUnproven);
 }
 
+// The bounds of node 0's connections: unproven ones held at once (from the
+// open-file limit, raised to its hard limit, unless SETTINGS say), and how
+// long one may take to prove the token.
+PeerTableSettings table_settings(const ServerSettings& settings) {
+  std::size_t open_files = util::raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
+  PeerTableSettings table;
+  table.max_unproven = settings.max_unproven > 0 ? settings.max_unproven
+                                                 : unproven_capacity(open_files, settings.job.nnodes);
+  table.handshake_timeout = settings.job.handshake_timeout;
+  return table;
+}
+
 }  // namespace
 
-class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
+class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, public GateStepHost {
  public:
   Loop(util::Fd listener, ServerSettings settings)
-      : listener_(std::move(listener)),
-        settings_(std::move(settings)),
+      : settings_(std::move(settings)),
         events_(kEventsPerBatch),
+        table_(std::move(listener), table_settings(settings_), events_, *this),
         stall_(process::stall_threshold(settings_.job.heartbeat_timeout)),
+        recovery_(settings_.timeline),
         hang_(settings_.job.forensics, settings_.job.heartbeat_timeout, *this),
         gate_(settings_.job.gate, settings_.job.forensics.report_folder, *this) {
     if (settings_.incarnation.empty()) settings_.incarnation = generate_token().substr(0, 16);
-    std::size_t open_files = util::raise_open_file_limit(2 * kMostUnproven + kReservedDescriptors);
-    max_unproven_ = settings_.max_unproven > 0 ? settings_.max_unproven
-                                               : unproven_capacity(open_files, settings_.job.nnodes);
-    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    util::set_nonblocking(listener_.get());
-    util::set_no_delay(listener_.get());  // accepted sockets inherit it: one call, not one per peer
-    events_.watch(listener_.get(), EPOLLIN, [this](std::uint32_t) { accept_peers(); });
     auto now = util::Clock::now();
     round_ = settings_.first_round;
     members_ = settings_.previous_members;
     benched_.insert(settings_.benched.begin(), settings_.benched.end());
-    timeline_ = settings_.timeline;
     if (taking_over()) {
-      round_failed_at_ = now;  // node 0 was lost just now
-      round_fault_at_ = settings_.lost_node0_last_heard.value_or(now);
+      recovery_.failure_noticed(now);  // node 0 was lost just now
+      recovery_.fault(settings_.lost_node0_last_heard.value_or(now));
       events_.at(now + settings_.gather_grace, [this] {
         grace_passed_ = true;
         maybe_start_round();
@@ -117,7 +114,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   void run() {
     // Closed peers are freed between batches, after the events that may still name them.
     events_.run_until([this] {
-      drop_closed_peers();
+      table_.free_closed();
       return false;
     });
   }
@@ -205,82 +202,29 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     else util::console_err().write_message(fmt::format("dlaunch: rendezvous: {}", line));
   }
 
-  void log_refusal(const std::string& message) {
-    ++refusals_;
-    if (refusals_ <= kLoggedRefusals) log(message);
-    if (refusals_ == kLoggedRefusals)
-      log(fmt::format("{} connections refused so far; further refusals are not logged", refusals_));
-  }
+  // ---- the connections (service/peer_table.h): what they mean
 
-  void accept_peers() {
-    auto now = util::Clock::now();
+  void on_connected(Peer& peer, util::Clock::time_point now) override {
     wake(now);
-    for (;;) {
-      int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) {
-        if (errno == EINTR || errno == ECONNABORTED) continue;
-        if ((errno == EMFILE || errno == ENFILE) && make_room_for_a_connection()) continue;
-        return;
-      }
-      if (unproven_.size() >= max_unproven_) evict_oldest_unproven();
-      greet(util::Fd(fd), now);
-    }
-  }
-
-  // A flood: close the oldest connection that has not proved itself. A
-  // launcher answers its challenge at once, so the oldest unproven
-  // connections are the strangers' (who must keep reopening them), and a
-  // launcher that proved itself is never closed for room.
-  void evict_oldest_unproven() {
-    Peer* oldest = unproven_.front();
-    log_refusal(fmt::format("closed {} to make room: {} connections have not proved the job's token "
-                            "(at most {} are held)",
-                            describe(*oldest), unproven_.size(), max_unproven_));
-    close(*oldest);
-  }
-
-  // Out of descriptors: frees one by evicting an unproven connection, or,
-  // when there is none, accepts and closes the waiting one with a spare
-  // descriptor so the listener does not report it again at once. True when
-  // accept() may be tried again.
-  bool make_room_for_a_connection() {
-    if (!unproven_.empty()) {
-      evict_oldest_unproven();
-      return true;
-    }
-    if (!spare_fd_) return false;
-    spare_fd_.reset();
-    util::Fd refused(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (refused) log_refusal("closed a new connection: node 0's launcher is out of file descriptors");
-    spare_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    return refused.valid();
-  }
-
-  void greet(util::Fd socket, util::Clock::time_point now) {
-    auto peer = std::make_unique<Peer>(PeerConnection(std::move(socket), now),
-                                       random_bytes(kChallengeSize));
-    Peer* raw = peer.get();
-    raw->connection.set_max_payload(kMaxHandshakePayload);
-    try {
-      events_.watch(raw->connection.fd(), EPOLLIN, [this, raw](std::uint32_t events) { on_event(*raw, events); });
-    } catch (const util::SystemError& error) {
-      // The kernel's limit on watched descriptors (a flood): this connection
-      // is closed, the service goes on for the launchers already held.
-      log_refusal(fmt::format("closed a new connection: {}", error.what()));
-      return;
-    }
-    peers_.emplace(raw, std::move(peer));
-    raw->unproven_entry = unproven_.insert(unproven_.end(), raw);
-    ChallengeMessage challenge{raw->challenge, settings_.job.token.has_value(),
+    ChallengeMessage challenge{peer.challenge, settings_.job.token.has_value(),
                                static_cast<std::uint32_t>(settings_.job.heartbeat_timeout.count())};
-    send(*raw, MessageType::kChallenge, encode(challenge));
+    send(peer, MessageType::kChallenge, encode(challenge));
   }
 
-  void on_event(Peer& peer, std::uint32_t events) {
+  void on_closed(Peer& peer) override {
+    hang_.forget(&peer);
+    auto known = launchers_.find(peer.slot);
+    if (known != launchers_.end() && known->second == &peer) {
+      launchers_.erase(known);
+      joined_.erase(peer.slot);
+    }
+  }
+
+  void on_peer_event(Peer& peer, std::uint32_t events) override {
     if (peer.closed) return;
     auto now = util::Clock::now();
     wake(now);
-    if ((events & EPOLLOUT) != 0 && !flush(peer, now)) return;
+    if ((events & EPOLLOUT) != 0 && !table_.flush(peer, now)) return on_disconnect(peer);
     if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) == 0) return;
     bool open = peer.connection.receive(now);
     try {
@@ -429,9 +373,9 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
 
   // Tells PEER why it is turned away, logs REASON, and closes it.
   void refuse(Peer& peer, const std::string& reason, const std::string& told) {
-    log_refusal(reason);
+    table_.log_refusal(reason);
     send(peer, MessageType::kAbort, encode(TextMessage{static_cast<std::uint32_t>(round_), told}));
-    close(peer);
+    table_.close(peer);
   }
 
   void on_join(Peer& peer, const JoinMessage& join) {
@@ -565,9 +509,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   // a token only a SealedJoin gets here, and it made the session
   // (on_sealed_join): a Join in clear is refused before.
   void admit(Peer& peer) {
-    peer.authenticated = true;
-    unproven_.erase(peer.unproven_entry);
-    peer.connection.set_max_payload(kMaxPayload);
+    table_.mark_proven(peer);
     WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.job.heartbeat_timeout.count())};
     send(peer, MessageType::kWelcome, encode(welcome));
   }
@@ -793,63 +735,24 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   }
 
   // Says who trains: in round 0 which launchers stand by; later, which
-  // launcher took which lost node's place, and how long the job was down.
+  // launcher took which lost node's place (said, with how long the job was
+  // down, once every worker of the round runs: on_started).
   void record_roster_change(const Roster& roster) {
-    auto host = [&](int slot) { return nodes_[slot].host; };
     if (round_ == 0) {
-      for (int slot : roster.spare_slots) log(fmt::format("{} (slot {}) is a spare: it stands by", host(slot), slot));
+      for (int slot : roster.spare_slots)
+        log(fmt::format("{} (slot {}) is a spare: it stands by", nodes_[slot].host, slot));
       return;
     }
-    std::vector<std::string> changes;
-    for (std::size_t rank = 0; rank < roster.node_slots.size(); ++rank) {
-      int slot = roster.node_slots[rank];
-      if (rank < members_.size() && members_[rank] == slot) continue;
-      auto before = std::find(members_.begin(), members_.end(), slot);
-      changes.push_back(before == members_.end()
-                            ? fmt::format("{} (spare) takes node rank {}", host(slot), rank)
-                            : fmt::format("{} moves from node rank {} to {}", host(slot),
-                                          before - members_.begin(), rank));
+    std::vector<std::string> hosts(static_cast<std::size_t>(launcher_count()));
+    for (const auto& [slot, node] : nodes_) {
+      if (slot >= 0 && slot < launcher_count()) hosts[static_cast<std::size_t>(slot)] = node.host;
     }
-    if (roster.node_slots.size() < members_.size())
-      changes.push_back(fmt::format("the job goes on with {} of {} nodes (--min-nodes {})",
-                                    roster.node_slots.size(), settings_.job.nnodes, min_nodes()));
-    if (changes.empty()) return;
-    // Said once every worker of the round runs (on_started), with the time
-    // the job was down; or when the round ends before they all did.
-    replacement_line_ = fmt::format("round {}: {}; restart {}/{}", round_, fmt::join(changes, "; "), round_,
-                                    settings_.job.max_restarts);
+    recovery_.replaced(round_, settings_.job.max_restarts,
+                       roster_changes(roster, members_, hosts, settings_.job.nnodes, min_nodes()));
   }
 
-  // The replacement line, with how long the job was down: from the last
-  // sign of life of what failed (a lost node's last frame, a worker's
-  // exit) to every worker of this round running (ALL_RUNNING), and of it,
-  // how long the loss took to notice (--heartbeat-timeout for a node that
-  // went silent).
   void say_replacement(std::optional<util::Clock::time_point> all_running) {
-    if (replacement_line_.empty()) return;
-    std::string line = std::move(replacement_line_);
-    replacement_line_.clear();
-    if (all_running && round_fault_at_) {
-      line += fmt::format("; the job was down {:.2f} s, from the last sign of life of what failed to every "
-                          "worker running again",
-                          seconds_between(*round_fault_at_, *all_running));
-      if (round_failed_at_ && seconds_between(*round_fault_at_, *round_failed_at_) >= 0.01)
-        line += fmt::format(" ({:.2f} s of it before the loss was noticed)",
-                            seconds_between(*round_fault_at_, *round_failed_at_));
-    } else if (!all_running) {
-      line += "; not every worker of the round started, so no down time is known";
-    }
-    round_fault_at_.reset();
-    log(line);
-    add_to_timeline(line);
-  }
-
-  static double seconds_between(util::Clock::time_point from, util::Clock::time_point to) {
-    return std::chrono::duration<double>(to - from).count();
-  }
-
-  void note_fault(util::Clock::time_point last_alive) {
-    if (!round_fault_at_ || last_alive < *round_fault_at_) round_fault_at_ = last_alive;
+    if (auto line = recovery_.round_running(all_running)) log(*line);
   }
 
   // A launcher's workers of this round all run.
@@ -859,10 +762,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     if (started_.size() == members_.size()) say_replacement(util::Clock::now());
   }
 
-  void add_to_timeline(const std::string& event) override {
-    if (timeline_.size() >= kLongestTimeline) timeline_.erase(timeline_.begin() + 1);  // keep the first
-    timeline_.push_back(fmt::format("{} {}", util::local_time_now(), event));
-  }
+  void add_to_timeline(const std::string& event) override { recovery_.add(event); }
 
   void on_failure(Peer& peer, const Failure& failure) {
     if (phase_ != Phase::kRunning || !member_rank(peer.slot)) return;
@@ -873,8 +773,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   void record_failure(const Failure& failure, Peer* reporter) {
     if (first_failure_) return;
     first_failure_ = failure;
-    round_failed_at_ = util::Clock::now();
-    note_fault(*round_failed_at_);
+    recovery_.failure_noticed(util::Clock::now());
     std::string reason = failure.node_rank < 0 ? describe_failure(failure)  // a hang: the job's, no node's
                                                : fmt::format("the job failed on node {}: {}", failure.node_rank,
                                                              describe_failure(failure));
@@ -975,7 +874,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   void lose(Peer& peer, const std::string& description, util::Clock::time_point last_alive) {
     int slot = peer.slot;
     auto rank = member_rank(slot);
-    close(peer);
+    table_.close(peer);
     if (slot < 0 || phase_ == Phase::kDone) return;
     auto now = util::Clock::now();
     if (slot != settings_.service_slot && just_resumed_from_a_long_stall(now) && only_own_launcher_left())
@@ -1003,7 +902,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     lost.description = description;
     log(lost.description);
     add_to_timeline(description);
-    note_fault(last_alive);
+    recovery_.fault(last_alive);
     record_failure(lost, &peer);
     NodeOutcome outcome;
     outcome.failure = lost;
@@ -1039,7 +938,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
       log(verdict.not_restarted);
       add_to_timeline(verdict.not_restarted);
     }
-    verdict.timeline = timeline_;
+    verdict.timeline = recovery_.timeline();
     broadcast(MessageType::kVerdict,
               encode(VerdictMessage{static_cast<std::uint32_t>(round_), verdict}), nullptr);
     if (verdict.kind != Verdict::Kind::kRestart) {
@@ -1187,25 +1086,15 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     hang_.check(now, phase_ == Phase::kRunning && !first_failure_);
     bool beat = now - last_heartbeat_ >= heartbeat_interval(settings_.job.heartbeat_timeout);
     if (beat) last_heartbeat_ = now;
-    for (auto& [raw, peer] : peers_) {
-      if (peer->closed) continue;
-      if (expired(*peer, now)) continue;
-      if (beat && peer->authenticated)
-        send_frame(*peer, peer->session.frame(MessageType::kHeartbeat, "", generation()), now);
-    }
+    table_.for_each_open([&](Peer& peer) {
+      if (table_.close_if_handshake_overdue(peer, now) || !peer.authenticated || went_silent(peer, now)) return;
+      if (beat) table_.send_frame(peer, peer.session.frame(MessageType::kHeartbeat, "", generation()), now);
+    });
   }
 
-  // Drops PEER when it overstayed: no Join in time, silence, or a stalled
-  // outbox. True when it was dropped.
-  bool expired(Peer& peer, util::Clock::time_point now) {
-    if (!peer.authenticated) {
-      if (now - peer.connection.connected_at() < settings_.job.handshake_timeout) return false;
-      log_refusal(fmt::format("dropped {}: it did not prove the job's token within {} ms{}", describe(peer),
-                              settings_.job.handshake_timeout.count(),
-                              peer.connection.mid_frame() ? " (it stopped mid-message)" : ""));
-      close(peer);
-      return true;
-    }
+  // Loses PEER, a launcher that proved itself, when it went silent or
+  // stopped reading. True when it was lost.
+  bool went_silent(Peer& peer, util::Clock::time_point now) {
     auto limit = settings_.job.heartbeat_timeout;
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(limit).count();
     // Silence is counted while this service ran: across its own stall every
@@ -1236,7 +1125,8 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     auto now = util::Clock::now();
     for (auto& [slot, peer] : launchers_snapshot()) {
       if (members_only && !member_rank(slot)) continue;
-      if (peer != except && !peer->closed) send_frame(*peer, peer->session.frame(type, payload, generation()), now);
+      if (peer != except && !peer->closed)
+        table_.send_frame(*peer, peer->session.frame(type, payload, generation()), now);
     }
   }
 
@@ -1248,51 +1138,7 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
 
   void send(Peer& peer, MessageType type, const std::string& payload) override {
     if (peer.closed) return;
-    send_frame(peer, peer.session.frame(type, payload, generation()), util::Clock::now());
-  }
-
-  void send_frame(Peer& peer, const std::string& frame, util::Clock::time_point now) {
-    if (peer.closed) return;
-    if (!peer.connection.send(frame, now)) return close(peer);
-    update_watch(peer);
-  }
-
-  bool flush(Peer& peer, util::Clock::time_point now) {
-    if (!peer.connection.flush(now)) {
-      on_disconnect(peer);
-      return false;
-    }
-    update_watch(peer);
-    return true;
-  }
-
-  // Watch for writability only while the outbox holds bytes.
-  void update_watch(Peer& peer) {
-    bool want = peer.connection.has_backlog();
-    if (want == peer.watching_writable) return;
-    events_.set_events(peer.connection.fd(), EPOLLIN | (want ? EPOLLOUT : 0u));
-    peer.watching_writable = want;
-  }
-
-  void close(Peer& peer) {
-    if (peer.closed) return;
-    peer.closed = true;
-    if (!peer.authenticated) unproven_.erase(peer.unproven_entry);
-    events_.unwatch(peer.connection.fd());
-    hang_.forget(&peer);
-    auto known = launchers_.find(peer.slot);
-    if (known != launchers_.end() && known->second == &peer) {
-      launchers_.erase(known);
-      joined_.erase(peer.slot);
-    }
-    closed_.push_back(&peer);
-  }
-
-  // Closed peers are freed only here, between batches: the call stacks that
-  // closed them have returned.
-  void drop_closed_peers() {
-    for (Peer* peer : closed_) peers_.erase(peer);
-    closed_.clear();
+    table_.send_frame(peer, peer.session.frame(type, payload, generation()), util::Clock::now());
   }
 
   struct NodeInfo {
@@ -1303,15 +1149,9 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
     int free_port = 0;    // a port its launcher found free, for MASTER_PORT
   };
 
-  util::Fd listener_;
   ServerSettings settings_;
   process::EventLoop events_;
-  std::unordered_map<Peer*, std::unique_ptr<Peer>> peers_;
-  std::vector<Peer*> closed_;
-  std::list<Peer*> unproven_;  // oldest first
-  std::size_t max_unproven_ = 0;
-  util::Fd spare_fd_;  // given up to accept (and close) a connection when out of descriptors
-  int refusals_ = 0;
+  PeerTable table_;
   Phase phase_ = Phase::kJoining;
   // What runs between the end of a round's gathering and its World.
   enum class PreRound { kNone, kProbing, kGating };
@@ -1334,17 +1174,12 @@ class RendezvousServer::Loop final : public HangDutyHost, public GateStepHost {
   World world_;                     // the current round's
   std::set<int> benched_;
   std::map<int, int> failure_streaks_;  // by slot: rounds in a row its node failed first
-  std::optional<util::Clock::time_point> round_failed_at_;
-  // The last sign of life of what made this round fail (or the last one,
-  // until its replacement line is said): where the job's down time starts.
-  std::optional<util::Clock::time_point> round_fault_at_;
-  std::string replacement_line_;  // said once the round's workers run
   std::set<int> started_;         // the slots whose workers of this round run
   process::StallWatch stall_;     // this service's own stalls
   std::map<int, std::string> dropped_;  // slots dropped for silence, and why
   bool deposed_ = false;          // the job went on without this service
   std::string deposed_reason_;
-  std::vector<std::string> timeline_;   // every verdict carries it
+  RecoveryLog recovery_;          // the timeline every verdict carries, and the down times
   std::map<int, NodeInfo> nodes_;
   std::map<int, std::string> refused_ranks_;
   std::map<int, NodeOutcome> outcomes_;
