@@ -35,8 +35,9 @@ expect_contains "it names sbatch and PATH" "$(cat "$ERR")" "'sbatch' is not in P
 expect_contains "it says nothing was made, and how to see the script" "$(cat "$ERR")" \
   "Nothing was submitted and no folder was made; dlaunch submit --dry-run prints the job script"
 expect_eq "no submission folder" 0 "$(folders out_missing)"
-expect_exit 0 "${NO_SLURM[@]}" "$DLAUNCH" jobs --output-dir out_missing
-expect_contains "jobs lists no ghost" "$(cat "$ERR")" "no submissions in"
+# Not even the output folder was made, so jobs finds no such folder (a ghost would be listed).
+expect_exit 2 "${NO_SLURM[@]}" "$DLAUNCH" jobs --output-dir out_missing
+expect_contains "jobs lists no ghost" "$(cat "$ERR")" "--output-dir out_missing: there is no such folder"
 expect_exit 1 "${NO_SLURM[@]}" "$DLAUNCH" submit --srun --output-dir out_missing -- train.py
 expect_contains "--srun without srun: named, before any folder" "$(cat "$ERR")" "'srun' is not in PATH"
 expect_eq "still no submission folder" 0 "$(folders out_missing)"
