@@ -92,6 +92,12 @@ int main(int argc, char** argv) {
                                       rendezvous::signed_part(join));
   rendezvous::WelcomeMessage welcome;
   welcome.heartbeat_timeout_ms = 30'000;
+  welcome.slot = 1;
+  // Protocol 9: a launcher without a node rank asks for any slot.
+  rendezvous::JoinMessage join_any_slot = join;
+  join_any_slot.node_rank = rendezvous::kAnySlot;
+  join_any_slot.proof = rendezvous::join_proof("0123456789abcdef0123456789abcdef", challenge.nonce,
+                                               join_any_slot.nonce, rendezvous::signed_part(join_any_slot));
   // A spare's Join: its slot is past the training size, and it carries the
   // spare count and --min-nodes every launcher must share.
   rendezvous::JoinMessage join_spare = join;
@@ -193,7 +199,7 @@ int main(int argc, char** argv) {
   rendezvous::ProbeHelloMessage hello{"job-1", 0, 1, std::string(rendezvous::kChallengeSize, '\x03'),
                                       std::string(32, '\x04')};
   rendezvous::ProbeAckMessage ack{1, std::string(32, '\x05')};
-  rendezvous::GateMessage gate{0, 1, 3, "10.0.0.1", 29400, 4u << 20, 60000, "eth0"};
+  rendezvous::GateMessage gate{0, 1, 3, "10.0.0.1", 29400, 4u << 20, 60000, "eth0", std::string(32, '\x07')};
   rendezvous::GateReportMessage gate_report{
       0, R"({"gate":1,"rank":1,"host":"node2","allreduce":true,"links":[{"peer":0,"gbps":9.8}],"error":"","gpus":null})",
       ""};
@@ -218,6 +224,8 @@ int main(int argc, char** argv) {
        rendezvous::encode_frame(rendezvous::MessageType::kChallenge, rendezvous::encode(challenge))},
       {"join", rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join))},
       {"join_spare", rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_spare))},
+      {"join_any_slot",
+       rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_any_slot))},
       {"join_preflight_failed",
        rendezvous::encode_frame(rendezvous::MessageType::kJoin, rendezvous::encode(join_preflight_failed))},
       {"welcome", rendezvous::encode_frame(rendezvous::MessageType::kWelcome, rendezvous::encode(welcome))},

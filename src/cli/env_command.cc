@@ -32,7 +32,8 @@ std::vector<Row> topology_rows(const launch::Topology& topology) {
   std::vector<Row> rows = {
       {"nnodes", "nodes", topology.nnodes.value, topology.nnodes.source},
       {"spare_nodes", "spare nodes", topology.spare_nodes.value, topology.spare_nodes.source},
-      {"node_rank", spares ? "launcher slot" : "node rank", topology.node_rank.value,
+      {"node_rank", spares ? "launcher slot" : "node rank",
+       topology.rank_by_arrival() ? nlohmann::json(nullptr) : nlohmann::json(topology.node_rank.value),
        topology.node_rank.source},
       {"nproc_per_node", "workers on this node", topology.nproc_per_node.value,
        topology.nproc_per_node.source},
@@ -44,15 +45,20 @@ std::vector<Row> topology_rows(const launch::Topology& topology) {
   } else {
     rows.push_back({"master_port", "workers' MASTER_PORT", nullptr, "a free port, picked at start"});
   }
-  if (spares)
+  if (spares && !topology.rank_by_arrival())
     rows.push_back({"role", "role", topology.node_rank.value < topology.nnodes.value ? "training node" : "spare",
                     fmt::format("slots 0-{} train first; the rest stand by; node ranks are given at each "
                                 "rendezvous round",
                                 topology.nnodes.value - 1)});
   rows.push_back({"run_id", "run id", topology.run_id.value, topology.run_id.source});
   rows.push_back({"rendezvous", "rendezvous",
-                  several_nodes ? "hosted by node 0" : "none (single node)",
-                  !several_nodes ? "nnodes = 1"
+                  !several_nodes                ? "none (single node)"
+                  : topology.rank_by_arrival() ? fmt::format("on {}'s host; node ranks by arrival",
+                                                              topology.master_addr.value)
+                                                : std::string("hosted by node 0"),
+                  !several_nodes               ? "nnodes = 1"
+                  : topology.rank_by_arrival() ? "the first launcher there to bind the port serves it as node 0; "
+                                                 "the others get node ranks as they join"
                   : spares       ? "workers start once nnodes launchers joined; the others stand by"
                                  : "nnodes > 1: workers start once every node joined"});
   rows.push_back({"in_slurm", "inside a Slurm step", topology.in_slurm,

@@ -124,6 +124,10 @@ util::Sourced<int> resolve_node_rank(const RunOptions& options,
                    options.node_rank->source);
   } else if (slurm && slurm->node_id) {
     rank = *slurm->node_id;
+  } else if (nnodes + spares > 1 && options.rdzv_backend && options.rdzv_backend->value != "static") {
+    // As torchrun's dynamic rendezvous: the same command on every node, ranks by arrival.
+    return sourced(-1, fmt::format("the rendezvous, by arrival ({} {} without --node-rank)",
+                                   options.rdzv_backend->source, options.rdzv_backend->value));
   }
   if (rank.value >= nnodes + spares)
     throw util::InputError(fmt::format(

@@ -27,6 +27,8 @@ struct Topology {
   // This launcher's place in the job, 0 to launchers() - 1. Without spares
   // it is the node rank; with spares the rendezvous gives node ranks anew
   // each round.
+  // -1: none of its own; node 0's service gives each launcher its slot as
+  // it joins (by arrival: --rdzv-backend c10d without --node-rank).
   util::Sourced<int> node_rank;
   util::Sourced<int> nproc_per_node;
   util::Sourced<std::string> master_addr;
@@ -42,6 +44,8 @@ struct Topology {
 
   // Every launcher of the job: training nodes and spares.
   int launchers() const { return nnodes.value + spare_nodes.value; }
+  // Node ranks come from the rendezvous, in the order launchers join.
+  bool rank_by_arrival() const { return node_rank.value < 0; }
 };
 
 // Which of a worker's streams go to files and whether they also reach the console.

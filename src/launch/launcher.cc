@@ -103,8 +103,9 @@ std::optional<std::string> network_problem(const LaunchConfig& config, const uti
 [[noreturn]] void fail_preflight(const std::string& problem, const LaunchConfig& config,
                                  rendezvous::Coordinator& coordinator) {
   if (config.topology.launchers() > 1) {
-    say(fmt::format("dlaunch: node {} cannot start: {}\ndlaunch: telling the other nodes",
-                    config.topology.node_rank.value, problem));
+    const int slot = coordinator.slot();
+    say(fmt::format("dlaunch: {} cannot start: {}\ndlaunch: telling the other nodes",
+                    slot < 0 ? std::string("this launcher") : fmt::format("node {}", slot), problem));
     coordinator.report_preflight_failure(problem);
   }
   throw util::InputError(problem);
@@ -185,7 +186,7 @@ void end_job_if_batch_host_lost(const LaunchConfig& config, const util::Environm
                                 process::SignalChannel& signals, const LogRoot& log_root, const std::string& host,
                                 const std::string& incarnation, bool batch_host_answered) {
   auto job_id = environment.get("SLURM_JOB_ID");
-  if (!config.end_job_after || !config.exit_code_file || !job_id || config.topology.node_rank.value == 0) return;
+  if (!config.end_job_after || !config.exit_code_file || !job_id || config.topology.node_rank.value <= 0) return;
   const std::string seen = *config.exit_code_file + std::string(kVerdictSeenSuffix);
   const auto deadline = util::Clock::now() + *config.end_job_after;
   while (util::Clock::now() < deadline) {
@@ -258,14 +259,14 @@ rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environmen
                               const LogRoot& log_root, const std::string& host,
                               const rendezvous::World& world, std::optional<int> node_rank,
                               rendezvous::NodeOutcome& outcome) {
-  const int slot = config.topology.node_rank.value;
+  const int slot = coordinator.slot();
   if (!node_rank) {
     say(fmt::format("dlaunch: round {}: this launcher ({}) {}; {} node(s) train", world.round, host,
                     standby_role(world, slot), world.nnodes()));
     return coordinator.stand_by();
   }
   settings.node_rank = *node_rank;
-  WorkerPlan plan = plan_workers(config, world, environment, log_root.path(), host);
+  WorkerPlan plan = plan_workers(config, world, slot, environment, log_root.path(), host);
   // For `dlaunch logs --node`: which ranks this node runs this round.
   if (!log_root.temporary()) {
     if (auto error = write_node_record(log_root.path(), world, *node_rank, host); !error.empty())
@@ -297,7 +298,7 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     }
     round = world.round;  // a launcher that came late joins the round that runs
     const unsigned warnings_before = signals.received(config.preempt_signal);
-    const std::optional<int> node_rank = world.node_rank_of(config.topology.node_rank.value);
+    const std::optional<int> node_rank = world.node_rank_of(coordinator.slot());
     rendezvous::NodeOutcome outcome;
     rendezvous::Verdict verdict;
     try {
@@ -375,17 +376,18 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   std::optional<process::StdinWatch> stdin_watch;
   if (config.stop_on_stdin_close) stdin_watch.emplace();
   const std::string host = util::local_host_name();
-  // Before the World, slot 0 hosts node 0's service and holds node rank 0.
-  if (says_notices(config.topology.launchers(), config.topology.node_rank.value)) {
+  LogRoot log_root(config);
+  auto coordinator = make_coordinator(signals, host, log_root.path());
+  // Before the World, slot 0 hosts node 0's service and holds node rank 0
+  // (with node ranks by arrival, the launcher that came to serve it).
+  if (says_notices(config.topology.launchers(), coordinator->slot())) {
     print_notices(config.topology.notices);
     if (config.python) say("dlaunch: python: " + config.python->describe());
   }
-  if (config.topology.launchers() > 1 && config.topology.node_rank.value == 0 && !config.rdzv_token)
+  if (config.topology.launchers() > 1 && coordinator->slot() == 0 && !config.rdzv_token)
     say("dlaunch: note: the rendezvous has no token, so any launcher that reaches node 0's port "
         "may join, and the rendezvous and every rank's stacks cross the network readable by anyone on "
         "the path; dlaunch submit sets one, or give every node $DLAUNCH_RDZV_TOKEN");
-  LogRoot log_root(config);
-  auto coordinator = make_coordinator(signals, host, log_root.path());
   if (preflight) fail_preflight(*preflight, config, *coordinator);
   process::describe_console_drops(log_root.path(), !log_root.temporary());
   util::console_out().set_overflow(config.console_overflow.value);
@@ -394,7 +396,7 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   std::vector<process::IncompleteLog> incomplete_logs;
   SupervisorSettings settings;
   settings.shutdown_timeout = config.shutdown_timeout;
-  settings.node_rank = config.topology.node_rank.value;
+  settings.node_rank = std::max(coordinator->slot(), 0);  // each round sets its own (run_round)
   settings.host = host;
   settings.preempt_signal = config.preempt_signal;
   settings.log_dir_required = config.log_dir_required;

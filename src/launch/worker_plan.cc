@@ -24,9 +24,9 @@ int slurm_restart_count(const util::Environment& base) {
   return static_cast<int>(*count);
 }
 
-// This launcher's node rank in WORLD: the rendezvous gives it each round.
-int node_rank_in(const LaunchConfig& config, const rendezvous::World& world) {
-  auto rank = world.node_rank_of(config.topology.node_rank.value);
+// The node rank of SLOT's launcher in WORLD: the rendezvous gives it each round.
+int node_rank_in(int slot, const rendezvous::World& world) {
+  auto rank = world.node_rank_of(slot);
   DLAUNCH_ASSERT(rank.has_value());  // a launcher on standby plans no workers
   return *rank;
 }
@@ -34,9 +34,8 @@ int node_rank_in(const LaunchConfig& config, const rendezvous::World& world) {
 // The variables torchrun (torch.distributed.elastic) sets for each worker,
 // plus NNODES / NODE_RANK / NPROC_PER_NODE that shell-workflow scripts read.
 void set_torchrun_variables(util::Environment& environment, const LaunchConfig& config,
-                            const rendezvous::World& world, int local_rank, int global_rank,
+                            const rendezvous::World& world, int node_rank, int local_rank, int global_rank,
                             int restart_count) {
-  const int node_rank = node_rank_in(config, world);
   const int local_world_size = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
   const auto text = [](int value) { return std::to_string(value); };
   environment.set("LOCAL_RANK", text(local_rank));
@@ -64,10 +63,9 @@ void set_torchrun_variables(util::Environment& environment, const LaunchConfig& 
 // The interface node 0 chose for this host by reachability, unless the
 // user set the variables: NCCL takes "=NAME" as an exact name (a bare name
 // is a prefix, and eth1 would match eth10 too).
-void set_network_variables(util::Environment& environment, const LaunchConfig& config,
-                           const rendezvous::World& world) {
-  auto slot = static_cast<std::size_t>(config.topology.node_rank.value);
-  if (slot >= world.ifnames.size() || world.ifnames[slot].empty()) return;
+void set_network_variables(util::Environment& environment, const rendezvous::World& world, int launcher_slot) {
+  auto slot = static_cast<std::size_t>(launcher_slot);
+  if (launcher_slot < 0 || slot >= world.ifnames.size() || world.ifnames[slot].empty()) return;
   environment.set_default("GLOO_SOCKET_IFNAME", world.ifnames[slot]);
   environment.set_default("NCCL_SOCKET_IFNAME", "=" + world.ifnames[slot]);
 }
@@ -104,10 +102,10 @@ std::string expand_prefix(const std::string& templ, int rank, int local_rank, in
   }
 }
 
-WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& world,
+WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& world, int slot,
                         const util::Environment& base, const std::string& log_root, const std::string& host) {
   WorkerPlan plan;
-  const int node_rank = node_rank_in(config, world);
+  const int node_rank = node_rank_in(slot, world);
   const int nproc = world.nproc_per_node[static_cast<std::size_t>(node_rank)];
   const int offset = world.rank_offset(node_rank);
 
@@ -129,9 +127,9 @@ WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& wor
     worker.global_rank = offset + local_rank;
     worker.argv = config.command;
     worker.environment = shared;
-    set_torchrun_variables(worker.environment, config, world, local_rank, worker.global_rank,
+    set_torchrun_variables(worker.environment, config, world, node_rank, local_rank, worker.global_rank,
                            restart_count);
-    set_network_variables(worker.environment, config, world);
+    set_network_variables(worker.environment, world, slot);
     worker.log_folder =
         fmt::format("{}/attempt_{}/rank{}", log_root, world.round, worker.global_rank);
     worker.error_file = worker.log_folder + "/error.json";

@@ -40,7 +40,7 @@ struct WorkerPlan {
 // started the job again) plus WORLD's round; the workers do not get the
 // rendezvous secret ($DLAUNCH_RDZV_TOKEN). Throws InputError for a
 // SLURM_RESTART_COUNT that is not a whole number.
-WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& world,
+WorkerPlan plan_workers(const LaunchConfig& config, const rendezvous::World& world, int slot,
                         const util::Environment& base, const std::string& log_root, const std::string& host);
 
 // Expands a prefix template's {rank}, {local_rank}, {node_rank}, {host} and {role}.

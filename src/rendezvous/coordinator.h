@@ -63,6 +63,11 @@ class Coordinator {
   // and Interrupted when the launcher is told to stop while waiting.
   virtual World join(int round) = 0;
 
+  // This launcher's slot in the job (its node rank without spares): the
+  // one it was given, or, when its node rank comes by arrival, the one node
+  // 0's service gave it (-1 until then; fixed once a World came).
+  virtual int slot() const = 0;
+
   // A descriptor the supervisor watches while workers run (-1: none).
   virtual int event_fd() const = 0;
   // Called when event_fd() is readable or next_deadline() has passed.

@@ -16,6 +16,7 @@ class LocalCoordinator : public Coordinator {
                    std::string run_id, int max_restarts, ForensicsSettings forensics = {});
 
   World join(int round) override;
+  int slot() const override { return 0; }
   int event_fd() const override { return -1; }
   std::optional<util::Clock::time_point> next_deadline() const override;
   std::optional<std::string> poll_stop_request() override;

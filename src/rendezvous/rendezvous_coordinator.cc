@@ -75,9 +75,13 @@ class RendezvousCoordinator : public Coordinator {
         dialer_(std::make_unique<ServiceDialer>(dial_settings(settings_), signals)),
         heartbeat_timeout_(settings_.job.heartbeat_timeout),
         stall_(process::stall_threshold(settings_.job.heartbeat_timeout)) {
+    by_arrival_ = settings_.node_rank < 0;
     start_probe_responder();
-    if (settings_.node_rank == 0) start_service();
+    if (by_arrival_) serve_if_the_endpoint_is_here();
+    else if (settings_.node_rank == 0) start_service(listen_for_service());
   }
+
+  int slot() const override { return settings_.node_rank; }
 
   World join(int round) override {
     auto deadline = util::Clock::now() + settings_.job.join_timeout;
@@ -404,9 +408,32 @@ class RendezvousCoordinator : public Coordinator {
     return server;
   }
 
-  void start_service() {
-    service_ = std::make_unique<RendezvousServer>(listen_for_service(), server_settings());
+  void start_service(util::Fd listener) {
+    service_ = std::make_unique<RendezvousServer>(std::move(listener), server_settings());
     publish_endpoint(settings_.master_addr);
+  }
+
+  // Node ranks by arrival (torchrun's c10d rendezvous, no --node-rank): the
+  // first launcher on the endpoint's host to bind its port serves the
+  // rendezvous and is node 0; every other launcher asks the service for the
+  // first free slot. A port taken here means another launcher serves it
+  // (or a stranger holds it: then the token's handshake tells).
+  void serve_if_the_endpoint_is_here() {
+    if (!util::names_this_host(settings_.master_addr)) return;
+    util::Fd listener;
+    try {
+      listener = util::listen_tcp(settings_.port);
+    } catch (const util::SystemError&) {
+      return;
+    }
+    settings_.node_rank = 0;
+    by_arrival_ = false;
+    dialer_->adopt_slot(0);
+    if (responder_) responder_->adopt_slot(0);
+    notice(fmt::format("dlaunch: this launcher serves the rendezvous at {}:{} and is node 0 (node ranks by "
+                       "arrival: the other launchers get theirs as they join)",
+                       settings_.master_addr, settings_.port));
+    start_service(std::move(listener));
   }
 
   // For `dlaunch stacks FOLDER` on a login node (wire/service_endpoint.h).
@@ -420,6 +447,7 @@ class RendezvousCoordinator : public Coordinator {
   void connect(int round, const std::string& problem, util::Clock::time_point deadline) {
     rendezvous::Dialed dialed = dialer_->dial(join_message(round, problem), deadline);
     if (dialed.heartbeat_timeout.count() > 0) adopt_heartbeat_timeout(dialed.heartbeat_timeout);
+    if (asks_for_any_slot()) take_given_slot(dialed.slot);
     link_.emplace(std::move(dialed.link));
     link_->set_generation(static_cast<std::uint32_t>(round));
     lost_ = false;
@@ -431,7 +459,7 @@ class RendezvousCoordinator : public Coordinator {
     rendezvous::JoinMessage join;
     join.run_id = settings_.job.run_id;
     join.round = static_cast<std::uint32_t>(round);
-    join.node_rank = static_cast<std::uint32_t>(settings_.node_rank);
+    join.node_rank = asks_for_any_slot() ? kAnySlot : static_cast<std::uint32_t>(settings_.node_rank);
     join.nnodes = static_cast<std::uint32_t>(settings_.job.nnodes);
     join.spare_nodes = static_cast<std::uint32_t>(settings_.job.spare_nodes);
     join.min_nodes = static_cast<std::uint32_t>(min_nodes());
@@ -446,6 +474,21 @@ class RendezvousCoordinator : public Coordinator {
     // A re-join on a proved link needs no proof: its seal is one.
     join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
     return join;
+  }
+
+  // Until its first World, a launcher whose node rank comes by arrival asks
+  // for any slot on each dial: a slot given on a link that broke may have
+  // gone to another launcher since.
+  bool asks_for_any_slot() const { return by_arrival_ && !last_world_; }
+
+  // Node 0's service gave this launcher SLOT (the Welcome): probes reach it
+  // as that slot, and the World must place it there.
+  void take_given_slot(int slot) {
+    if (slot < 0 || slot >= settings_.job.nnodes + settings_.job.spare_nodes)
+      throw LinkLost(fmt::format("node 0 gave this launcher slot {}, outside 0..{}", slot,
+                                 settings_.job.nnodes + settings_.job.spare_nodes - 1));
+    settings_.node_rank = slot;
+    if (responder_) responder_->adopt_slot(slot);
   }
 
   // A port free on this host now, for MASTER_PORT should this node take
@@ -489,6 +532,12 @@ class RendezvousCoordinator : public Coordinator {
           "protocol error: node 0 ({}) sent a world that does not fit this node: it gives {}. Give "
           "every node the same settings and the same dlaunch version",
           link_->address(), *mismatch));
+    if (asks_for_any_slot()) {
+      dialer_->adopt_slot(settings_.node_rank);
+      auto rank = world.node_rank_of(settings_.node_rank);
+      notice(rank ? fmt::format("dlaunch: this launcher is node {} (slot {}, by arrival)", *rank, settings_.node_rank)
+                  : fmt::format("dlaunch: this launcher has slot {} (by arrival) and stands by", settings_.node_rank));
+    }
     round_ = world.round;
     link_->set_generation(static_cast<std::uint32_t>(world.round));
     adopt_heartbeat_timeout(milliseconds(world.heartbeat_timeout_ms));
@@ -803,6 +852,8 @@ class RendezvousCoordinator : public Coordinator {
   // The last World (who trained, who stood by, where each launcher is) and
   // timeline: what a take-over of the rendezvous starts from.
   std::optional<World> last_world_;
+  // No slot of its own at the start: node 0's service gives one (kAnySlot).
+  bool by_arrival_ = false;
   std::vector<std::string> last_timeline_;
   std::optional<Takeover> takeover_;
   bool on_first_service_ = true;  // the link is to slot 0's service (no take-over yet)

@@ -36,7 +36,11 @@ struct RendezvousSettings {
   JobSettings job;  // what every launcher of the job was given, node 0's service included
   std::string master_addr;
   int port = 0;
-  int node_rank = 0;  // this launcher's slot: 0 to nnodes + spare_nodes - 1 (its node rank comes with each World)
+  // This launcher's slot: 0 to nnodes + spare_nodes - 1 (its node rank
+  // comes with each World); -1: none, node ranks come by arrival. Then the
+  // first launcher on MASTER_ADDR's host to bind PORT serves the rendezvous
+  // as node 0, and node 0's service gives each other launcher a free slot.
+  int node_rank = 0;
   int nproc = 1;
   std::string host;
   bool allow_uneven = false;

@@ -94,9 +94,9 @@ Dialed ServiceDialer::dial(const JoinMessage& join, util::Clock::time_point dead
     try {
       addresses = util::resolve_tcp(settings_.master_addr, settings_.port);
     } catch (const util::SystemError& error) {
-      throw util::InputError(fmt::format("node {} cannot reach the master address: {}. Check "
+      throw util::InputError(fmt::format("{} cannot reach the master address: {}. Check "
                                    "--master-addr (or the Slurm node list) and this node's DNS",
-                                   settings_.node_rank, error.what()));
+                                   self(), error.what()));
     }
     for (const auto& address : addresses) {
       Attempt result = attempt(address, join, deadline);
@@ -122,7 +122,7 @@ void ServiceDialer::saw(const std::string& what) {
   last_seen_ = what;
   latest_ = what;
   if (!noticed_.insert(what).second) return;
-  tell(fmt::format("node {}: {}; trying again until --rdzv-timeout ({} s)", settings_.node_rank, what,
+  tell(fmt::format("{}: {}; trying again until --rdzv-timeout ({} s)", self(), what,
                    seconds_of(settings_.rendezvous_timeout)));
 }
 
@@ -150,15 +150,16 @@ void ServiceDialer::tell(const std::string& line) const {
 void ServiceDialer::give_up() const {
   if (last_seen_.empty())
     throw util::SystemError(fmt::format(
-        "node {} could not reach the rendezvous at {}:{} within {} s: node 0 is missing (its "
-        "launcher has not started, or --master-addr/--master-port are wrong). Start dlaunch run "
-        "with --node-rank 0 on the master node",
-        settings_.node_rank, settings_.master_addr, settings_.port,
-        seconds_of(settings_.rendezvous_timeout)));
+        "{} could not reach the rendezvous at {}:{} within {} s: node 0 is missing (its "
+        "launcher has not started, or --master-addr/--master-port are wrong). {}",
+        self(), settings_.master_addr, settings_.port, seconds_of(settings_.rendezvous_timeout),
+        settings_.node_rank < 0 ? "Start dlaunch run on the endpoint's host too: the launcher there serves the "
+                                  "rendezvous"
+                                : "Start dlaunch run with --node-rank 0 on the master node"));
   throw util::SystemError(fmt::format(
-      "node {} could not join the rendezvous at {}:{} within {} s: {}. Check that node 0's "
+      "{} could not join the rendezvous at {}:{} within {} s: {}. Check that node 0's "
       "launcher runs there with the same settings{}",
-      settings_.node_rank, settings_.master_addr, settings_.port,
+      self(), settings_.master_addr, settings_.port,
       seconds_of(settings_.rendezvous_timeout), last_seen_,
       settings_.token ? " and the same rendezvous token" : ""));
 }
@@ -212,9 +213,9 @@ ServiceDialer::Attempt ServiceDialer::handshake(PeerConnection& connection, cons
   if (challenge.token_required && !settings_.token) {
     send_join(connection, join, challenge.nonce, nonce);  // node 0 logs the refusal, and names it at its timeout
     throw util::InputError(fmt::format(
-        "node 0's rendezvous requires a token and node {} has none; give every node the same "
+        "node 0's rendezvous requires a token and {} has none; give every node the same "
         "secret in $DLAUNCH_RDZV_TOKEN or --rdzv-token-file (dlaunch submit does this for you)",
-        settings_.node_rank));
+        self()));
   }
   if (!challenge.token_required && settings_.token) {
     // A node 0 started without the token stops the whole job at once on this
@@ -264,7 +265,12 @@ ServiceDialer::Attempt ServiceDialer::welcome(PeerConnection& connection, Sessio
     if (frame.type != MessageType::kWelcome) throw ProtocolError(fmt::format("{} instead of a welcome", type_name(frame.type)));
     WelcomeMessage welcome = decode_welcome(payload);
     milliseconds heartbeat(welcome.heartbeat_timeout_ms);
-    Dialed dialed{ServiceLink(std::move(connection), std::move(session), address), heartbeat};
+    // Node 0 gives a slot only to a launcher that asked for any.
+    if (settings_.node_rank >= 0 && welcome.slot != static_cast<std::uint32_t>(settings_.node_rank))
+      throw ProtocolError(fmt::format("a welcome to slot {}, but this launcher is node {}", welcome.slot,
+                                      settings_.node_rank));
+    Dialed dialed{ServiceLink(std::move(connection), std::move(session), address), heartbeat,
+                  static_cast<int>(welcome.slot)};
     return {std::move(dialed), ""};
   } catch (const ProtocolError& bad) {
     return {std::nullopt, fmt::format("{} answered the join with {}", address, bad.what())};
@@ -323,5 +329,12 @@ void ServiceDialer::wait_for_signal_until(util::Clock::time_point when) {
 }
 
 void ServiceDialer::check_signals() { process::throw_if_stopped(signals_); }
+
+void ServiceDialer::adopt_slot(int slot) { settings_.node_rank = slot; }
+
+std::string ServiceDialer::self() const {
+  if (settings_.node_rank < 0) return "this launcher (its node rank comes by arrival)";
+  return fmt::format("node {}", settings_.node_rank);
+}
 
 }  // namespace dlaunch::rendezvous

@@ -30,7 +30,7 @@ namespace dlaunch::rendezvous {
 struct DialSettings {
   std::string master_addr;
   int port = 0;
-  int node_rank = 0;
+  int node_rank = 0;  // this launcher's slot; -1: none yet (by arrival), node 0 gives one
   std::optional<std::string> token;  // nullopt: node 0 cannot be authenticated
   std::chrono::milliseconds handshake_timeout{kDefaultHandshakeTimeout};
   std::chrono::milliseconds rendezvous_timeout{300'000};  // for messages only
@@ -44,10 +44,13 @@ struct DialSettings {
   WaitingSchedule waiting_lines;
 };
 
-// A link to node 0, proved, and node 0's heartbeat timeout from the Welcome.
+// A link to node 0, proved, node 0's heartbeat timeout from the Welcome, and
+// the slot it has this launcher in (the one its Join named, or the first
+// free one for a Join that asked for any).
 struct Dialed {
   ServiceLink link;
   std::chrono::milliseconds heartbeat_timeout;
+  int slot = 0;
 };
 
 class ServiceDialer {
@@ -70,6 +73,9 @@ class ServiceDialer {
   // Sleeps until WHEN, unless a stop signal arrives (then throws Interrupted).
   void wait_for_signal_until(util::Clock::time_point when);
 
+  // This launcher's node rank came by arrival and is SLOT from now on.
+  void adopt_slot(int slot);
+
  private:
   struct Attempt;
   enum class Received { kFrame, kTimedOut, kClosed, kGarbage };
@@ -91,6 +97,8 @@ class ServiceDialer {
   // True once the current dial's deadline has passed.
   bool out_of_time() const;
   void check_signals();
+  // "node 2", or what a launcher without a node rank yet is.
+  std::string self() const;
 
   DialSettings settings_;
   process::SignalChannel& signals_;

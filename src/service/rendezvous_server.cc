@@ -299,7 +299,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   // like a wrong proof; node 0 without a token cannot open it at all.
   void on_sealed_join(Peer& peer, const Frame& frame) {
     SealedJoinMessage sealed = decode_sealed_join(frame.payload);
-    const int claimed = static_cast<int>(sealed.slot);
+    const int claimed = slot_claimed(sealed.slot);
     if (!settings_.job.token)
       return refuse(peer, fmt::format("refused {}: it holds a rendezvous token, this node 0 none", describe(peer)),
                     "it has a rendezvous token but node 0 has none; give every node the same token, or none");
@@ -309,9 +309,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
       payload = session.open(frame.type, frame.generation, sealed.sealed);
     } catch (const ProtocolError&) {
       const std::string why = "its rendezvous token is wrong";
-      refused_ranks_[claimed] = fmt::format("a launcher claiming node {} from {} was refused: {}", claimed,
+      refused_ranks_[claimed] = fmt::format("a launcher claiming {} from {} was refused: {}", claim(claimed),
                                             peer.connection.address(), why);
-      return refuse(peer, fmt::format("refused {} (claiming node {}): {}", describe(peer), claimed, why),
+      return refuse(peer, fmt::format("refused {} (claiming {}): {}", describe(peer), claim(claimed), why),
                     "node 0 refused this launcher: its rendezvous token is wrong. Give every node the same "
                     "token ($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)");
     }
@@ -348,6 +348,28 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     return fmt::format("{} ({}, {})", peer.host, role(peer.slot), peer.connection.address());
   }
 
+  // A Join's slot as an int: -1 for kAnySlot (a node rank by arrival).
+  static int slot_claimed(std::uint32_t slot) {
+    return slot == kAnySlot ? -1 : static_cast<int>(std::min<std::uint32_t>(slot, 1u << 30));
+  }
+
+  // What a Join claimed, for the log: "node 2", or no node rank at all.
+  static std::string claim(int slot) {
+    return slot < 0 ? std::string("no node rank: one by arrival") : fmt::format("node {}", slot);
+  }
+
+  // The first slot no launcher holds, for a launcher whose node rank comes
+  // by arrival; never the service's own (its launcher joins from inside),
+  // a benched one, or one whose launcher was dropped and may come back.
+  std::optional<int> free_slot() const {
+    for (int slot = 0; slot < launcher_count(); ++slot) {
+      if (slot != settings_.service_slot && launchers_.count(slot) == 0 && benched_.count(slot) == 0 &&
+          dropped_.count(slot) == 0)
+        return slot;
+    }
+    return std::nullopt;
+  }
+
   // A launcher as the log names it: "node 1 (host)", or "spare slot 2 (host)".
   std::string name(const Peer& peer) const {
     return fmt::format("{} ({})", role(peer.slot), peer.host.empty() ? "host unknown" : peer.host);
@@ -379,19 +401,36 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   }
 
   void on_join(Peer& peer, const JoinMessage& join) {
-    int rank = static_cast<int>(join.node_rank);
-    auto who = [&] { return fmt::format("{} (node {}, {})", join.host, rank, peer.connection.address()); };
+    int rank = slot_claimed(join.node_rank);
+    auto who = [&] { return fmt::format("{} ({}, {})", join.host, claim(rank), peer.connection.address()); };
     if (!peer.authenticated && !authentic(peer, join)) {
       std::string why = join.proof.empty() ? "it presented no rendezvous token, but this job requires one"
                                            : "its rendezvous token is wrong";
-      refused_ranks_[rank] = fmt::format("a launcher claiming node {} from {} was refused: {}", rank,
+      refused_ranks_[rank] = fmt::format("a launcher claiming {} from {} was refused: {}", claim(rank),
                                          peer.connection.address(), why);
       return refuse(peer, fmt::format("refused {}: {}", who(), why),
                     fmt::format("node 0 refused this launcher: {}. Give every node the same token "
                                 "($DLAUNCH_RDZV_TOKEN or --rdzv-token-file)",
                                 why));
     }
-    if (!peer.authenticated) admit(peer);
+    if (rank < 0 && !join.observer) {
+      // Its node rank comes by arrival: the first free slot, given in the Welcome.
+      if (peer.authenticated) throw ProtocolError("a Join for any slot on a link that has one");
+      auto given = free_slot();
+      if (!given)
+        return refuse(peer, fmt::format("refused {}: every slot of the job is taken ({} launcher{})", who(),
+                                        launcher_count(), launcher_count() == 1 ? "" : "s"),
+                      fmt::format("node 0's rendezvous already has all {} launchers of the job (--nnodes {}{}); "
+                                  "this one is one too many. Start as many launchers as the job has nodes",
+                                  launcher_count(), settings_.job.nnodes,
+                                  settings_.job.spare_nodes > 0
+                                      ? fmt::format(" and --spare-nodes {}", settings_.job.spare_nodes)
+                                      : ""));
+      rank = *given;
+      log(fmt::format("{} ({}) has no node rank of its own: it takes slot {}, the first free one", join.host,
+                      peer.connection.address(), rank));
+    }
+    if (!peer.authenticated) admit(peer, rank);
     if (join.observer) return on_observer(peer, join);
     if (join.run_id != settings_.job.run_id)
       return refuse(peer,
@@ -508,9 +547,10 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   // ways is sealed, and the Welcome is node 0's proof to the launcher. With
   // a token only a SealedJoin gets here, and it made the session
   // (on_sealed_join): a Join in clear is refused before.
-  void admit(Peer& peer) {
+  void admit(Peer& peer, int slot) {
     table_.mark_proven(peer);
-    WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.job.heartbeat_timeout.count())};
+    WelcomeMessage welcome{static_cast<std::uint32_t>(settings_.job.heartbeat_timeout.count()),
+                           static_cast<std::uint32_t>(std::max(slot, 0))};
     send(peer, MessageType::kWelcome, encode(welcome));
   }
 
@@ -886,8 +926,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
       });
     }
     if (phase_ == Phase::kJoining || !rank) {
-      // A launcher without workers in this round: one candidate fewer.
-      if (settings_.job.spare_nodes > 0) {
+      // A launcher without workers in this round: one candidate fewer. While
+      // the nodes gather, the job waits for its slot again: worth a line.
+      if (settings_.job.spare_nodes > 0 || phase_ == Phase::kJoining) {
         log(description);
         add_to_timeline(description);
       }
@@ -1003,6 +1044,8 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
       if (auto refused = refused_ranks_.find(rank); refused != refused_ranks_.end())
         refusals.push_back(refused->second);
     }
+    // A launcher refused before it had a node rank (by arrival) may be the missing one.
+    if (auto refused = refused_ranks_.find(-1); refused != refused_ranks_.end()) refusals.push_back(refused->second);
     std::string reason = fmt::format(
         "rendezvous timed out after {} s: {}/{} nodes joined; missing node rank(s): {}{}. Start "
         "dlaunch run on those nodes, or check --nnodes, --master-addr and --master-port",

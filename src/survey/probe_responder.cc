@@ -73,7 +73,10 @@ void send_probe_frame(int fd, MessageType type, const std::string& payload) {
 }
 
 ProbeResponder::ProbeResponder(ProbeIdentity identity)
-    : identity_(std::move(identity)), listener_(util::listen_tcp(0)), wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    : identity_(std::move(identity)),
+      slot_(identity_.slot),
+      listener_(util::listen_tcp(0)),
+      wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   if (!wake_) throw util::SystemError(fmt::format("cannot create the probe responder's eventfd: {}", std::strerror(errno)));
   util::set_nonblocking(listener_.get());
   port_ = util::bound_port(listener_.get());
@@ -98,6 +101,7 @@ void ProbeResponder::serve() {
     if (::poll(fds.data(), fds.size(), util::millis_until(soonest)) < 0 && errno != EINTR) return;
     if (fds[0].revents != 0) return;
     auto now = util::Clock::now();
+    identity_.slot = slot_.load(std::memory_order_acquire);
     std::size_t index = 2;
     for (auto it = connections.begin(); it != connections.end(); ++index) {
       bool done = fds[index].revents != 0 && serve_connection(identity_, *it);

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <atomic>
 #include <string>
 #include <thread>
 
@@ -54,10 +55,15 @@ class ProbeResponder {
 
   int port() const { return port_; }
 
+  // This launcher's node rank came by arrival: it answers as SLOT from now
+  // on (from any thread; the probes come only after the Welcome gave it).
+  void adopt_slot(int slot) { slot_.store(slot, std::memory_order_release); }
+
  private:
   void serve();
 
-  ProbeIdentity identity_;
+  ProbeIdentity identity_;  // read by the serving thread only, after the start
+  std::atomic<int> slot_;
   util::Fd listener_;
   util::Fd wake_;  // an eventfd: the destructor's word to stop
   int port_ = 0;

@@ -178,6 +178,24 @@ std::vector<TcpAddress> resolve_tcp(const std::string& host, int port) {
   return resolved;
 }
 
+// A socket binds only to an address of this host's own interfaces (else
+// EADDRNOTAVAIL): the kernel's answer, which knows every alias, secondary
+// address and namespace, where comparing interface lists would miss some.
+bool names_this_host(const std::string& host) {
+  std::vector<TcpAddress> addresses;
+  try {
+    addresses = resolve_tcp(host, 0);
+  } catch (const SystemError&) {
+    return false;
+  }
+  for (const auto& address : addresses) {
+    const auto* raw = reinterpret_cast<const sockaddr*>(&address.address);
+    Fd probe(::socket(raw->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (probe && ::bind(probe.get(), raw, address.size) == 0) return true;
+  }
+  return false;
+}
+
 Fd try_connect_address(const TcpAddress& address, Clock::time_point deadline) {
   const auto* raw = reinterpret_cast<const sockaddr*>(&address.address);
   Fd fd(::socket(raw->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));

@@ -33,6 +33,11 @@ struct TcpAddress {
 // SystemError when HOST cannot be resolved at all.
 std::vector<TcpAddress> resolve_tcp(const std::string& host, int port);
 
+// True when HOST resolves to an address of this host (loopback included),
+// so that a socket here can listen on it; false when it names another host
+// or does not resolve.
+bool names_this_host(const std::string& host);
+
 // One connection attempt to ADDRESS that gives up at DEADLINE. Returns an
 // invalid Fd when the peer refused or did not answer in time (errno set).
 // The socket is non-blocking, with TCP_NODELAY.

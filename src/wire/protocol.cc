@@ -144,7 +144,7 @@ void describe_signed(auto& io, Is<JoinMessage> auto& message) {
   io(message.probe_port, message.free_port);
 }
 void describe(auto& io, Is<SealedJoinMessage> auto& message) { io(message.nonce, message.slot, message.sealed); }
-void describe(auto& io, Is<WelcomeMessage> auto& message) { io(message.heartbeat_timeout_ms); }
+void describe(auto& io, Is<WelcomeMessage> auto& message) { io(message.heartbeat_timeout_ms, message.slot); }
 void describe(auto& io, Is<TextMessage> auto& message) { io(message.round, message.reason); }
 void describe(auto& io, Is<OutcomeMessage> auto& message) {
   io(message.round, message.outcome.succeeded, message.outcome.stop_signal, message.outcome.preempted,

@@ -48,9 +48,15 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 // 8: confidentiality: with a token every frame from the first Join on is
 //    encrypted (AES-256-GCM) instead of only tagged; the first Join travels
 //    as a SealedJoin.
-inline constexpr std::uint16_t kVersion = 8;
+// 9: node ranks by arrival (torchrun's c10d rendezvous without
+//    --node-rank): a Join may ask for any free slot (kAnySlot), and the
+//    Welcome says which slot the launcher has.
+inline constexpr std::uint16_t kVersion = 9;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
+// A Join's slot when the launcher has none yet: node 0's service gives it
+// the first free one (node ranks by arrival, as torchrun's c10d).
+inline constexpr std::uint32_t kAnySlot = 0xFFFFFFFFu;
 // What a peer may send before it has proved itself: a Join is a few hundred
 // bytes, so a stranger cannot make node 0 buffer a megabyte per connection.
 inline constexpr std::uint32_t kMaxHandshakePayload = 16 * 1024;
@@ -147,7 +153,9 @@ struct ChallengeMessage {
 struct JoinMessage {
   std::string run_id;
   std::uint32_t round = 0;
-  std::uint32_t node_rank = 0;  // the launcher's slot: 0 to nnodes + spare_nodes - 1
+  // The launcher's slot: 0 to nnodes + spare_nodes - 1, or kAnySlot
+  // before its first World when its node rank comes by arrival.
+  std::uint32_t node_rank = 0;
   std::uint32_t nnodes = 0;     // the job's training size
   std::uint32_t spare_nodes = 0;
   std::uint32_t min_nodes = 0;  // --min-nodes: every launcher must give the same
@@ -185,6 +193,7 @@ struct SealedJoinMessage {
 
 struct WelcomeMessage {
   std::uint32_t heartbeat_timeout_ms = 0;  // node 0's --heartbeat-timeout, which every node adopts
+  std::uint32_t slot = 0;  // the launcher's slot: the one its Join named, or the one given for kAnySlot
 };
 
 struct TextMessage {  // kAbort, kStop and kFenced

@@ -22,8 +22,8 @@ import struct
 import sys
 
 MAGIC = 0x444C5256  # "DLRV"
-VERSION = 8  # src/wire/protocol.h kVersion
-CHALLENGE, WELCOME, WORLD = 8, 10, 2
+VERSION = 9  # src/wire/protocol.h kVersion
+CHALLENGE, WELCOME, WORLD, SEALED_JOIN = 8, 10, 2, 23
 
 
 def frame(kind, payload, generation=0):
@@ -62,6 +62,28 @@ def listener(port):
     return server
 
 
+def skip_strings(data, count):
+    for _ in range(count):
+        (length,) = struct.unpack(">I", data[:4])
+        data = data[4 + length:]
+    return data
+
+
+def joined_slot(join):
+    """The slot a Join (or a SealedJoin) names: the Welcome names it back.
+    A SealedJoin: nonce, slot. A Join: proof, nonce, run id, round, slot."""
+    try:
+        payload = join[15:]
+        if join[6] == SEALED_JOIN:
+            rest = skip_strings(payload, 1)
+        else:
+            rest = skip_strings(payload, 3)[4:]
+        (slot,) = struct.unpack(">I", rest[:4])
+        return slot
+    except (IndexError, struct.error):
+        return 0  # a Join cut short (the launcher hung up): any slot will do
+
+
 def impostor(args):
     server = listener(args.port)
     ready(args.ready)
@@ -75,8 +97,8 @@ def impostor(args):
         peer.sendall(frame(CHALLENGE, payload))
         peer.settimeout(5)
         try:
-            peer.recv(65536)  # the Join: its proof is never checked
-            peer.sendall(frame(WELCOME, struct.pack(">I", 30000)))
+            join = peer.recv(65536)  # the Join: its proof is never checked
+            peer.sendall(frame(WELCOME, struct.pack(">II", 30000, joined_slot(join))))
             peer.sendall(frame(WORLD, world_payload(workers)))
         except OSError:
             pass

@@ -23,6 +23,7 @@ SKIPPED=(
   "man dlaunch|needs dlaunch installed with its man pages"
   "srun |needs a Slurm allocation"
   "dlaunch run --nnodes 2 --node-rank|two machines, each with its own node rank"
+  "dlaunch run --nnodes 2 --nproc-per-node 8 --rdzv-id job7|two machines, the same command on each (test_run_by_arrival runs it on one)"
   "dlaunch ssh |hosts reached over ssh (the ssh test bed's tests run these)"
   "dlaunch logs 12|a job of a Slurm cluster"
   "dlaunch cancel 12|a job of a Slurm cluster"

@@ -54,6 +54,27 @@ TEST(LaunchConfig, SlurmStepGivesEverythingWithItsSource) {
   EXPECT_EQ(topology.run_id.value, "4242.0");
 }
 
+// As torchrun's c10d rendezvous: the same command on every node, no
+// --node-rank; the rendezvous gives node ranks as launchers arrive.
+TEST(LaunchConfig, AC10dRendezvousWithoutANodeRankTakesNodeRanksByArrival) {
+  const std::vector<std::string> c10d{"--nnodes", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "n0:29400"};
+  Topology topology = resolve(c10d, {}).topology;
+  EXPECT_TRUE(topology.rank_by_arrival());
+  EXPECT_NE(topology.node_rank.source.find("by arrival (--rdzv-backend c10d without --node-rank)"),
+            std::string::npos)
+      << topology.node_rank.source;
+  EXPECT_EQ(topology.master_addr.value, "n0");
+
+  auto given = c10d;
+  given.insert(given.end(), {"--node-rank", "1"});
+  EXPECT_EQ(resolve(given, {}).topology.node_rank.value, 1) << "a node rank given is kept";
+  EXPECT_FALSE(resolve({"--nnodes", "2", "--rdzv-backend", "static", "--master-addr", "n0"}, {})
+                   .topology.rank_by_arrival())
+      << "the static rendezvous takes --node-rank, 0 by default, as torchrun's";
+  EXPECT_FALSE(resolve({"--nnodes", "1", "--rdzv-backend", "c10d"}, {}).topology.rank_by_arrival());
+  EXPECT_EQ(resolve(c10d, slurm_step()).topology.node_rank.source, "SLURM_NODEID") << "Slurm places every node";
+}
+
 TEST(LaunchConfig, JobVariablesStandInForMissingStepVariables) {
   auto variables = slurm_step();
   variables.erase("SLURM_STEP_NUM_NODES");

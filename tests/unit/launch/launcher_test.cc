@@ -39,6 +39,7 @@ using test_support::contains;
 class TakenOverCoordinator : public rendezvous::LocalCoordinator {
  public:
   using LocalCoordinator::LocalCoordinator;
+  int slot() const override { return 1; }
   rendezvous::World join(int round) override {
     rendezvous::World world = LocalCoordinator::join(round);
     world.node_slots = {1};

@@ -52,7 +52,7 @@ class SupervisorTest : public ::testing::Test {
     settings.console_stderr = &console_sink_;
     settings.incomplete_logs = &incomplete_logs_;
     adjust(config, settings);
-    WorkerPlan plan = plan_workers(config, world, environment, log_root_, "testhost");
+    WorkerPlan plan = plan_workers(config, world, 0, environment, log_root_, "testhost");
     rendezvous::LocalCoordinator coordinator("127.0.0.1", std::nullopt, nproc, "t", 0);
     process::Watchdog watchdog;
     process::SignalChannel signals;

@@ -39,7 +39,7 @@ std::string get(const WorkerSpec& worker, const char* name) {
 }
 
 TEST(WorkerPlan, RanksArePrefixSumsOverUnevenNodes) {
-  auto plan = plan_workers(two_node_config(1), uneven_world(), util::Environment(), "/logs", "b");
+  auto plan = plan_workers(two_node_config(1), uneven_world(), 1, util::Environment(), "/logs", "b");
   ASSERT_EQ(plan.workers.size(), 3u);
   for (int local = 0; local < 3; ++local) {
     const WorkerSpec& worker = plan.workers[static_cast<std::size_t>(local)];
@@ -51,7 +51,7 @@ TEST(WorkerPlan, RanksArePrefixSumsOverUnevenNodes) {
 }
 
 TEST(WorkerPlan, EveryTorchrunVariableIsSet) {
-  auto plan = plan_workers(two_node_config(1), uneven_world(), util::Environment(), "/logs", "b");
+  auto plan = plan_workers(two_node_config(1), uneven_world(), 1, util::Environment(), "/logs", "b");
   const WorkerSpec& worker = plan.workers[0];
   EXPECT_EQ(get(worker, "GROUP_RANK"), "1");
   EXPECT_EQ(get(worker, "ROLE_NAME"), "default");
@@ -73,11 +73,11 @@ TEST(WorkerPlan, EveryTorchrunVariableIsSet) {
 }
 
 TEST(WorkerPlan, OmpNumThreadsDefaultsToOneWithANotice) {
-  auto plan = plan_workers(two_node_config(0), uneven_world(), util::Environment(), "/logs", "a");
+  auto plan = plan_workers(two_node_config(0), uneven_world(), 0, util::Environment(), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "OMP_NUM_THREADS"), "1");
   EXPECT_EQ(plan.notices.size(), 1u);
   util::Environment user({{"OMP_NUM_THREADS", "8"}, {"NCCL_ASYNC_ERROR_HANDLING", "0"}});
-  auto kept = plan_workers(two_node_config(0), uneven_world(), user, "/logs", "a");
+  auto kept = plan_workers(two_node_config(0), uneven_world(), 0, user, "/logs", "a");
   EXPECT_EQ(get(kept.workers[0], "OMP_NUM_THREADS"), "8");
   EXPECT_EQ(get(kept.workers[0], "NCCL_ASYNC_ERROR_HANDLING"), "0");
   EXPECT_TRUE(kept.notices.empty());
@@ -86,13 +86,13 @@ TEST(WorkerPlan, OmpNumThreadsDefaultsToOneWithANotice) {
 TEST(WorkerPlan, SingleWorkerGetsNoOmpOverride) {
   rendezvous::World world = uneven_world();
   world.nproc_per_node = {1, 1};
-  auto plan = plan_workers(two_node_config(0), world, util::Environment(), "/logs", "a");
+  auto plan = plan_workers(two_node_config(0), world, 0, util::Environment(), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "OMP_NUM_THREADS"), "<unset>");
 }
 
 TEST(WorkerPlan, ParentEnvironmentIsInherited) {
   util::Environment parent({{"PATH", "/x"}, {"RANK", "99"}});
-  auto plan = plan_workers(two_node_config(0), uneven_world(), parent, "/logs", "a");
+  auto plan = plan_workers(two_node_config(0), uneven_world(), 0, parent, "/logs", "a");
   EXPECT_EQ(get(plan.workers[1], "PATH"), "/x");
   EXPECT_EQ(get(plan.workers[1], "RANK"), "1");  // ours wins over an inherited one
 }
@@ -100,7 +100,7 @@ TEST(WorkerPlan, ParentEnvironmentIsInherited) {
 TEST(WorkerPlan, RestartCountAddsSlurmRequeuesToTheLaunchersRestarts) {
   // uneven_world() is the launcher's round 1; Slurm started the job twice more.
   util::Environment requeued = only("SLURM_RESTART_COUNT", "2");
-  auto plan = plan_workers(two_node_config(0), uneven_world(), requeued, "/logs", "a");
+  auto plan = plan_workers(two_node_config(0), uneven_world(), 0, requeued, "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "3");
   EXPECT_EQ(get(plan.workers[1], "TORCHELASTIC_RESTART_COUNT"), "3");
   EXPECT_EQ(get(plan.workers[0], "SLURM_RESTART_COUNT"), "2");  // passed through as well
@@ -111,18 +111,18 @@ TEST(WorkerPlan, RestartCountAddsSlurmRequeuesToTheLaunchersRestarts) {
   rendezvous::World first = uneven_world();
   first.round = 0;
   util::Environment once = only("SLURM_RESTART_COUNT", "1");
-  plan = plan_workers(two_node_config(0), first, once, "/logs", "a");
+  plan = plan_workers(two_node_config(0), first, 0, once, "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "1");
-  plan = plan_workers(two_node_config(0), first, only("SLURM_RESTART_COUNT", "0"), "/logs", "a");
+  plan = plan_workers(two_node_config(0), first, 0, only("SLURM_RESTART_COUNT", "0"), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "0");
-  plan = plan_workers(two_node_config(0), first, util::Environment(), "/logs", "a");
+  plan = plan_workers(two_node_config(0), first, 0, util::Environment(), "/logs", "a");
   EXPECT_EQ(get(plan.workers[0], "TORCHELASTIC_RESTART_COUNT"), "0");
 }
 
 TEST(WorkerPlan, BadSlurmRestartCountIsNamed) {
   for (const char* bad : {"x", "-1", "1.5", "2x", "99999999999"}) {
     try {
-      plan_workers(two_node_config(0), uneven_world(), only("SLURM_RESTART_COUNT", bad),
+      plan_workers(two_node_config(0), uneven_world(), 0, only("SLURM_RESTART_COUNT", bad),
                    "/logs", "a");
       ADD_FAILURE() << "accepted SLURM_RESTART_COUNT=" << bad;
     } catch (const util::InputError& error) {
@@ -135,7 +135,7 @@ TEST(WorkerPlan, BadSlurmRestartCountIsNamed) {
 
 TEST(WorkerPlan, WorkersDoNotGetTheRendezvousSecret) {
   util::Environment parent({{"DLAUNCH_RDZV_TOKEN", std::string(64, 'a')}, {"PATH", "/x"}});
-  auto plan = plan_workers(two_node_config(0), uneven_world(), parent, "/logs", "a");
+  auto plan = plan_workers(two_node_config(0), uneven_world(), 0, parent, "/logs", "a");
   for (const auto& worker : plan.workers) {
     EXPECT_EQ(get(worker, "DLAUNCH_RDZV_TOKEN"), "<unset>");
     EXPECT_EQ(get(worker, "PATH"), "/x");
@@ -144,29 +144,29 @@ TEST(WorkerPlan, WorkersDoNotGetTheRendezvousSecret) {
 
 TEST(WorkerPlan, PrefixTemplate) {
   auto config = two_node_config(1);
-  auto plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  auto plan = plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b");
   EXPECT_EQ(plan.workers[2].prefix, "[rank4]:");
   config.prefix_template = "{host}:{node_rank}:{local_rank}:{role}|";
-  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b");
   EXPECT_EQ(plan.workers[2].prefix, "b:1:2:default|");
   config.prefix_template = "{nope}";
-  EXPECT_THROW(plan_workers(config, uneven_world(), util::Environment(), "/logs", "b"), util::InputError);
+  EXPECT_THROW(plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b"), util::InputError);
 }
 
 TEST(WorkerPlan, StreamRouting) {
   auto config = two_node_config(1);
-  auto plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  auto plan = plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b");
   EXPECT_FALSE(plan.workers[0].stdout_file);  // no log dir, no -r/-t: console only
   EXPECT_TRUE(plan.workers[0].stdout_to_console);
 
   config.log_dir = "/logs";  // --log-dir alone: files and console
-  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b");
   EXPECT_EQ(plan.workers[0].stdout_file, "/logs/attempt_1/rank2/stdout.log");
   EXPECT_EQ(plan.workers[0].stderr_file, "/logs/attempt_1/rank2/stderr.log");
   EXPECT_TRUE(plan.workers[0].stderr_to_console);
 
   config.redirects = parse_stream_routing(Setting{"0:1", "-r"});  // rank 0's stdout: file only
-  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b");
   EXPECT_FALSE(plan.workers[0].stdout_to_console);
   EXPECT_TRUE(plan.workers[0].stderr_to_console);
   EXPECT_TRUE(plan.workers[0].stdout_file);
@@ -174,7 +174,7 @@ TEST(WorkerPlan, StreamRouting) {
 
   config.redirects = {};
   config.local_ranks_filter = std::vector<int>{1};
-  plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  plan = plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b");
   EXPECT_FALSE(plan.workers[0].stdout_to_console);
   EXPECT_TRUE(plan.workers[1].stdout_to_console);
   EXPECT_TRUE(plan.workers[0].stdout_file);  // the filter only affects the console
@@ -184,7 +184,7 @@ TEST(WorkerPlan, AStreamBothRedirectedAndTeedIsTeedAsUnderTorchrun) {
   auto config = two_node_config(1);
   config.redirects = parse_stream_routing(Setting{"3", "-r"});
   config.tee = parse_stream_routing(Setting{"1", "-t"});
-  auto plan = plan_workers(config, uneven_world(), util::Environment(), "/logs", "b");
+  auto plan = plan_workers(config, uneven_world(), 1, util::Environment(), "/logs", "b");
   EXPECT_TRUE(plan.workers[0].stdout_to_console) << "teed: file and console";
   EXPECT_TRUE(plan.workers[0].stdout_file);
   EXPECT_FALSE(plan.workers[0].stderr_to_console) << "only redirected: file only";

@@ -52,7 +52,7 @@ FakeNode0::Script impostor(bool token_required, World world) {
                                            token_required, 30'000};
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;  // the Join, whatever its proof
-    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000, 1}));
     send_frame(fd, MessageType::kWorld, rendezvous::encode(world));
   };
 }
@@ -161,7 +161,7 @@ TEST_F(RendezvousCoordinatorTest, AMalformedWorldIsAProtocolErrorNamingNodeZero)
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;
-    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000, 1}));
     send_frame(fd, MessageType::kWorld, "\x01truncated");
   });
   std::string error = join_error(settings(peer.port()));
@@ -198,7 +198,7 @@ TEST_F(RendezvousCoordinatorTest, AMalformedFrameWhileWorkersRunStopsThemAndTheN
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;
-    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000, 1}));
     send_frame(fd, MessageType::kWorld, rendezvous::encode(world_of({1, 1})));
     send_frame(fd, MessageType::kStop, "\x00\x00");  // a Stop too short to decode
   });
@@ -233,7 +233,7 @@ FakeNode0::Script garbling(Garbled which) {
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;  // the Join
     if (which == Garbled::kWelcome) return send_frame(fd, MessageType::kWelcome, garbage);
-    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}));
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000, 1}));
     if (which == Garbled::kWorld) return send_frame(fd, MessageType::kWorld, garbage);
     if (which == Garbled::kAbortWhileJoining) return send_frame(fd, MessageType::kAbort, garbage);
     send_frame(fd, MessageType::kWorld, rendezvous::encode(world_of({1, 1})));
@@ -376,7 +376,7 @@ FakeNode0::Script node0_then(World world, std::function<void(util::Fd&)> after) 
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;
     auto generation = static_cast<std::uint32_t>(world.round);
-    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000}), generation);
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000, 1}), generation);
     send_frame(fd, MessageType::kWorld, rendezvous::encode(world), generation);
     after(fd);
   };
@@ -504,7 +504,7 @@ TEST_F(RendezvousCoordinatorTest, ANodeZeroThatFellSilentWasLostSilent) {
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 1'000};
     send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
     if (!read_frame(fd)) return;
-    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{1'000}));
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{1'000, 1}));
     send_frame(fd, MessageType::kWorld, rendezvous::encode(world));
     // Then nothing, with the connection held open: a frozen or cut-off host.
   });

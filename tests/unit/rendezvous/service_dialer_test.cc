@@ -139,7 +139,7 @@ TEST_F(ServiceDialerTest, ANode0ThatProvesTheTokenGivesASealedLink) {
     auto seen = greet(fd, true, token);
     if (!seen) return;
     Session& session = seen->session;
-    std::string frames = session.frame(MessageType::kWelcome, encode(WelcomeMessage{1234}));
+    std::string frames = session.frame(MessageType::kWelcome, encode(WelcomeMessage{1234, 3}));
     frames += session.frame(MessageType::kStop, "after the welcome");
     send_bytes(fd, frames);
     if (auto frame = read_frame(fd)) opened_by_node0 = session.open(*frame);
@@ -181,7 +181,7 @@ TEST_F(ServiceDialerTest, ANode0ThatProvesTheTokenGivesASealedLink) {
 TEST_F(ServiceDialerTest, WithoutATokenAPlainWelcomeIsTaken) {
   FakeNode0 node0([&](util::Fd& fd, int) {
     if (!greet(fd, false)) return;
-    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{777})));
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{777, 3})));
   });
   ServiceDialer dialer(settings(node0.port(), std::nullopt), signals_);
   Dialed dialed = dialer.dial(join(), util::Clock::now() + 10s);
@@ -189,6 +189,34 @@ TEST_F(ServiceDialerTest, WithoutATokenAPlainWelcomeIsTaken) {
   auto seen = joins();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].join.proof, "");
+}
+
+TEST_F(ServiceDialerTest, AWelcomeToAnotherSlotThanTheJoinNamedIsNotTaken) {
+  FakeNode0 node0([&](util::Fd& fd, int) {
+    if (!greet(fd, false)) return;
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{777, 0})));
+  });
+  DialSettings dial = settings(node0.port(), std::nullopt);
+  dial.rendezvous_timeout = 1s;
+  ServiceDialer dialer(dial, signals_);
+  std::string error = dial_error<util::SystemError>(dialer, 1s);
+  EXPECT_TRUE(contains(error, "a welcome to slot 0, but this launcher is node 3")) << error;
+}
+
+TEST_F(ServiceDialerTest, ALauncherWithoutANodeRankTakesTheSlotTheWelcomeGives) {
+  FakeNode0 node0([&](util::Fd& fd, int) {
+    if (!greet(fd, false)) return;
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{777, 2})));
+  });
+  DialSettings dial = settings(node0.port(), std::nullopt);
+  dial.node_rank = -1;
+  ServiceDialer dialer(dial, signals_);
+  JoinMessage any = join();
+  any.node_rank = kAnySlot;
+  Dialed dialed = dialer.dial(any, util::Clock::now() + 10s);
+  EXPECT_EQ(dialed.slot, 2);
+  ASSERT_EQ(joins().size(), 1u);
+  EXPECT_EQ(joins()[0].join.node_rank, kAnySlot);
 }
 
 TEST_F(ServiceDialerTest, ALauncherWithoutTheTokenNode0RequiresIsToldWhatToDo) {
@@ -247,7 +275,7 @@ TEST_F(ServiceDialerTest, WithoutATokenARefusalIsTakenAtItsWord) {
 TEST_F(ServiceDialerTest, ANode0WithoutATokenIsToldOfTheMismatchAndNotBelieved) {
   FakeNode0 node0([&](util::Fd& fd, int) {
     if (!greet(fd, false)) return;
-    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{30'000})));
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{30'000, 3})));
   });
   ServiceDialer dialer(settings(node0.port(), generate_token()), signals_);
   std::string error = dial_error<util::SystemError>(dialer, 400ms);
@@ -263,7 +291,7 @@ TEST_F(ServiceDialerTest, ANode0WithoutATokenIsToldOfTheMismatchAndNotBelieved) 
 
 TEST_F(ServiceDialerTest, AFirstFrameThatIsNoChallengeIsNamed) {
   FakeNode0 other([&](util::Fd& fd, int) {
-    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{30'000})));
+    send_bytes(fd, encode_frame(MessageType::kWelcome, encode(WelcomeMessage{30'000, 3})));
   });
   ServiceDialer dialer(settings(other.port(), generate_token()), signals_);
   std::string error = dial_error<util::SystemError>(dialer, 400ms);

@@ -72,7 +72,7 @@ class Client {
     JoinMessage join;
     join.run_id = run_id;
     join.round = static_cast<std::uint32_t>(round);
-    join.node_rank = static_cast<std::uint32_t>(rank);
+    join.node_rank = rank < 0 ? kAnySlot : static_cast<std::uint32_t>(rank);  // -1: by arrival
     join.nnodes = static_cast<std::uint32_t>(nnodes);
     join.nproc = static_cast<std::uint32_t>(nproc);
     join.host = "host" + std::to_string(rank);
@@ -533,6 +533,71 @@ TEST(RendezvousServer, DuplicateNodeRankAbortsTheJob) {
   std::string reason = reason_of(second.receive());
   EXPECT_TRUE(contains(reason, "node rank 1 joined twice")) << reason;
   EXPECT_TRUE(contains(reason_of(first.receive()), "joined twice"));
+}
+
+// Node ranks by arrival (torchrun's c10d without --node-rank): a Join for
+// any slot gets the first free one in its Welcome, never node 0's own.
+TEST(RendezvousServer, LaunchersWithoutANodeRankGetTheFirstFreeSlotsInOrderOfArrival) {
+  Service service(3);
+  Client first(service.port), second(service.port), node0(service.port);
+  first.send_join(first.join_message("job", -1, 3, 1));
+  first.await_welcome();
+  second.send_join(second.join_message("job", -1, 3, 1));
+  second.await_welcome();
+  ASSERT_TRUE(first.welcome() && second.welcome());
+  EXPECT_EQ(first.welcome()->slot, 1u) << "slot 0 is the serving launcher's";
+  EXPECT_EQ(second.welcome()->slot, 2u);
+  node0.join("job", 0, 3, 1);
+  for (Client* client : {&node0, &first, &second}) {
+    auto frame = client->receive();
+    ASSERT_TRUE(frame);
+    ASSERT_EQ(frame->type, MessageType::kWorld);
+    EXPECT_EQ(decode_world(frame->payload).node_slots, (std::vector<int>{0, 1, 2}));
+  }
+  EXPECT_TRUE(contains(service.joined_log(), "it takes slot 1, the first free one")) << service.joined_log();
+}
+
+TEST(RendezvousServer, ALauncherWithoutANodeRankBeyondTheJobsSizeIsRefusedAndTheJobGoesOn) {
+  Service service(2);
+  Client node0(service.port), given(service.port), extra(service.port);
+  node0.join("job", 0, 2, 1);
+  given.send_join(given.join_message("job", -1, 2, 1));
+  given.await_welcome();
+  extra.send_join(extra.join_message("job", -1, 2, 1));
+  std::string reason = reason_of(extra.receive());
+  EXPECT_TRUE(contains(reason, "already has all 2 launchers of the job (--nnodes 2)")) << reason;
+  EXPECT_TRUE(contains(reason, "one too many")) << reason;
+  for (Client* client : {&node0, &given}) {
+    auto frame = client->receive();
+    ASSERT_TRUE(frame);
+    EXPECT_EQ(frame->type, MessageType::kWorld) << "the job the extra launcher could not join goes on";
+  }
+}
+
+TEST(RendezvousServer, ASlotGivenToALauncherThatLeftBeforeTheWorldIsGivenAgain) {
+  Service service(3);
+  Client node0(service.port);
+  node0.join("job", 0, 3, 1);
+  {
+    Client gone(service.port);
+    gone.send_join(gone.join_message("job", -1, 3, 1));
+    gone.await_welcome();
+    ASSERT_EQ(gone.welcome()->slot, 1u);
+  }
+  ASSERT_TRUE(service.await_log("lost contact"));
+  Client again(service.port);
+  again.send_join(again.join_message("job", -1, 3, 1));
+  again.await_welcome();
+  EXPECT_EQ(again.welcome()->slot, 1u);
+}
+
+TEST(RendezvousServer, AWelcomeNamesTheSlotAJoinAskedFor) {
+  Service service(2);
+  Client node1(service.port);
+  node1.join("job", 1, 2, 1);
+  node1.await_welcome();
+  ASSERT_TRUE(node1.welcome());
+  EXPECT_EQ(node1.welcome()->slot, 1u);
 }
 
 TEST(RendezvousServer, FirstFailureStopsTheOthersAndEveryoneGetsTheSameVerdict) {

@@ -149,6 +149,7 @@ TEST(Protocol, ChallengeRoundTripsAndChecksItsSize) {
 
 TEST(Protocol, WelcomeRoundTripsAndAJoinNeedsAWholeNonce) {
   EXPECT_EQ(decode_welcome(encode(WelcomeMessage{4500})).heartbeat_timeout_ms, 4500u);
+  EXPECT_EQ(decode_welcome(encode(WelcomeMessage{4500, 7})).slot, 7u) << "the slot a Join for any slot was given";
   EXPECT_THROW(decode_welcome("\x01"), ProtocolError);
   JoinMessage join = sample_join();
   join.nonce = "short";
@@ -252,7 +253,7 @@ TEST(Protocol, RefusesStrangers) {
   EXPECT_THROW(garbage.next(), ProtocolError);
 
   std::string frame = encode_frame(MessageType::kJoin, "");
-  frame[5] = 9;  // another protocol version
+  frame[5] = static_cast<char>(kVersion + 1);  // another protocol version
   FrameReader other_version;
   other_version.append(frame);
   try {
