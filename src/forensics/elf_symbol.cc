@@ -9,28 +9,11 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "util/elf_handle.h"
 #include "util/fd.h"
 
 namespace dlaunch::forensics {
 namespace {
-
-// An Elf handle closed with its scope.
-class ElfFile {
- public:
-  explicit ElfFile(int fd) {
-    elf_version(EV_CURRENT);
-    elf_ = elf_begin(fd, ELF_C_READ, nullptr);
-  }
-  ~ElfFile() {
-    if (elf_ != nullptr) elf_end(elf_);
-  }
-  ElfFile(const ElfFile&) = delete;
-  ElfFile& operator=(const ElfFile&) = delete;
-  Elf* get() const { return elf_; }
-
- private:
-  Elf* elf_ = nullptr;
-};
 
 // SYMBOL's value in the symbol table of section SCN, if it holds it.
 std::optional<GElf_Addr> find_in_table(Elf* elf, Elf_Scn* scn, const GElf_Shdr& header, const std::string& symbol) {
@@ -87,7 +70,7 @@ std::optional<std::uintptr_t> symbol_address(pid_t pid, const std::string& symbo
     problem = fmt::format("cannot read the worker's executable (/proc/{}/exe): {}", pid, std::strerror(errno));
     return std::nullopt;
   }
-  ElfFile elf(fd.get());
+  util::ElfHandle elf(fd.get());
   GElf_Ehdr ehdr;
   if (elf.get() == nullptr || gelf_getehdr(elf.get(), &ehdr) == nullptr) {
     problem = fmt::format("the worker's executable is not ELF: {}", elf_errmsg(-1));

@@ -9,29 +9,12 @@
 #include <libelf.h>
 #include <string_view>
 
+#include "util/elf_handle.h"
 #include "util/fd.h"
 #include "util/strings.h"
 
 namespace dlaunch::util {
 namespace {
-
-// An Elf handle closed with its scope.
-class ElfHandle {
- public:
-  explicit ElfHandle(int fd) {
-    elf_version(EV_CURRENT);
-    elf_ = elf_begin(fd, ELF_C_READ, nullptr);
-  }
-  ~ElfHandle() {
-    if (elf_ != nullptr) elf_end(elf_);
-  }
-  ElfHandle(const ElfHandle&) = delete;
-  ElfHandle& operator=(const ElfHandle&) = delete;
-  Elf* get() const { return elf_; }
-
- private:
-  Elf* elf_ = nullptr;
-};
 
 // The path PT_INTERP names, or "" for a program without one.
 std::string interpreter_of(Elf* elf) {
