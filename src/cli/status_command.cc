@@ -95,6 +95,18 @@ void print_submission_rows(const jobs::SubmissionRecord& record, const jobs::Job
   }
 }
 
+// The root failure first, and how many ranks it took with them: the line
+// a user wants before the whole summary (result.json's "root").
+void print_root(const nlohmann::json& root) {
+  auto summary = root.is_object() ? root.find("summary") : root.end();
+  if (!root.is_object() || summary == root.end() || !summary->is_string()) return;
+  fmt::print("root cause: {}\n", summary->get<std::string>());
+  auto consequences = root.find("consequences");
+  if (consequences != root.end() && consequences->is_number_integer() && consequences->get<int>() > 0)
+    fmt::print("  {} rank{} failed as a consequence\n", consequences->get<int>(),
+               consequences->get<int>() == 1 ? "" : "s");
+}
+
 void print_status(const jobs::SubmissionRecord& record, const jobs::JobStatus& status) {
   if (record.run_log_dir) print_run_rows(record, status);
   else print_submission_rows(record, status);
@@ -103,6 +115,7 @@ void print_status(const jobs::SubmissionRecord& record, const jobs::JobStatus& s
     fmt::print("timeline:\n");
     for (const auto& event : status.verdict->timeline) fmt::print("  {}\n", event);
   }
+  print_root(status.root);
   if (!status.failure_summary.empty()) fmt::print("failure:\n{}\n", status.failure_summary);
   else if (!status.failure.empty()) fmt::print("failure: {}\n", status.failure);
   // A launcher that decided alone and saw otherwise: the other side of a cut.

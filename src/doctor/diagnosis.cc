@@ -28,8 +28,12 @@ bool says(const Failure& failure, std::string_view needle) {
                      [&](const std::string& line) { return contains_folded(line, needle); });
 }
 
-const Signature* matching_row(const Failure& failure) {
+// The first row FAILURE matches. A worker that raised and was then killed
+// (dlaunch's SIGTERM while it tore down) failed of its own: with an
+// EXCEPTION read, the rows that know only the stop's exit code do not count.
+const Signature* matching_row(const Failure& failure, bool exception) {
   for (const Signature& row : signature_table()) {
+    if (exception && row.needle.empty() && row.consequence) continue;
     if (row.exit_code != kAnyExit && row.exit_code != failure.exit_code) continue;
     if (!row.needle.empty() && !says(failure, row.needle)) continue;
     return &row;
@@ -90,7 +94,7 @@ std::string signature_of(const Failure& failure, const Diagnosis& diagnosis) {
 Diagnosis diagnose(const Failure& failure) {
   Diagnosis diagnosis;
   read_exception(failure, diagnosis);
-  if (const Signature* row = matching_row(failure)) {
+  if (const Signature* row = matching_row(failure, !diagnosis.exception_type.empty())) {
     diagnosis.kind = row->kind;
     diagnosis.consequence = row->consequence;
   } else {

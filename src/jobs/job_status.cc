@@ -160,6 +160,7 @@ void add_run_result(JobStatus& status, const std::string& folder) {
   status.verdict = run_verdict(folder);
   status.failure = text("failure");
   status.failure_summary = text("failure_summary");
+  if (auto root = result->find("root"); root != result->end() && root->is_object()) status.root = *root;
   if (auto seconds = seconds_between(text("started"), text("ended"))) status.elapsed = slurm::format_duration(*seconds);
 }
 
@@ -348,6 +349,7 @@ nlohmann::json status_json(const SubmissionRecord& record, const JobStatus& stat
       {"failure_summary", status.failure_summary}, {"tasks", tasks},
   };
   document["exit_code"] = status.exit_code ? nlohmann::json(*status.exit_code) : nlohmann::json();
+  document["root"] = status.root;
   document["run_log_dir"] = record.run_log_dir;
   document["verdict"] = nlohmann::json();
   document["timeline"] = nlohmann::json::array();

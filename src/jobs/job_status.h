@@ -44,6 +44,10 @@ struct JobStatus {
   int restarts = 0;           // dlaunch run's restarts (rounds after the first)
   std::string failure;        // one line, from dlaunch run's result
   std::string failure_summary;  // the block node 0 printed
+  // The doctor's reading of the root failure (result.json's "root": rank,
+  // kind, exception, file and line, traceback, consequences); null when
+  // the job did not fail or its launcher predates it.
+  nlohmann::json root;
   // dlaunch run's verdict (result.json), in as soon as the job is decided:
   // while Slurm still shows the job running or completing (a node that
   // froze), and when dlaunch had to cancel the job itself (its batch host

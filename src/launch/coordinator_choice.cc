@@ -37,7 +37,8 @@ std::unique_ptr<rendezvous::Coordinator> make_coordinator(const LaunchConfig& co
   if (topology.launchers() == 1)
     return std::make_unique<rendezvous::LocalCoordinator>(topology.master_addr.value, port,
                                                           topology.nproc_per_node.value, job.run_id,
-                                                          job.max_restarts, job.forensics);
+                                                          job.max_restarts, job.forensics,
+                                                          job.stop_repeated_failures);
   rendezvous::RendezvousSettings settings;
   settings.job = std::move(job);
   settings.master_addr = topology.master_addr.value;

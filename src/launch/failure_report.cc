@@ -2,10 +2,27 @@
 
 #include <fmt/format.h>
 
+#include "doctor/diagnosis.h"
 #include "util/exit_codes.h"
 #include "util/signal_names.h"
 
 namespace dlaunch::launch {
+
+namespace {
+
+// The doctor's reading of the root failure (doctor/diagnosis.h), and how
+// many ranks failed because of it: what a user looks for first among N
+// tracebacks.
+std::string root_cause(const rendezvous::Verdict& verdict) {
+  std::string text = fmt::format("dlaunch: root cause: {}\n",
+                                 doctor::root_cause_line(*verdict.failure, doctor::diagnose(*verdict.failure)));
+  if (verdict.consequences > 0)
+    text += fmt::format("dlaunch:   {} rank{} failed as a consequence\n", verdict.consequences,
+                        verdict.consequences == 1 ? "" : "s");
+  return text;
+}
+
+}  // namespace
 
 std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_node_rank,
                                    const LocalFailureFacts& local) {
@@ -16,6 +33,7 @@ std::string format_failure_summary(const rendezvous::Verdict& verdict, int this_
     return text + fmt::format("dlaunch: the job failed with {}\n", util::describe_exit_code(verdict.exit_code));
   }
   const rendezvous::Failure& failure = *verdict.failure;
+  text += root_cause(verdict);
   text += fmt::format("dlaunch: first failure: {}\n", rendezvous::describe_failure(failure));
   if (failure.global_rank >= 0) {
     text += fmt::format("dlaunch:   rank        {} (local rank {})\n", failure.global_rank,

@@ -37,6 +37,12 @@ constexpr JobOption kJobOptions[] = {
     {"max-restarts", kReliability, "N", "Restart the whole job up to N times after a failure (default 0)",
      [](JobSettings& job, const Setting& value) { job.max_restarts = parse_count(value, 0); },
      [](const JobSettings& job) { return std::to_string(job.max_restarts); }},
+    {"retry-repeated-failures", kReliability, nullptr,
+     "Spend every restart even on a failure that repeats the previous attempt's (the same exception "
+     "at the same line, no further along): by default the job stops after the second time with exit "
+     "code 3, which a requeue should not retry",
+     [](JobSettings& job, const Setting&) { job.stop_repeated_failures = false; },
+     [](const JobSettings& job) { return std::string(job.stop_repeated_failures ? "false" : "true"); }},
     {"heartbeat-timeout", kReliability, "SECONDS",
      "Seconds of silence after which a node counts as lost and the job stops (default 30)",
      [](JobSettings& job, const Setting& value) { job.heartbeat_timeout = parse_seconds(value, 1); },

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "doctor/diagnosis.h"
 #include "util/atomic_file.h"
 #include "util/bounded_json.h"
 #include "util/error.h"
@@ -103,6 +104,32 @@ std::string write_node_record(const std::string& log_root, const rendezvous::Wor
   return write_json(fmt::format("{}/attempt_{}/node{}.json", log_root, world.round, node_rank), document, 1);
 }
 
+namespace {
+
+// The doctor's reading of the verdict's root failure (doctor/diagnosis.h)
+// for `dlaunch status` and tools: null when the job did not fail.
+nlohmann::json root_of(const rendezvous::Verdict& verdict) {
+  if (!verdict.failure) return nullptr;
+  const rendezvous::Failure& failure = *verdict.failure;
+  doctor::Diagnosis diagnosis = doctor::diagnose(failure);
+  nlohmann::json root = {
+      {"summary", doctor::root_cause_line(failure, diagnosis)},
+      {"rank", failure.global_rank},
+      {"node_rank", failure.node_rank},
+      {"kind", doctor::kind_id(diagnosis.kind)},
+      {"exception", diagnosis.exception_type},
+      {"message", diagnosis.exception_message},
+      {"file", diagnosis.user_frame ? diagnosis.user_frame->file : ""},
+      {"line", diagnosis.user_frame ? diagnosis.user_frame->line : 0},
+      {"traceback", diagnosis.traceback},
+      {"signature", diagnosis.signature},
+      {"consequences", verdict.consequences},
+  };
+  return root;
+}
+
+}  // namespace
+
 std::string write_run_result(const std::string& log_root, const RunResult& result) {
   const rendezvous::Verdict& verdict = result.verdict;
   nlohmann::json document = {
@@ -118,6 +145,7 @@ std::string write_run_result(const std::string& log_root, const RunResult& resul
       {"job", result.incarnation},
       {"written_by", result.host},
       {"decided_alone", verdict.decided_here},
+      {"root", root_of(verdict)},
   };
   const std::string path = fmt::format("{}/{}", log_root, kRunResultFile);
   // A service's verdict says most; one made alone replaces no result of

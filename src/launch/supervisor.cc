@@ -11,6 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "doctor/diagnosis.h"
 #include "forensics/stack_capture.h"
 #include "launch/error_file.h"
 #include "launch/progress_tracker.h"
@@ -443,6 +444,7 @@ class RoundSupervisor {
     worker.exit_time = util::local_time_now();
     worker.signal = child.signal;
     worker.exit_code = child.exit_code;
+    if (worker.exit_code != 0) failed_.push_back(&worker);
     if (worker.exit_code != 0 && !stopping_) {
       first_failure_ = &worker;
       coordinator_.announce_failure(describe(worker));
@@ -539,6 +541,14 @@ class RoundSupervisor {
     return failure;
   }
 
+  // WORKER's failure with its last lines and its error file's message.
+  rendezvous::Failure full_account(const WorkerState& worker) const {
+    rendezvous::Failure failure = describe(worker);
+    failure.last_lines = worker.output->tail().last_lines(settings_.summary_lines);
+    failure.error_message = read_error_file_message(worker.spec->error_file);
+    return failure;
+  }
+
   // The file the summary points at (stderr's, else stdout's), marked when
   // it is incomplete.
   static std::string log_file_of(const WorkerState& worker) {
@@ -554,12 +564,16 @@ class RoundSupervisor {
     result.stop_signal = stop_signal_;
     result.preempted = preempted_;
     if (first_failure_ != nullptr) {
-      rendezvous::Failure failure = describe(*first_failure_);
-      failure.last_lines = first_failure_->output->tail().last_lines(settings_.summary_lines);
-      failure.error_message = read_error_file_message(first_failure_->spec->error_file);
-      result.failure = failure;
-    } else if (stop_failure_) {
-      result.failure = stop_failure_;
+      // The first worker to fail may only have lost its peer: the root is
+      // the first that failed of its own (doctor/diagnosis.h).
+      std::vector<rendezvous::Failure> failures;
+      for (const WorkerState* worker : failed_) failures.push_back(full_account(*worker));
+      auto choice = doctor::choose_root(failures);
+      result.failure = failures[choice.root];
+      result.consequences = choice.consequences;
+    } else {
+      if (stop_failure_) result.failure = stop_failure_;
+      result.consequences = static_cast<int>(failed_.size());  // stopped for another node's failure
     }
     result.succeeded = first_failure_ == nullptr && stop_signal_ == 0 && !remote_stop_ && !log_failed_;
     for (const auto& worker : workers_) result.succeeded &= worker->exit_code == 0;
@@ -590,6 +604,7 @@ class RoundSupervisor {
   std::optional<rendezvous::Failure> stop_failure_;
   std::optional<std::string> remote_stop_;
   const WorkerState* first_failure_ = nullptr;
+  std::vector<const WorkerState*> failed_;  // every worker that exited non-zero, in exit order
   std::optional<util::Clock::time_point> coordinator_due_;  // when coordinator_timer_ is armed for
   process::EventLoop::Timer coordinator_timer_;
   char buffer_[256 * 1024];  // every worker pipe is read through it

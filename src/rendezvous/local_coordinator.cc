@@ -11,16 +11,18 @@ namespace dlaunch::rendezvous {
 
 LocalCoordinator::LocalCoordinator(std::string master_addr, std::optional<int> worker_port,
                                    int nproc, std::string run_id, int max_restarts,
-                                   ForensicsSettings forensics)
+                                   ForensicsSettings forensics, bool stop_repeated_failures)
     : master_addr_(std::move(master_addr)),
       worker_port_(worker_port),
       nproc_(nproc),
       run_id_(std::move(run_id)),
       max_restarts_(max_restarts),
-      forensics_(std::move(forensics)) {}
+      forensics_(std::move(forensics)),
+      stop_repeated_failures_(stop_repeated_failures) {}
 
 World LocalCoordinator::join(int round) {
   round_ = round;
+  round_start_ = util::Clock::now();
   World world;
   world.round = round;
   world.nproc_per_node = {nproc_};
@@ -101,7 +103,10 @@ Verdict LocalCoordinator::finish(const NodeOutcome& outcome) {
   NodeOutcome judged = outcome;
   // The workers were stopped for the hang: that is the failure, not their signals.
   if (hang_failure_ && !judged.failure) judged.failure = hang_failure_;
-  return decide_verdict(judged, round_, max_restarts_);
+  RoundEnd end{{judged}, judged.failure, false, round_, max_restarts_};
+  double seconds = std::chrono::duration<double>(util::Clock::now() - round_start_).count();
+  if (stop_repeated_failures_ && !judged.succeeded) end.repeated = repeats_.judge(judged.failure, round_, seconds);
+  return decide_verdict(end);
 }
 
 void LocalCoordinator::log(const std::string& line) const {

@@ -4,16 +4,20 @@
 
 #include <optional>
 
+#include "doctor/repeat_guard.h"
 #include "rendezvous/coordinator.h"
+#include "util/socket.h"
 
 namespace dlaunch::rendezvous {
 
 class LocalCoordinator : public Coordinator {
  public:
   // WORKER_PORT: MASTER_PORT for the workers; nullopt picks a free port on
-  // MASTER_ADDR each round.
+  // MASTER_ADDR each round. STOP_REPEATED_FAILURES: end the job when a
+  // failure repeats the previous attempt's (doctor/repeat_guard.h).
   LocalCoordinator(std::string master_addr, std::optional<int> worker_port, int nproc,
-                   std::string run_id, int max_restarts, ForensicsSettings forensics = {});
+                   std::string run_id, int max_restarts, ForensicsSettings forensics = {},
+                   bool stop_repeated_failures = true);
 
   World join(int round) override;
   int slot() const override { return 0; }
@@ -49,6 +53,9 @@ class LocalCoordinator : public Coordinator {
   std::optional<CaptureRequest> capture_;  // asked for, not yet delivered
   std::optional<std::string> stop_reason_;  // to give once
   std::optional<Failure> hang_failure_;
+  bool stop_repeated_failures_;
+  doctor::RepeatGuard repeats_;
+  util::Clock::time_point round_start_{};
 };
 
 }  // namespace dlaunch::rendezvous

@@ -30,6 +30,10 @@ struct JobSettings {
   // when another can take its place (0: never).
   int node_fail_limit = 2;
   int max_restarts = 0;
+  // Stop, with util::kExitDeterministic, when an attempt's root failure
+  // repeats the previous attempt's with no progress (doctor/repeat_guard.h);
+  // false (--retry-repeated-failures): torchrun's plain count.
+  bool stop_repeated_failures = true;
   std::string run_id;
   // Probe and choose each host's interface before a round with new hosts.
   bool survey_network = true;

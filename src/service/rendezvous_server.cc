@@ -8,6 +8,8 @@
 #include <set>
 #include <vector>
 
+#include "doctor/diagnosis.h"
+#include "doctor/repeat_guard.h"
 #include "process/event_loop.h"
 #include "process/stall_watch.h"
 #include "service/gate_step.h"
@@ -623,6 +625,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     phase_ = Phase::kRunning;
     outcomes_.clear();
     auto now = util::Clock::now();
+    round_start_ = now;
     hang_.begin_round(round_, static_cast<int>(members_.size()), now);
     broadcast(MessageType::kWorld, encode(world), nullptr);
   }
@@ -811,6 +814,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
 
   // The job's first failure makes every other node stop its workers.
   void record_failure(const Failure& failure, Peer* reporter) {
+    failures_.push_back(failure);
     if (first_failure_) return;
     first_failure_ = failure;
     recovery_.failure_noticed(util::Clock::now());
@@ -830,11 +834,30 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
       bool same = first_failure_ && first_failure_->node_rank == outcome.failure->node_rank &&
                   first_failure_->global_rank == outcome.failure->global_rank;
       if (same) first_failure_ = outcome.failure;
-      else record_failure(*outcome.failure, &peer);
+      if (!replace_account(*outcome.failure) && !same) record_failure(*outcome.failure, &peer);
     }
     outcomes_[*rank] = outcome;
     hang_.node_gone(*rank, fmt::format("the workers of {} had all exited", name(peer)));
     if (outcomes_.size() == members_.size()) decide();
+  }
+
+  // A node's outcome tells its failure in full (last lines, error file),
+  // and may name another of its ranks as its root than the one it
+  // announced: that account takes the announced one's place in the order
+  // of failures. False when the node announced none.
+  bool replace_account(const Failure& failure) {
+    for (auto& known : failures_) {
+      if (known.node_rank != failure.node_rank || known.global_rank < 0) continue;
+      known = failure;
+      return true;
+    }
+    return false;
+  }
+
+  // The round's root failure: the first that is not a cascade.
+  std::optional<Failure> root_failure() const {
+    if (failures_.empty()) return first_failure_;
+    return failures_[doctor::choose_root(failures_).root];
   }
 
   void on_disconnect(Peer& peer) {
@@ -956,8 +979,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     hang_.end_round();
     say_replacement(std::nullopt);
     bool benched = bench_repeat_failer();
-    RoundEnd end{{}, first_failure_, lost_node_ || benched, round_, settings_.job.max_restarts};
+    RoundEnd end{{}, root_failure(), lost_node_ || benched, round_, settings_.job.max_restarts};
     for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
+    judge_repeat(end);
     end.nodes_left = candidates_left();
     end.min_nodes = min_nodes();
     // Launchers gone silent may live on the other side of a cut: this side
@@ -992,8 +1016,19 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     joined_.clear();
     outcomes_.clear();
     first_failure_.reset();
+    failures_.clear();
     lost_node_ = false;
     silent_losses_ = 0;
+  }
+
+  // With --retry-repeated-failures unset, a failure that repeats the last
+  // round's with no progress ends the job (doctor/repeat_guard.h).
+  void judge_repeat(RoundEnd& end) {
+    bool failed = std::any_of(end.outcomes.begin(), end.outcomes.end(),
+                              [](const NodeOutcome& outcome) { return !outcome.succeeded; });
+    if (!settings_.job.stop_repeated_failures || !failed) return;
+    double seconds = std::chrono::duration<double>(util::Clock::now() - round_start_).count();
+    end.repeated = repeats_.judge(end.first_failure, round_, seconds);
   }
 
   // Launchers on the far side of a cut could take the rendezvous over and
@@ -1227,6 +1262,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   std::map<int, std::string> refused_ranks_;
   std::map<int, NodeOutcome> outcomes_;
   std::optional<Failure> first_failure_;
+  std::vector<Failure> failures_;  // this round's, in the order they arrived
+  doctor::RepeatGuard repeats_;
+  util::Clock::time_point round_start_{};  // when this round's workers were told to start
   std::optional<std::string> abort_reason_;
   bool lost_node_ = false;
   int silent_losses_ = 0;  // launchers of this round lost to silence, not a closed connection

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "wire/world.h"
@@ -22,6 +23,9 @@ struct RoundEnd {
   // (--min-nodes). -1: unknown, so a lost node ends the job.
   int nodes_left = -1;
   int min_nodes = 0;
+  // Why the failure must not be restarted though restarts are left: it
+  // repeats the previous attempt's with no progress (doctor/repeat_guard.h).
+  std::optional<std::string> repeated = std::nullopt;
 };
 
 // Succeeded when every node succeeded. Otherwise failed, with the first
@@ -29,7 +33,8 @@ struct RoundEnd {
 // when restarts are left and nothing says the job must end: no stop signal
 // (Ctrl-C, SIGTERM, scancel), no preemption warning (the job is about to
 // end anyway), and no lost node unless enough launchers are left to take
-// its place (spares, or fewer nodes down to --min-nodes).
+// its place (spares, or fewer nodes down to --min-nodes). A REPEATED
+// failure ends the job with util::kExitDeterministic.
 Verdict decide_verdict(const RoundEnd& end);
 
 // The rule for one node alone: its OUTCOME in ROUND with MAX_RESTARTS.

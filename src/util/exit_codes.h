@@ -24,6 +24,13 @@ inline constexpr int kExitFailure = 1;
 // (InputError, and UsageError for a malformed command line).
 inline constexpr int kExitUsage = 2;
 
+// The job failed the same way twice in a row with no progress between
+// (doctor/repeat_guard.h), so dlaunch did not spend its restarts: a bug to
+// fix, not a fault to retry. 3 is free below the signal range, and no
+// launcher or scheduler gives it a meaning; a job script or a requeue hook
+// reads it as "do not requeue".
+inline constexpr int kExitDeterministic = 3;
+
 // The job hung: no worker made progress for --hang-timeout, and the stacks
 // were saved. The number timeout(1) uses for "it ran out of time".
 inline constexpr int kExitHang = 124;

@@ -68,9 +68,13 @@ struct Failure {
 // How the workers of one node ended in one round.
 struct NodeOutcome {
   bool succeeded = false;
-  std::optional<Failure> failure;  // this node's first failure
+  std::optional<Failure> failure;  // this node's root failure (doctor/diagnosis.h choose_root)
   int stop_signal = 0;             // the launcher was told to stop by this signal
   bool preempted = false;          // the preemption signal arrived during the round
+  // Workers of this node that failed too, as a consequence of that one
+  // (stopped by dlaunch, or lost a peer). Not on the wire: a multi-node
+  // job counts only whole nodes (issue 27).
+  int consequences = 0;
 };
 
 // The job-wide decision every launcher acts on, so all exit alike.
@@ -78,7 +82,7 @@ struct Verdict {
   enum class Kind { kSucceeded, kFailed, kRestart };
   Kind kind = Kind::kSucceeded;
   int exit_code = 0;
-  std::optional<Failure> failure;  // the job's first failure
+  std::optional<Failure> failure;  // the job's root failure: its first that is not a cascade
   // Why a failure was not restarted though restarts were left ("a node was
   // lost and no spare is left"); empty otherwise.
   std::string not_restarted;
@@ -95,6 +99,10 @@ struct Verdict {
   // node 0, or was told to stop while waiting for the verdict. Nobody else
   // then speaks for this node (launch/report_duty.h). Never on the wire.
   bool decided_here = false;
+  // The failures that followed the root failure as a consequence ("3 ranks failed as a
+  // consequence"). Not on the wire: a launcher that hears the verdict from
+  // node 0's service counts only its own node's.
+  int consequences = 0;
 };
 
 // One line: "rank 3 (local rank 1) on node1 exited with code 3", or the

@@ -78,6 +78,13 @@ TEST(Diagnosis, EveryKindFromRealText) {
   }
 }
 
+TEST(Diagnosis, AnExceptionBeatsTheStopThatFollowedIt) {
+  // Raised, printed its traceback, then got dlaunch's SIGTERM while it tore down.
+  Diagnosis diagnosis = diagnose(worker(0, 143, traceback(12, "ValueError: bad config"), 15));
+  EXPECT_EQ(diagnosis.kind, FailureKind::kPythonException);
+  EXPECT_FALSE(diagnosis.consequence);
+}
+
 TEST(Diagnosis, HangAndLostNodeAreTheJobs) {
   Failure hang;
   hang.exit_code = 124;

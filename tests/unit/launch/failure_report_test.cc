@@ -35,6 +35,7 @@ rendezvous::Verdict failed_with(rendezvous::Failure failure, int exit_code) {
 TEST(FailureReport, NamesTheFirstFailedWorkerWhereAndWhy) {
   EXPECT_EQ(format_failure_summary(failed_with(worker_failure(), 3), 0),
             "dlaunch: ==================== job failed ====================\n"
+            "dlaunch: root cause: rank 5: CUDA out of memory\n"
             "dlaunch: first failure: rank 5 (local rank 1) on node3 (node 2) exited with code 3\n"
             "dlaunch:   rank        5 (local rank 1)\n"
             "dlaunch:   node        node3 (node rank 2)\n"
@@ -96,6 +97,20 @@ TEST(FailureReport, AVerdictWithoutAFailureGivesOnlyTheExitCode) {
   EXPECT_EQ(format_failure_summary(verdict, 0),
             "dlaunch: ==================== job failed ====================\n"
             "dlaunch: the job failed with exit code 130 (SIGINT)\n");
+}
+
+TEST(FailureReport, LeadsWithTheRootAndCountsTheCascade) {
+  rendezvous::Failure failure = worker_failure();
+  failure.error_message.clear();
+  failure.last_lines = {"Traceback (most recent call last):", "  File \"/w/train.py\", line 12, in load_config",
+                        "    raise ValueError(\"bad config\")", "ValueError: bad config"};
+  auto verdict = failed_with(failure, 1);
+  verdict.consequences = 3;
+  std::string text = format_failure_summary(verdict, 0);
+  EXPECT_NE(text.find("dlaunch: root cause: rank 5: ValueError at /w/train.py:12: bad config\n"
+                      "dlaunch:   3 ranks failed as a consequence\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace
