@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/exit_codes.h"
+
 namespace dlaunch::rendezvous {
 namespace {
 
@@ -116,6 +118,26 @@ TEST(Verdict, ALostNodeRestartsWhileEnoughLaunchersAreLeft) {
   EXPECT_EQ(out_of_restarts.kind, Verdict::Kind::kFailed);
   EXPECT_EQ(out_of_restarts.not_restarted, "") << "the restarts ran out, not the spares";
   EXPECT_EQ(decide_verdict(lost_node_end(-1, 1)).kind, Verdict::Kind::kFailed) << "unknown: as before spares";
+}
+
+TEST(Verdict, ARepeatedFailureEndsTheJobWithItsOwnCode) {
+  RoundEnd end{{stopped_by_peer(), failed(1, 1)}, worker_failure(1, 1), false, 1, 5};
+  end.repeated = "not retrying: the same ValueError at train.py:12 in attempts 0 and 1";
+  Verdict verdict = decide_verdict(end);
+  EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
+  EXPECT_EQ(verdict.exit_code, util::kExitDeterministic);
+  EXPECT_EQ(verdict.not_restarted, *end.repeated);
+  end.round = 5;  // out of restarts anyway: the failure's own code, as before
+  EXPECT_EQ(decide_verdict(end).exit_code, 1);
+}
+
+TEST(Verdict, CountsTheCascadeBesideTheRoot) {
+  NodeOutcome root = failed(1, 1);
+  root.consequences = 1;  // its node's other worker was stopped
+  NodeOutcome other = failed(2, 143);
+  other.consequences = 1;
+  RoundEnd end{{root, other}, worker_failure(1, 1), false, 0, 0};
+  EXPECT_EQ(decide_verdict(end).consequences, 3) << "1 on the root's node, the other node's failure and its 1";
 }
 
 }  // namespace
