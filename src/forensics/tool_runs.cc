@@ -32,8 +32,8 @@ std::optional<int> reap(pid_t pid, bool wait) {
 
 }  // namespace
 
-ToolRuns::ToolRuns(std::size_t max_running)
-    : max_running_(max_running > 0 ? max_running : std::max(2U, std::thread::hardware_concurrency())) {}
+ToolRuns::ToolRuns(std::size_t max_running, KeptOutput kept)
+    : max_running_(max_running > 0 ? max_running : std::max(2U, std::thread::hardware_concurrency())), kept_(kept) {}
 
 void ToolRuns::start(ToolRequest request) {
   if (running_.size() >= max_running_) {
@@ -70,6 +70,15 @@ void ToolRuns::read_some(Running& running) {
   char buffer[16384];
   ssize_t got;
   while ((got = ::read(running.pipe, buffer, sizeof(buffer))) > 0) {
+    if (kept_ == KeptOutput::kTail) {
+      std::string& output = running.result.output;
+      output.append(buffer, static_cast<std::size_t>(got));
+      if (output.size() > kOutputCap) {
+        output.erase(0, output.size() - kOutputCap);
+        running.result.truncated = true;
+      }
+      continue;
+    }
     std::size_t room = kOutputCap - std::min(kOutputCap, running.result.output.size());
     std::size_t keep = std::min(room, static_cast<std::size_t>(got));
     running.result.output.append(buffer, keep);

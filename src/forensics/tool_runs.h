@@ -19,7 +19,7 @@
 namespace dlaunch::forensics {
 
 struct ToolResult {
-  std::string output;      // stdout and stderr together, at most the cap
+  std::string output;      // stdout and stderr together, at most the cap (KeptOutput)
   int exit_code = -1;      // 128+N when killed by signal N; -1 when not known
   bool timed_out = false;  // killed at its deadline
   bool truncated = false;  // printed more than the cap
@@ -34,14 +34,19 @@ struct ToolRequest {
   std::function<void(const ToolResult&)> on_done;
 };
 
+// Which part of a tool's output is kept past the cap: a stack tool's first
+// lines are the stacks, a check's last lines say why it failed.
+enum class KeptOutput { kHead, kTail };
+
 class ToolRuns {
  public:
   static constexpr std::size_t kOutputCap = 512 * 1024;
 
   // At most MAX_RUNNING tools at once (0: one per core); the rest wait
   // their turn. More tools than cores only stretch each one, and a tool
-  // holds its worker stopped while it works.
-  explicit ToolRuns(std::size_t max_running = 0);
+  // holds its worker stopped while it works. KEPT: each tool's output past
+  // the cap.
+  explicit ToolRuns(std::size_t max_running = 0, KeptOutput kept = KeptOutput::kHead);
 
   // Starts REQUEST now, or when a running tool ends. A program that cannot
   // be started ends at once with exit code 127 and the reason as its
@@ -64,6 +69,7 @@ class ToolRuns {
   void launch(ToolRequest request);
 
   std::size_t max_running_;
+  KeptOutput kept_;
   std::vector<Running> running_;
   std::deque<ToolRequest> waiting_;
 };

@@ -1,0 +1,164 @@
+// The checks between rounds: the disk threshold and nvidia-smi's text
+// judged as pure functions; a stand-in nvidia-smi in a PATH of the test's
+// own; a --health-check command that fails, one that outlives its timeout
+// and is killed with its children, one that floods its output.
+#include "launch/health_check.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "../test_support/files.h"
+#include "../test_support/temp_dir.h"
+#include "util/environment.h"
+
+namespace dlaunch::launch {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(HealthCheckTest, DiskNeedsAGibibyteOrOnePercentOfASmallFileSystem) {
+  constexpr std::uint64_t kGiB = 1ULL << 30;
+  EXPECT_EQ(required_free_bytes(1000 * kGiB), kGiB);
+  EXPECT_EQ(required_free_bytes(10 * kGiB), 10 * kGiB / 100);
+  EXPECT_FALSE(disk_problem(2 * kGiB, 1000 * kGiB, "/logs", "node7"));
+  EXPECT_FALSE(disk_problem(kGiB / 5, 10 * kGiB, "/logs", "node7"));
+  auto problem = disk_problem(kGiB / 2, 1000 * kGiB, "/logs", "node7");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("health check 'disk' failed on node7"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("/logs"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("--log-dir"), std::string::npos) << *problem;
+}
+
+TEST(HealthCheckTest, GpuMemoryHeldAboveTheLimitNamesTheGpu) {
+  EXPECT_FALSE(gpu_memory_problem("0\n3\n", 1024, "node7"));
+  EXPECT_FALSE(gpu_memory_problem("", 1024, "node7"));
+  auto problem = gpu_memory_problem("0\n40536\n", 1024, "node7");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("'gpu-memory' failed on node7"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("GPU 1: 40536 MiB"), std::string::npos) << *problem;
+  auto garbled = gpu_memory_problem("NVIDIA-SMI has failed\n", 1024, "node7");
+  ASSERT_TRUE(garbled);
+  EXPECT_NE(garbled->find("not MiB in use"), std::string::npos) << *garbled;
+}
+
+TEST(HealthCheckTest, LeftoverWorkersAreNamed) {
+  EXPECT_FALSE(leftover_problem({}, {}, "node7"));
+  auto problem = leftover_problem({4242}, {}, "node7");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("'leftover-workers' failed on node7"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("4242"), std::string::npos) << *problem;
+}
+
+class HealthChecksTest : public ::testing::Test {
+ protected:
+  // A PATH holding only the stand-ins the test writes, then the system's.
+  util::Environment environment() const {
+    return util::Environment({{"PATH", bin_ + ":/usr/bin:/bin"}});
+  }
+
+  void write_nvidia_smi(const std::string& body) const {
+    std::string path = bin_ + "/nvidia-smi";
+    test_support::write_file(path, "#!/bin/sh\n" + body + "\n");
+    ::chmod(path.c_str(), 0755);
+  }
+
+  HealthChecks checks(std::optional<std::string> command, std::chrono::milliseconds timeout = 10s) {
+    HealthCheckSettings settings;
+    settings.command = std::move(command);
+    settings.command_timeout = timeout;
+    settings.gpu_wait = 0ms;
+    return HealthChecks(settings, environment(), "node7", dir_.path(),
+                        [this](const std::string& line) { said_.push_back(line); });
+  }
+
+  test_support::TempDir dir_;
+  std::string bin_ = dir_.path() + "/bin";
+  std::vector<std::string> said_;
+};
+
+TEST_F(HealthChecksTest, AllPassWithoutNvidiaSmiWhichIsSaidOnce) {
+  auto health = checks(std::nullopt);
+  EXPECT_FALSE(health.run(1, {}, ""));
+  EXPECT_FALSE(health.run(2, {}, ""));
+  ASSERT_EQ(said_.size(), 1U);
+  EXPECT_NE(said_[0].find("no nvidia-smi"), std::string::npos) << said_[0];
+}
+
+TEST_F(HealthChecksTest, AStandInNvidiaSmiReportingMemoryInUseFails) {
+  write_nvidia_smi("echo 0; echo 30000");
+  auto problem = checks(std::nullopt).run(1, {}, "");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("GPU 1: 30000 MiB"), std::string::npos) << *problem;
+  write_nvidia_smi("echo 0; echo 12");
+  EXPECT_FALSE(checks(std::nullopt).run(1, {}, ""));
+  EXPECT_TRUE(said_.empty());
+}
+
+TEST_F(HealthChecksTest, AWorkerGroupStillAliveFails) {
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::setpgid(0, 0);
+    ::pause();
+    ::_exit(0);
+  }
+  ::setpgid(child, child);
+  auto problem = checks(std::nullopt).run(1, {child}, "");
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find(std::to_string(child)), std::string::npos) << *problem;
+  EXPECT_FALSE(checks(std::nullopt).run(1, {child}, ""));
+}
+
+TEST_F(HealthChecksTest, AFailingCommandGivesItsCodeAndLastLines) {
+  // The reason quotes the command too: only the output holds the message whole.
+  const std::string command =
+      "m=scratch; echo first; echo \"no $m mounted\" >&2; test \"$DLAUNCH_HEALTH_CHECK_ROUND\" = 9";
+  auto problem = checks(command).run(1, {}, "");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("exited with 1"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("no scratch mounted"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("on node7"), std::string::npos) << *problem;
+  EXPECT_FALSE(checks("test \"$DLAUNCH_HEALTH_CHECK_ROUND\" = 9").run(9, {}, ""));
+}
+
+TEST_F(HealthChecksTest, ACommandPastItsTimeoutIsKilledWithItsChildren) {
+  std::string pid_file = dir_.path() + "/child.pid";
+  auto start = std::chrono::steady_clock::now();
+  auto problem = checks("sleep 30 & echo $! > " + pid_file + "; wait", 500ms).run(1, {}, "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("killed with its process group"), std::string::npos) << *problem;
+  pid_t grandchild = 0;
+  std::ifstream(pid_file) >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  // Killed, and reparented to init (or a subreaper) which reaps it soon.
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    ::waitpid(grandchild, nullptr, WNOHANG);  // ours, should an earlier test have made this process a subreaper
+    gone = ::kill(grandchild, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(gone) << "the command's child " << grandchild << " outlived the timeout";
+}
+
+TEST_F(HealthChecksTest, AFloodingCommandKeepsOnlyItsLastLines) {
+  auto problem =
+      checks("i=0; while [ $i -lt 200000 ]; do echo \"line $i\"; i=$((i+1)); done; exit 3").run(1, {}, "");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("exited with 3"), std::string::npos);
+  EXPECT_NE(problem->find("line 199999"), std::string::npos);
+  EXPECT_EQ(problem->find("line 0 "), std::string::npos);
+  EXPECT_LT(problem->size(), 1000U);
+}
+
+}  // namespace
+}  // namespace dlaunch::launch
