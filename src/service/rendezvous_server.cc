@@ -981,7 +981,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     bool benched = bench_repeat_failer();
     RoundEnd end{{}, root_failure(), lost_node_ || benched, round_, settings_.job.max_restarts};
     for (const auto& [rank, outcome] : outcomes_) end.outcomes.push_back(outcome);
-    judge_repeat(end);
+    // A node benched for failing round after round gives the next round
+    // other hardware: that is worth the attempt.
+    if (!benched) judge_repeat(end);
     end.nodes_left = candidates_left();
     end.min_nodes = min_nodes();
     // Launchers gone silent may live on the other side of a cut: this side

@@ -26,6 +26,7 @@
 #include "../test_support/text.h"
 #include "rendezvous/local_coordinator.h"
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/ports.h"
 
 namespace dlaunch::launch {
@@ -84,7 +85,8 @@ class LauncherTest : public ::testing::Test {
                                                         launch.job.max_restarts));
         return std::make_unique<rendezvous::LocalCoordinator>("127.0.0.1", std::nullopt,
                                                               launch.topology.nproc_per_node.value, "t",
-                                                              launch.job.max_restarts);
+                                                              launch.job.max_restarts, rendezvous::ForensicsSettings{},
+                                                              launch.job.stop_repeated_failures);
       });
     } catch (...) {
       output_ = ::testing::internal::GetCapturedStdout() + ::testing::internal::GetCapturedStderr();
@@ -148,14 +150,16 @@ TEST_F(LauncherTest, AKilledWorkerEndsTheJobWith128PlusTheSignal) {
 }
 
 // Rank 1 always fails, once rank 0 has written its count (they meet at a
-// FIFO): the job runs 1 + 2 rounds, each worker seeing its restart count,
-// then fails with rank 1's code.
+// FIFO): with --retry-repeated-failures the job runs 1 + 2 rounds, each
+// worker seeing its restart count, then fails with rank 1's code.
 TEST_F(LauncherTest, EveryWorkerIsRestartedUpToMaxRestartsThenTheJobFails) {
   fifo("counted");
-  int code = run(config(2,
-                        "echo $TORCHELASTIC_RESTART_COUNT of $TORCHELASTIC_MAX_RESTARTS >> \"$OUT/count.$RANK\"; "
-                        "if [ $RANK = 0 ]; then echo > \"$OUT/counted\"; else read x < \"$OUT/counted\"; exit 3; fi",
-                        /*max_restarts=*/2));
+  LaunchConfig plain = config(2,
+                              "echo $TORCHELASTIC_RESTART_COUNT of $TORCHELASTIC_MAX_RESTARTS >> \"$OUT/count.$RANK\"; "
+                              "if [ $RANK = 0 ]; then echo > \"$OUT/counted\"; else read x < \"$OUT/counted\"; exit 3; fi",
+                              /*max_restarts=*/2);
+  plain.job.stop_repeated_failures = false;
+  int code = run(plain);
   EXPECT_EQ(code, 3);
   EXPECT_EQ(file("count.0"), "0 of 2\n1 of 2\n2 of 2\n");
   EXPECT_EQ(file("count.1"), "0 of 2\n1 of 2\n2 of 2\n");
@@ -164,6 +168,17 @@ TEST_F(LauncherTest, EveryWorkerIsRestartedUpToMaxRestartsThenTheJobFails) {
   EXPECT_FALSE(contains(output_, "restart 3 of"));
   EXPECT_TRUE(contains(output_, "dlaunch: exit code 3\n"));
   EXPECT_EQ(coordinators_made_, 1);  // one coordinator for every round
+}
+
+// The same failure twice with no progress between: the job stops after
+// the second round, with util::kExitDeterministic, though a restart is left.
+TEST_F(LauncherTest, TheSameFailureTwiceStopsWithTheDeterministicCode) {
+  int code = run(config(2, "echo $TORCHELASTIC_RESTART_COUNT >> \"$OUT/count.$RANK\"; "
+                           "if [ $RANK = 1 ]; then echo 'bad config' >&2; exit 5; fi",
+                        /*max_restarts=*/3));
+  EXPECT_EQ(code, util::kExitDeterministic);
+  EXPECT_EQ(file("count.1"), "0\n1\n");
+  EXPECT_TRUE(contains(output_, "not retrying: the same exit code in attempts 0 and 1")) << output_;
 }
 
 // The first round fails (rank 0, once rank 1 has written its count), the
