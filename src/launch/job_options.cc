@@ -89,6 +89,16 @@ constexpr JobOption kJobOptions[] = {
      "Seconds each stack tool (eu-stack, gdb) may take per worker in a capture (default 5)",
      [](JobSettings& job, const Setting& value) { job.forensics.capture_timeout = parse_seconds(value, 1); },
      [](const JobSettings& job) { return seconds_of(job.forensics.capture_timeout); }},
+    {"health-check", kReliability, "CMD",
+     "Before each restart, every node runs CMD (by /bin/sh -c, stdin /dev/null) beside dlaunch's own "
+     "checks (log disk room, no worker left, GPU memory freed); a node whose check fails is benched for "
+     "a spare, or the job stops naming it",
+     [](JobSettings& job, const Setting& value) { job.health_check = value.value; },
+     [](const JobSettings& job) { return job.health_check.value_or(""); }},
+    {"health-check-timeout", kReliability, "SECONDS",
+     "Seconds --health-check may run before it is killed with its process group and fails (default 60)",
+     [](JobSettings& job, const Setting& value) { job.health_check_timeout = parse_seconds(value, 1); },
+     [](const JobSettings& job) { return seconds_of(job.health_check_timeout); }},
 };
 
 }  // namespace

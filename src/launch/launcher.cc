@@ -13,6 +13,7 @@
 #include "launch/coordinator_choice.h"
 #include "launch/escaped_processes.h"
 #include "launch/failure_report.h"
+#include "launch/health_check.h"
 #include "launch/log_root.h"
 #include "launch/run_record.h"
 #include "launch/report_duty.h"
@@ -126,11 +127,15 @@ void print_notices(const std::vector<std::string>& notices) {
   for (const auto& notice : notices) say("dlaunch: " + notice);
 }
 
+bool is_benched(const rendezvous::World& world, int slot) {
+  return std::find(world.benched_slots.begin(), world.benched_slots.end(), slot) != world.benched_slots.end();
+}
+
 // "standing by as a spare" / "benched": what a launcher without workers is.
-std::string standby_role(const rendezvous::World& world, int slot) {
-  bool benched = std::find(world.benched_slots.begin(), world.benched_slots.end(), slot) !=
-                 world.benched_slots.end();
-  if (!benched) return "stands by as a spare";
+// UNHEALTHY: the health check this launcher failed before this round.
+std::string standby_role(const rendezvous::World& world, int slot, const std::optional<std::string>& unhealthy) {
+  if (!is_benched(world, slot)) return "stands by as a spare";
+  if (unhealthy) return fmt::format("is benched because its health check failed ({})", *unhealthy);
   // Only the gate benches before the first attempt; later, either may have
   // (a node the gate benched stays benched), and node 0's timeline says which.
   if (world.round == 0) return "is benched by the pre-start gate (node 0's gate report says why)";
@@ -258,11 +263,11 @@ rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environmen
                               process::SignalChannel& signals, process::Watchdog& watchdog,
                               const LogRoot& log_root, const std::string& host,
                               const rendezvous::World& world, std::optional<int> node_rank,
-                              rendezvous::NodeOutcome& outcome) {
+                              const std::optional<std::string>& unhealthy, rendezvous::NodeOutcome& outcome) {
   const int slot = coordinator.slot();
   if (!node_rank) {
     say(fmt::format("dlaunch: round {}: this launcher ({}) {}; {} node(s) train", world.round, host,
-                    standby_role(world, slot), world.nnodes()));
+                    standby_role(world, slot, unhealthy), world.nnodes()));
     return coordinator.stand_by();
   }
   settings.node_rank = *node_rank;
@@ -280,14 +285,40 @@ rendezvous::Verdict run_round(const LaunchConfig& config, const util::Environmen
 // A launcher the job left behind (rendezvous::Fenced) exits with this.
 constexpr int kFencedExitCode = 1;
 
+// What the health checks between rounds keep from one round to the next.
+struct BetweenRounds {
+  HealthChecks checks;
+  std::vector<pid_t> worker_groups;  // the last round's workers (SupervisorSettings::worker_groups)
+  std::string cgroup_dir;            // theirs, with --kill-escaped cgroup; "" without
+  bool benched = false;              // the last World benched this launcher: nothing to check for
+};
+
+// Before round ROUND > 0, this node's health checks (launch/health_check.h).
+// A single node stops the job on a failed check; on several, node 0 hears
+// it with the Join and benches this node for a spare or stops the job.
+std::optional<std::string> check_health(int round, BetweenRounds& between, const LaunchConfig& config,
+                                        rendezvous::Coordinator& coordinator) {
+  if (round == 0 || between.benched) return std::nullopt;
+  auto problem = between.checks.run(round, between.worker_groups, between.cgroup_dir);
+  between.worker_groups.clear();
+  if (problem && config.topology.launchers() == 1)
+    throw util::SystemError(fmt::format("{}. The job stops instead of starting restart {} of {} on this node",
+                                        *problem, round, config.job.max_restarts));
+  if (problem) say(fmt::format("dlaunch: {}; telling node 0, which benches this node for a spare or stops the job",
+                               *problem));
+  coordinator.report_health(problem);
+  return problem;
+}
+
 // Rounds of workers until the job succeeds, fails or runs out of restarts;
 // returns the job's exit code.
 int run_rounds(const LaunchConfig& config, const util::Environment& environment,
                rendezvous::Coordinator& coordinator, const SupervisorSettings& settings,
                process::SignalChannel& signals, process::Watchdog& watchdog, const LogRoot& log_root,
-               const std::string& host) {
+               const std::string& host, BetweenRounds& between) {
   const std::string started = util::local_time_now();
   for (int round = 0;; ++round) {
+    const std::optional<std::string> unhealthy = check_health(round, between, config, coordinator);
     rendezvous::World world;
     try {
       world = coordinator.join(round);
@@ -299,11 +330,12 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     round = world.round;  // a launcher that came late joins the round that runs
     const unsigned warnings_before = signals.received(config.preempt_signal);
     const std::optional<int> node_rank = world.node_rank_of(coordinator.slot());
+    between.benched = is_benched(world, coordinator.slot());
     rendezvous::NodeOutcome outcome;
     rendezvous::Verdict verdict;
     try {
       verdict = run_round(config, environment, coordinator, settings, signals, watchdog, log_root, host, world,
-                          node_rank, outcome);
+                          node_rank, unhealthy, outcome);
     } catch (const rendezvous::Fenced& fenced) {
       // The job went on without this launcher: one line, and nothing of
       // the job's is done here any more (no records, no take-over).
@@ -403,9 +435,15 @@ int run_launcher(const LaunchConfig& config, const util::Environment& environmen
   settings.escapes = &escapes;
   settings.incomplete_logs = &incomplete_logs;
   settings.capture_timeout = config.job.forensics.capture_timeout;
+  HealthCheckSettings health;
+  health.command = config.job.health_check;
+  health.command_timeout = config.job.health_check_timeout;
+  BetweenRounds between{HealthChecks(health, environment, host, log_root.path(), say), {}, escapes.cgroup_dir(),
+                        false};
+  settings.worker_groups = &between.worker_groups;
 
   int exit_code = run_rounds(config, environment, *coordinator, settings, signals, watchdog,
-                             log_root, host);
+                             log_root, host, between);
   // Once more at the end, whatever the outcome: which logs miss what.
   if (!incomplete_logs.empty()) say(process::incomplete_logs_summary(incomplete_logs));
   return exit_code;

@@ -224,6 +224,7 @@ class RoundSupervisor {
     state->output->on_output([this, index] { progress_.on_output(index, util::Clock::now()); });
     state->pid = started.pid;
     groups_.add(started.pid);
+    if (settings_.worker_groups) settings_.worker_groups->push_back(started.pid);
     watchdog_.watch(started.pid);
     // A stop decided while the workers start (--log-dir-required and a log
     // file that cannot be created) reaches the later ones too.

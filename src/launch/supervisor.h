@@ -45,6 +45,9 @@ struct SupervisorSettings {
   std::chrono::milliseconds capture_timeout{5'000};
   // Every log file that could not be written in full is added here; null: not kept.
   std::vector<process::IncompleteLog>* incomplete_logs = nullptr;
+  // The process group of every worker the round started is added here, for
+  // the health check before the next round; null: not kept.
+  std::vector<pid_t>* worker_groups = nullptr;
 };
 
 // Starts every worker of PLAN, relays their output, forwards signals, and

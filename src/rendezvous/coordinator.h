@@ -94,6 +94,11 @@ class Coordinator {
   // when the others were told or could not be.
   virtual void report_preflight_failure(const std::string& problem) { (void)problem; }
 
+  // This node failed a health check before the next round (PROBLEM, one
+  // line; nullopt: it passed): the next join() tells node 0, which benches
+  // it for a spare or stops the job naming it.
+  virtual void report_health(const std::optional<std::string>& problem) { (void)problem; }
+
   // Tells the other nodes at once that this node failed, so they stop.
   virtual void announce_failure(const Failure& failure) = 0;
 

@@ -121,6 +121,8 @@ class RendezvousCoordinator : public Coordinator {
     }
   }
 
+  void report_health(const std::optional<std::string>& problem) override { health_problem_ = problem; }
+
   int event_fd() const override { return link_ ? link_->fd() : -1; }
 
   std::optional<util::Clock::time_point> next_deadline() const override {
@@ -471,6 +473,8 @@ class RendezvousCoordinator : public Coordinator {
     join.interfaces = interfaces_;
     join.probe_port = responder_ ? static_cast<std::uint32_t>(responder_->port()) : 0;
     join.free_port = free_port();
+    // Only between rounds: before the first, a problem is a preflight's.
+    if (round > 0 && health_problem_) join.health_error = *health_problem_;
     // A re-join on a proved link needs no proof: its seal is one.
     join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
     return join;
@@ -852,6 +856,8 @@ class RendezvousCoordinator : public Coordinator {
   // The last World (who trained, who stood by, where each launcher is) and
   // timeline: what a take-over of the rendezvous starts from.
   std::optional<World> last_world_;
+  // The health check this launcher failed before the round it joins next (report_health).
+  std::optional<std::string> health_problem_;
   // No slot of its own at the start: node 0's service gives one (kAnySlot).
   bool by_arrival_ = false;
   std::vector<std::string> last_timeline_;

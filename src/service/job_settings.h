@@ -54,6 +54,11 @@ struct JobSettings {
   // How often a waiting launcher says so: node 0 naming whom it waits for,
   // the others while they cannot reach node 0.
   WaitingSchedule waiting_lines;
+  // --health-check: the command each launcher runs before it joins a round
+  // after the first (launch/health_check), and how long it may take. Node
+  // 0's service only hears the result (JoinMessage::health_error).
+  std::optional<std::string> health_check;
+  std::chrono::milliseconds health_check_timeout{60'000};
 };
 
 }  // namespace dlaunch::rendezvous

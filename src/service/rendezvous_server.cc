@@ -471,6 +471,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
                             static_cast<int>(join.free_port)};
     survey_.add_host(rank, join.host, join.interfaces, join.probe_port);
     if (late) return stand_by_late(peer);
+    if (!join.health_error.empty() && !bench_unhealthy(rank, join)) return;
     joined_.insert(rank);
     maybe_start_round();
   }
@@ -1069,6 +1070,29 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
                                     name(*launchers_[*failed_slot]), streak, settings_.job.node_fail_limit);
     log(event);
     add_to_timeline(event);
+    return true;
+  }
+
+  // SLOT's launcher failed a health check between rounds (JOIN's
+  // health_error): benched as the gate benches a bad node, when enough
+  // launchers are left to train (spares, --min-nodes); else the job stops,
+  // naming it. False when the job stopped.
+  bool bench_unhealthy(int slot, const JoinMessage& join) {
+    if (benched_.count(slot) > 0) return true;  // benched before: it stays so
+    const std::string what = fmt::format("node {} ({}) failed its health check before round {}: {}", slot,
+                                         join.host, join.round, join.health_error);
+    if (candidates_left() - 1 < std::max(1, min_nodes())) {
+      abort_job(fmt::format("{}. No spare is left to take its place and the job needs {} node(s) (--min-nodes), "
+                            "so it stops; fix or replace that node, or give --spare-nodes",
+                            what, std::max(1, min_nodes())),
+                nullptr, -1);  // its launcher holds SLOT now: told with every launcher
+      return false;
+    }
+    const bool spare_left = candidates_left() - 1 >= settings_.job.nnodes;
+    benched_.insert(slot);
+    log(fmt::format("{}; it is benched and {}", what,
+                    spare_left ? "a spare takes its place" : "the job goes on with fewer nodes (--min-nodes)"));
+    add_to_timeline(fmt::format("health check: {} (slot {}) benched: {}", join.host, slot, join.health_error));
     return true;
   }
 

@@ -56,11 +56,12 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
   // As --name=value: a value that starts with '-' (a --prefix template
   // such as "--> ") would otherwise be refused on the nodes as a missing
   // value (util/missing_value.h).
-  for (const char* name : {"python", "tee", "redirects", "prefix"}) {
+  for (const char* name : {"python", "tee", "redirects", "prefix", "health-check"}) {
     if (auto value = settings.string(name)) args.push_back(fmt::format("--{}={}", name, *value));
   }
   for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "heartbeat-timeout", "min-nodes",
-                           "node-fail-limit", "hang-timeout", "straggler-lag", "stack-timeout", "gate-timeout"}) {
+                           "node-fail-limit", "hang-timeout", "straggler-lag", "stack-timeout", "gate-timeout",
+                           "health-check-timeout"}) {
     if (auto value = settings.integer(name))
       args.insert(args.end(), {std::string("--") + name, std::to_string(*value)});
   }

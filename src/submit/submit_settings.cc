@@ -129,6 +129,12 @@ const std::vector<Key>& submit_keys() {
        "Seconds of silence after which a node (frozen, cut off, powered off) counts as lost: the job "
        "stops, or a spare takes its place (dlaunch run --heartbeat-timeout; default 30)",
        "Reliability", "SECONDS", {1, kWeek}},
+      {"health-check", ValueKind::kString,
+       "Before each restart every node runs CMD; a node whose check fails is benched for a spare, or "
+       "the job stops naming it (dlaunch run --health-check)", "Reliability", "CMD"},
+      {"health-check-timeout", ValueKind::kInteger,
+       "Seconds health-check may run before it is killed and fails (dlaunch run --health-check-timeout; "
+       "default 60)", "Reliability", "SECONDS", {1, kWeek}},
       {"tee", ValueKind::kString, "dlaunch run --tee on every node", "Output", "0|1|2|3|MAP"},
       {"redirects", ValueKind::kString, "dlaunch run --redirects on every node",
        "Output", "0|1|2|3|MAP"},

@@ -141,7 +141,7 @@ void describe_signed(auto& io, Is<JoinMessage> auto& message) {
      message.nproc, message.host, message.dlaunch_version, message.allow_uneven, message.preflight_error,
      message.observer);
   transfer_interfaces(io, message.interfaces);
-  io(message.probe_port, message.free_port);
+  io(message.probe_port, message.free_port, message.health_error);
 }
 void describe(auto& io, Is<SealedJoinMessage> auto& message) { io(message.nonce, message.slot, message.sealed); }
 void describe(auto& io, Is<WelcomeMessage> auto& message) { io(message.heartbeat_timeout_ms, message.slot); }

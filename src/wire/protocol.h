@@ -51,7 +51,9 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 // 9: node ranks by arrival (torchrun's c10d rendezvous without
 //    --node-rank): a Join may ask for any free slot (kAnySlot), and the
 //    Welcome says which slot the launcher has.
-inline constexpr std::uint16_t kVersion = 9;
+// 10: health checks between rounds: a Join after the first round carries
+//    the launcher's failed check (health_error), and node 0 benches it.
+inline constexpr std::uint16_t kVersion = 10;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // A Join's slot when the launcher has none yet: node 0's service gives it
@@ -176,6 +178,10 @@ struct JoinMessage {
   std::vector<net::Interface> interfaces;
   std::uint32_t probe_port = 0;
   std::uint32_t free_port = 0;
+  // Non-empty in a Join of a round after the first: this node failed a
+  // health check between rounds (launch/health_check), one line naming the
+  // check and why. Node 0 benches it for a spare, or stops the job.
+  std::string health_error;
 };
 
 // The bytes of JOIN that its proof covers: everything but the proof.

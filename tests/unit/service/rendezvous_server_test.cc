@@ -920,6 +920,72 @@ TEST(RendezvousServer, ANodeThatFailsFirstRoundAfterRoundIsBenchedForASpare) {
       << service.joined_log();
 }
 
+// Round 0 of nodes 0 and 1 (SPARES stand by) fails on node 1; every
+// launcher hears the restart verdict.
+void fail_round_zero(Client& node0, Client& node1, Client* spare, int spares) {
+  join_with_spares(node0, 0, 2, spares);
+  join_with_spares(node1, 1, 2, spares);
+  if (spare) join_with_spares(*spare, 2, 2, spares);
+  receive_world(node0);
+  receive_world(node1);
+  if (spare) receive_world(*spare);
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, outcome_of(worker_failure(1, 1, 1))}));
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  EXPECT_EQ(receive_verdict(node0).kind, Verdict::Kind::kRestart);
+  EXPECT_EQ(receive_verdict(node1).kind, Verdict::Kind::kRestart);
+  if (spare) {
+    EXPECT_EQ(receive_verdict(*spare).kind, Verdict::Kind::kRestart);
+  }
+}
+
+void join_unhealthy(Client& client, int slot, int spares, const std::string& why) {
+  JoinMessage join = client.join_message("job", slot, 2, 1, 1);
+  join.spare_nodes = static_cast<std::uint32_t>(spares);
+  join.health_error = why;
+  client.send_join(join);
+}
+
+TEST(RendezvousServer, ANodeThatFailsItsHealthCheckBetweenRoundsIsBenchedForASpare) {
+  Service service = spare_service(2, 1, 2);
+  Client node0(service.port), node1(service.port), spare(service.port);
+  ASSERT_NO_FATAL_FAILURE(fail_round_zero(node0, node1, &spare, 1));
+  join_with_spares(node0, 0, 2, 1, 1);
+  join_unhealthy(node1, 1, 1, "health check 'disk' failed on host1: full");
+  join_with_spares(spare, 2, 2, 1, 1);
+  World second = receive_world(node0);
+  EXPECT_EQ(second.node_slots, (std::vector<int>{0, 2})) << "the spare holds node rank 1";
+  EXPECT_EQ(second.benched_slots, (std::vector<int>{1}));
+  World benched = receive_world(node1);
+  EXPECT_FALSE(benched.node_rank_of(1)) << "the unhealthy node stands by, benched";
+  EXPECT_TRUE(contains(service.joined_log(),
+                       "node 1 (host1) failed its health check before round 1: health check 'disk' failed on "
+                       "host1: full; it is benched"))
+      << service.joined_log();
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{1, outcome_of(std::nullopt)}));
+  receive_world(spare);
+  spare.send(MessageType::kOutcome, encode(OutcomeMessage{1, outcome_of(std::nullopt)}));
+  Verdict done = receive_verdict(node0);
+  EXPECT_EQ(done.kind, Verdict::Kind::kSucceeded);
+  bool named = false;
+  for (const auto& event : done.timeline) named |= contains(event, "health check: host1 (slot 1) benched");
+  EXPECT_TRUE(named) << "the timeline names the benched node";
+}
+
+TEST(RendezvousServer, WithoutASpareAFailedHealthCheckStopsTheJobNamingTheNode) {
+  Service service = spare_service(2, 0, 2);
+  Client node0(service.port), node1(service.port);
+  ASSERT_NO_FATAL_FAILURE(fail_round_zero(node0, node1, nullptr, 0));
+  join_with_spares(node0, 0, 2, 0, 1);
+  join_unhealthy(node1, 1, 0, "health check 'gpu-memory' failed on host1: GPU 0: 40000 MiB");
+  const std::string expected =
+      "node 1 (host1) failed its health check before round 1: health check 'gpu-memory' failed on host1";
+  std::string told0 = reason_of(node0.receive());
+  EXPECT_TRUE(contains(told0, expected)) << told0;
+  EXPECT_TRUE(contains(told0, "No spare is left")) << told0;
+  EXPECT_TRUE(contains(reason_of(node1.receive()), expected));
+}
+
 TEST(RendezvousServer, LaunchersMustAgreeOnTheSpareCount) {
   Service service = spare_service(2, 1, 0);
   Client node0(service.port), node1(service.port);

@@ -211,3 +211,16 @@ TEST_F(SubmitConfigFileTest, HeartbeatTimeoutKey) {
 }
 
 }  // namespace dlaunch::submit
+
+namespace dlaunch::submit {
+// The site's health check from dlaunch.toml reaches every launcher's dlaunch run.
+TEST_F(SubmitConfigFileTest, HealthCheckKeys) {
+  SubmitSettings settings =
+      read("[defaults]\nhealth-check = \"/opt/site/prolog --quick\"\nhealth_check_timeout = 30\n");
+  JobRequest request = request_for(settings);
+  std::string args = util::shell_join(request.run_args);
+  EXPECT_NE(args.find("'--health-check=/opt/site/prolog --quick'"), std::string::npos) << args;
+  EXPECT_NE(args.find("--health-check-timeout 30"), std::string::npos) << args;
+}
+
+}  // namespace dlaunch::submit
