@@ -93,6 +93,7 @@ std::string signature_of(const Failure& failure, const Diagnosis& diagnosis) {
 
 Diagnosis diagnose(const Failure& failure) {
   Diagnosis diagnosis;
+  diagnosis.exit_code = failure.exit_code;
   read_exception(failure, diagnosis);
   if (const Signature* row = matching_row(failure, !diagnosis.exception_type.empty())) {
     diagnosis.kind = row->kind;
@@ -108,6 +109,7 @@ std::string short_name(const Diagnosis& diagnosis) {
   std::string what = diagnosis.kind == FailureKind::kPythonException && !diagnosis.exception_type.empty()
                          ? diagnosis.exception_type
                          : std::string(kind_name(diagnosis.kind));
+  if (diagnosis.kind == FailureKind::kExitCode) what = fmt::format("exit code {}", diagnosis.exit_code);
   if (diagnosis.user_frame)
     return fmt::format("{} at {}:{}", what, diagnosis.user_frame->file, diagnosis.user_frame->line);
   return what;

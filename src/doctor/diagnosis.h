@@ -19,6 +19,7 @@ namespace dlaunch::doctor {
 
 struct Diagnosis {
   FailureKind kind = FailureKind::kExitCode;
+  int exit_code = 0;  // the failure's, for a name when nothing better is known
   bool consequence = false;  // a cascade of another rank's failure
   std::string exception_type;   // "ValueError"; empty without a Python exception
   std::string exception_message;

@@ -1,5 +1,6 @@
 #include "rendezvous/local_coordinator.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include "forensics/saved_report.h"
@@ -20,9 +21,20 @@ LocalCoordinator::LocalCoordinator(std::string master_addr, std::optional<int> w
       forensics_(std::move(forensics)),
       stop_repeated_failures_(stop_repeated_failures) {}
 
+namespace {
+
+std::optional<std::int64_t> highest_step(const std::vector<RankStep>& steps) {
+  std::optional<std::int64_t> top;
+  for (const RankStep& step : steps) top = std::max(top.value_or(step.step), step.step);
+  return top;
+}
+
+}  // namespace
+
 World LocalCoordinator::join(int round) {
   round_ = round;
   round_start_ = util::Clock::now();
+  top_step_.reset();
   World world;
   world.round = round;
   world.nproc_per_node = {nproc_};
@@ -39,6 +51,9 @@ World LocalCoordinator::join(int round) {
 }
 
 void LocalCoordinator::watch_progress(const ProgressSource* source) {
+  // The round's last word on steps, before the supervisor's tracker goes:
+  // the repeated-failure rule weighs them in finish().
+  if (source == nullptr && progress_ != nullptr) top_step_ = highest_step(progress_->steps());
   progress_ = source;
   if (source == nullptr) return;
   auto now = util::Clock::now();
@@ -105,7 +120,7 @@ Verdict LocalCoordinator::finish(const NodeOutcome& outcome) {
   if (hang_failure_ && !judged.failure) judged.failure = hang_failure_;
   RoundEnd end{{judged}, judged.failure, false, round_, max_restarts_};
   double seconds = std::chrono::duration<double>(util::Clock::now() - round_start_).count();
-  if (stop_repeated_failures_ && !judged.succeeded) end.repeated = repeats_.judge(judged.failure, round_, seconds);
+  if (stop_repeated_failures_ && !judged.succeeded) end.repeated = repeats_.judge(judged.failure, round_, seconds, top_step_);
   return decide_verdict(end);
 }
 

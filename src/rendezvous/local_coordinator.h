@@ -56,6 +56,7 @@ class LocalCoordinator : public Coordinator {
   bool stop_repeated_failures_;
   doctor::RepeatGuard repeats_;
   util::Clock::time_point round_start_{};
+  std::optional<std::int64_t> top_step_;  // the round's highest step reported, for repeats_
 };
 
 }  // namespace dlaunch::rendezvous

@@ -41,6 +41,20 @@ TEST(RepeatGuard, RestartsWhatDiffersOrProgressed) {
   EXPECT_FALSE(guard.judge(value_error(2, 13), 4, 1.0));
 }
 
+TEST(RepeatGuard, StepsWeighProgressWhereBothAttemptsReportedThem) {
+  RepeatGuard guard;
+  EXPECT_FALSE(guard.judge(value_error(2, 12), 0, 100.0, 1200));
+  EXPECT_FALSE(guard.judge(value_error(2, 12), 1, 100.0, 1500)) << "further along, in the same time";
+  auto why = guard.judge(value_error(2, 12), 2, 300.0, 1500);
+  ASSERT_TRUE(why) << "no step further, however long it took";
+  EXPECT_NE(why->find("(step 1500, then step 1500)"), std::string::npos) << *why;
+  RepeatGuard fresh;
+  EXPECT_FALSE(fresh.judge(value_error(2, 12), 0, 1.0));
+  why = fresh.judge(value_error(2, 12), 1, 1.0);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("before any step"), std::string::npos) << *why;
+}
+
 TEST(RepeatGuard, TransientKindsAreAlwaysRestarted) {
   RepeatGuard guard;
   rendezvous::Failure lost;

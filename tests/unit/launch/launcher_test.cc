@@ -178,7 +178,7 @@ TEST_F(LauncherTest, TheSameFailureTwiceStopsWithTheDeterministicCode) {
                         /*max_restarts=*/3));
   EXPECT_EQ(code, util::kExitDeterministic);
   EXPECT_EQ(file("count.1"), "0\n1\n");
-  EXPECT_TRUE(contains(output_, "not retrying: the same exit code in attempts 0 and 1")) << output_;
+  EXPECT_TRUE(contains(output_, "not retrying: the same exit code 5 in attempts 0 and 1")) << output_;
 }
 
 // The first round fails (rank 0, once rank 1 has written its count), the

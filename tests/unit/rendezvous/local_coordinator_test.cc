@@ -7,8 +7,8 @@
 #include <string>
 
 #include "util/error.h"
-#include "util/socket.h"
 #include "util/exit_codes.h"
+#include "util/socket.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -79,6 +79,26 @@ class FixedProgress : public ProgressSource {
   util::Clock::time_point last_progress() const override { return last; }
   std::vector<RankStep> steps() const override { return steps_now; }
 };
+
+// The repeated-failure rule weighs the steps the round reported before
+// its tracker went: further along is progress, the same step is not.
+TEST(LocalCoordinator, ARepeatedFailureStopsUnlessTheRoundGotFurther) {
+  LocalCoordinator coordinator("127.0.0.1", std::nullopt, 2, "run-1", 5);
+  FixedProgress progress;
+  auto round_reaching = [&](int round, std::int64_t step) {
+    coordinator.join(round);
+    progress.steps_now = {{0, step}, {1, step - 1}};
+    coordinator.watch_progress(&progress);
+    coordinator.watch_progress(nullptr);
+    return coordinator.finish(failed_worker());
+  };
+  EXPECT_EQ(round_reaching(0, 100).kind, Verdict::Kind::kRestart);
+  EXPECT_EQ(round_reaching(1, 200).kind, Verdict::Kind::kRestart) << "step 200 is further than 100";
+  Verdict stopped = round_reaching(2, 200);
+  EXPECT_EQ(stopped.kind, Verdict::Kind::kFailed);
+  EXPECT_EQ(stopped.exit_code, util::kExitDeterministic);
+  EXPECT_NE(stopped.not_restarted.find("(step 200, then step 200)"), std::string::npos) << stopped.not_restarted;
+}
 
 ForensicsSettings hang_after(std::chrono::milliseconds timeout, std::vector<std::string>* lines,
                              const std::string& folder = "") {
