@@ -41,7 +41,8 @@ export DIR=$TEST_DIR
 
 section "(a) rank 2 of 4 raises the same ValueError on every attempt: two attempts, exit 3"
 reset_markers
-BAD_RANK=2 expect_exit 3 "$DLAUNCH" run --nproc-per-node 4 --max-restarts 5 -- "$PYTHON" "$BUGGY"
+BAD_RANK=2 expect_exit 3 "$DLAUNCH" run --nproc-per-node 4 --max-restarts 5 --log-dir "$TEST_DIR/logs_a" \
+  -- "$PYTHON" "$BUGGY"
 expect_eq "two attempts were made, not six" 2 "$(attempts_made)"
 summary=$(cat "$ERR")
 expect_contains "the root is rank 2's ValueError at its line" "$summary" \
@@ -50,6 +51,12 @@ expect_contains "the other ranks are counted as its cascade" "$summary" "3 ranks
 expect_contains "dlaunch says why it does not retry" "$summary" \
   "not retrying: the same ValueError at $BUGGY:$LOAD_CONFIG_LINE in attempts 0 and 1"
 expect_contains "the root's traceback is shown" "$summary" "in load_config"
+expect_exit 0 "$DLAUNCH" status "$TEST_DIR/logs_a"
+expect_contains "status leads with the root" "$(cat "$OUT")" "root cause: rank 2: ValueError at $BUGGY:$LOAD_CONFIG_LINE"
+expect_exit 0 "$DLAUNCH" status "$TEST_DIR/logs_a" --json
+root=$("$PYTHON" -c 'import json, sys; r = json.load(sys.stdin)["root"]
+print(r["rank"], r["kind"], r["exception"], r["line"], r["consequences"], r["traceback"][-1])' <"$OUT")
+expect_eq "status --json has the root" "2 python_exception ValueError $LOAD_CONFIG_LINE 3 ValueError: learning rate must be positive (rank 2)" "$root"
 no_leftovers
 
 section "(b) a failure on attempt 0 only is restarted and the job completes"
