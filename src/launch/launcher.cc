@@ -351,8 +351,12 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
       outcome.preempted = true;
     const bool rank0 = node_rank == 0;
     // After a preemption warning the job goes back to the queue whatever its
-    // workers' codes (they may exit non-zero on the signal); never restarted here.
-    if (outcome.preempted && config.requeue && rank0) return requeue(environment);
+    // workers' codes (they may exit non-zero on the signal); never restarted
+    // here. Not a job that already failed the same way twice
+    // (util::kExitDeterministic): a requeue would only repeat the bug.
+    const bool deterministic =
+        verdict.kind == rendezvous::Verdict::Kind::kFailed && verdict.exit_code == util::kExitDeterministic;
+    if (outcome.preempted && config.requeue && rank0 && !deterministic) return requeue(environment);
     // Once per job, not once per node (launch/report_duty.h).
     const bool speaks = speaks_for_job(config.topology.launchers(), node_rank, verdict);
     if (verdict.kind == rendezvous::Verdict::Kind::kRestart) {
