@@ -148,7 +148,7 @@ void describe(auto& io, Is<WelcomeMessage> auto& message) { io(message.heartbeat
 void describe(auto& io, Is<TextMessage> auto& message) { io(message.round, message.reason); }
 void describe(auto& io, Is<OutcomeMessage> auto& message) {
   io(message.round, message.outcome.succeeded, message.outcome.stop_signal, message.outcome.preempted,
-     message.outcome.failure);
+     message.outcome.failure, message.outcome.consequences);
 }
 void describe(auto& io, Is<CaptureMessage> auto& message) { io(message.round, message.id, message.hang); }
 void describe(auto& io, Is<StacksMessage> auto& message) { io(message.id, message.stacks); }
@@ -411,7 +411,7 @@ std::string encode(const VerdictMessage& message) {
   Writer writer;
   writer.u32(message.round).u8(static_cast<std::uint8_t>(message.verdict.kind));
   writer(message.verdict.exit_code, message.verdict.failure, message.verdict.not_restarted, message.verdict.timeline,
-         message.verdict.stepped_aside);
+         message.verdict.stepped_aside, message.verdict.consequences);
   return writer.take();
 }
 
@@ -423,7 +423,7 @@ VerdictMessage decode_verdict(std::string_view payload) {
   if (kind > 2) throw ProtocolError(fmt::format("unknown verdict kind {}", kind));
   message.verdict.kind = static_cast<Verdict::Kind>(kind);
   reader(message.verdict.exit_code, message.verdict.failure, message.verdict.not_restarted, message.verdict.timeline,
-         message.verdict.stepped_aside);
+         message.verdict.stepped_aside, message.verdict.consequences);
   reader.finish();
   return message;
 }

@@ -53,7 +53,9 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 //    Welcome says which slot the launcher has.
 // 10: health checks between rounds: a Join after the first round carries
 //    the launcher's failed check (health_error), and node 0 benches it.
-inline constexpr std::uint16_t kVersion = 10;
+// 11: the failure doctor: an Outcome counts its node's workers that failed
+//    as a consequence (NodeOutcome::consequences), a Verdict the job's.
+inline constexpr std::uint16_t kVersion = 11;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // A Join's slot when the launcher has none yet: node 0's service gives it

@@ -72,8 +72,8 @@ struct NodeOutcome {
   int stop_signal = 0;             // the launcher was told to stop by this signal
   bool preempted = false;          // the preemption signal arrived during the round
   // Workers of this node that failed too, as a consequence of that one
-  // (stopped by dlaunch, or lost a peer). Not on the wire: a multi-node
-  // job counts only whole nodes (issue 27).
+  // or of another node's (stopped by dlaunch, or lost a peer). On the wire
+  // since protocol 11.
   int consequences = 0;
 };
 
@@ -99,9 +99,9 @@ struct Verdict {
   // node 0, or was told to stop while waiting for the verdict. Nobody else
   // then speaks for this node (launch/report_duty.h). Never on the wire.
   bool decided_here = false;
-  // The failures that followed the root failure as a consequence ("3 ranks failed as a
-  // consequence"). Not on the wire: a launcher that hears the verdict from
-  // node 0's service counts only its own node's.
+  // The failures that followed the root failure as a consequence ("3
+  // ranks failed as a consequence"), every node's. On the wire since
+  // protocol 11.
   int consequences = 0;
 };
 

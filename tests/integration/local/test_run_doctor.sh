@@ -130,6 +130,7 @@ node0_err=$(cat "$TEST_DIR/node0.err")
 expect_contains "node 0's summary names rank 2's ValueError as root" "$node0_err" \
   "root cause: rank 2: ValueError at $BUGGY:$LOAD_CONFIG_LINE"
 expect_contains "node 0 says why it does not retry" "$node0_err" "not retrying: the same ValueError"
+expect_contains "both nodes' stopped ranks are counted (protocol 11)" "$node0_err" "3 ranks failed as a consequence"
 no_leftovers
 
 finish

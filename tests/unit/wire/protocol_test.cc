@@ -212,7 +212,9 @@ TEST(Protocol, VerdictCarriesWhyItDidNotRestartAndTheTimeline) {
   failed.not_restarted = "no spare left: 1 node remains, and the job needs at least 2 (--min-nodes)";
   failed.timeline = {"2026-12-03T10:00:00 lost contact with the launcher of node02",
                      "2026-12-03T10:00:05 round 1: node04 (spare) takes node rank 1; restart 1/3", ""};
+  failed.consequences = 3;
   auto decoded = decode_verdict(encode(VerdictMessage{1, failed}));
+  EXPECT_EQ(decoded.verdict.consequences, 3);
   EXPECT_EQ(decoded.verdict.not_restarted, failed.not_restarted);
   EXPECT_EQ(decoded.verdict.timeline, failed.timeline);
   EXPECT_FALSE(decoded.verdict.failure);
@@ -225,7 +227,9 @@ TEST(Protocol, OutcomeCarriesThePreemptionWarning) {
   NodeOutcome outcome;
   outcome.stop_signal = 15;
   outcome.preempted = true;
+  outcome.consequences = 7;
   auto decoded = decode_outcome(encode(OutcomeMessage{4, outcome}));
+  EXPECT_EQ(decoded.outcome.consequences, 7);
   EXPECT_EQ(decoded.round, 4u);
   EXPECT_EQ(decoded.outcome.stop_signal, 15);
   EXPECT_TRUE(decoded.outcome.preempted);
