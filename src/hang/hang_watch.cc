@@ -8,7 +8,8 @@
 
 namespace dlaunch::rendezvous {
 
-HangWatch::HangWatch(HangSettings settings, int nodes, util::Clock::time_point start) : settings_(settings) {
+HangWatch::HangWatch(HangSettings settings, int nodes, util::Clock::time_point start)
+    : settings_(settings), start_(start) {
   for (int node = 0; node < nodes; ++node) nodes_[node] = Node{"", start, {}};
 }
 
@@ -19,14 +20,23 @@ void HangWatch::update(int node_rank, const std::string& host, util::Clock::time
   found->second.host = host;
   // A report that arrives late never moves a node back in time.
   found->second.last_progress = std::max(found->second.last_progress, last_progress);
+  if (!steps.empty()) first_step_seen_ = true;
   found->second.steps = std::move(steps);
 }
 
-std::optional<util::Clock::time_point> HangWatch::due() const {
-  if (declared_ || settings_.hang_timeout.count() <= 0 || nodes_.empty()) return std::nullopt;
+util::Clock::time_point HangWatch::latest_progress() const {
   util::Clock::time_point latest{};
   for (const auto& [rank, node] : nodes_) latest = std::max(latest, node.last_progress);
-  return latest + settings_.hang_timeout;
+  return latest;
+}
+
+bool HangWatch::starting() const { return !first_step_seen_ && settings_.startup_timeout.count() > 0; }
+
+std::optional<util::Clock::time_point> HangWatch::due() const {
+  if (declared_ || settings_.hang_timeout.count() <= 0 || nodes_.empty()) return std::nullopt;
+  auto due = latest_progress() + settings_.hang_timeout;
+  if (starting()) due = std::max(due, start_ + settings_.startup_timeout);
+  return due;
 }
 
 bool HangWatch::hung(util::Clock::time_point now) const {
@@ -35,12 +45,15 @@ bool HangWatch::hung(util::Clock::time_point now) const {
 }
 
 std::string HangWatch::declare(util::Clock::time_point now) {
-  util::Clock::time_point latest{};
-  for (const auto& [rank, node] : nodes_) latest = std::max(latest, node.last_progress);
   declared_ = true;
-  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - latest).count();
-  return fmt::format("no progress for {} s on any rank (--hang-timeout {})", seconds,
-                     std::chrono::duration_cast<std::chrono::seconds>(settings_.hang_timeout).count());
+  auto seconds_of = [](auto duration) { return std::chrono::duration_cast<std::chrono::seconds>(duration).count(); };
+  auto idle = seconds_of(now - latest_progress());
+  if (starting())
+    return fmt::format("no rank reported a first step within {} s of the start (--startup-timeout {}), and "
+                       "none made progress for {} s (--hang-timeout {})",
+                       seconds_of(now - start_), seconds_of(settings_.startup_timeout), idle,
+                       seconds_of(settings_.hang_timeout));
+  return fmt::format("no progress for {} s on any rank (--hang-timeout {})", idle, seconds_of(settings_.hang_timeout));
 }
 
 std::optional<std::string> HangWatch::straggler_news() {

@@ -3,7 +3,10 @@
 // every node reports.
 //
 // The job is hung when no rank on any node has made progress for the hang
-// timeout. A straggler is a rank whose step is behind the median of all
+// timeout. Until the first step is reported (a program's start: imports,
+// loading data, compiling), a longer start-up timeout may apply instead, so
+// that a short steady-state hang timeout does not stop a slow start. A
+// straggler is a rank whose step is behind the median of all
 // reported steps by more than the straggler lag. Pure: times and reports
 // come in, decisions go out.
 #pragma once
@@ -24,6 +27,10 @@ namespace dlaunch::rendezvous {
 
 struct HangSettings {
   std::chrono::milliseconds hang_timeout{0};  // 0: never hung
+  // --startup-timeout: until any rank reports its first step, the job is
+  // not hung before this long after the round's start (0: the hang
+  // timeout alone). Never shorter than the hang timeout (launch_config).
+  std::chrono::milliseconds startup_timeout{0};
   std::int64_t straggler_lag = 0;             // 0: stragglers are not looked for
 };
 
@@ -67,7 +74,14 @@ class HangWatch {
     util::Clock::time_point last_progress;
     std::vector<RankStep> steps;
   };
+  // The time the last progress anywhere allows; when no step came yet, the
+  // start-up timeout's end too, whichever is later.
+  util::Clock::time_point latest_progress() const;
+  bool starting() const;
+
   HangSettings settings_;
+  util::Clock::time_point start_;
+  bool first_step_seen_ = false;
   std::map<int, Node> nodes_;
   bool declared_ = false;
   std::vector<int> last_stragglers_;

@@ -77,6 +77,13 @@ constexpr JobOption kJobOptions[] = {
      "(exit code 124) (default 0: never)",
      [](JobSettings& job, const Setting& value) { job.forensics.hang.hang_timeout = parse_seconds(value); },
      [](const JobSettings& job) { return seconds_of(job.forensics.hang.hang_timeout); }},
+    {"startup-timeout", kHangs, "SECONDS",
+     "Until any rank reports its first step on $DLAUNCH_PROGRESS_FD, the job is not hung before this "
+     "many seconds after its start: a slow start (imports, loading, compiling) on a loaded node does "
+     "not trip a short --hang-timeout (needs --hang-timeout, and must be longer; default 0: "
+     "--hang-timeout from the start)",
+     [](JobSettings& job, const Setting& value) { job.forensics.hang.startup_timeout = parse_seconds(value); },
+     [](const JobSettings& job) { return seconds_of(job.forensics.hang.startup_timeout); }},
     {"straggler-lag", kHangs, "STEPS",
      "Name a rank as a straggler while it is more than this many steps behind the median step "
      "(needs steps on $DLAUNCH_PROGRESS_FD; default 0: off)",

@@ -365,6 +365,23 @@ void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
 
 // What the job options (launch/job_options.h) cannot check alone, as
 // they need another option or the topology.
+// --startup-timeout lengthens --hang-timeout's first phase: without a hang
+// timeout, or shorter than it, it would change nothing.
+void check_startup_timeout(const rendezvous::HangSettings& hang, const std::map<std::string, Setting>& given) {
+  auto startup = given.find("startup-timeout");
+  if (startup == given.end()) return;
+  auto seconds = [](auto duration) { return std::chrono::duration_cast<std::chrono::seconds>(duration).count(); };
+  if (hang.hang_timeout.count() <= 0)
+    throw util::UsageError(fmt::format("{} needs --hang-timeout: it lengthens the hang timeout until the "
+                                       "first step, and without one the job is never judged hung",
+                                       startup->second.source));
+  if (hang.startup_timeout <= hang.hang_timeout)
+    throw util::UsageError(fmt::format("{} {} must be longer than --hang-timeout {}: the start-up phase may "
+                                       "only take longer; give more seconds, or drop it",
+                                       startup->second.source, seconds(hang.startup_timeout),
+                                       seconds(hang.hang_timeout)));
+}
+
 void check_job_options(const LaunchConfig& config, const RunOptions& options) {
   auto given = [&](const char* name) { return options.job.find(name); };
   if (auto min_nodes = given("min-nodes"); min_nodes != options.job.end() && config.job.min_nodes > config.job.nnodes)
@@ -372,6 +389,7 @@ void check_job_options(const LaunchConfig& config, const RunOptions& options) {
                                        config.job.nnodes, min_nodes->second.value));
   if (given("gate-timeout") != options.job.end() && !config.job.gate.enabled)
     throw util::UsageError("--gate-timeout needs --gate");
+  check_startup_timeout(config.job.forensics.hang, options.job);
 }
 
 // The job's shared settings: the job options as given, then the

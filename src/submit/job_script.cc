@@ -60,8 +60,8 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
     if (auto value = settings.string(name)) args.push_back(fmt::format("--{}={}", name, *value));
   }
   for (const char* name : {"max-restarts", "shutdown-timeout", "rdzv-timeout", "heartbeat-timeout", "min-nodes",
-                           "node-fail-limit", "hang-timeout", "straggler-lag", "stack-timeout", "gate-timeout",
-                           "health-check-timeout"}) {
+                           "node-fail-limit", "hang-timeout", "startup-timeout", "straggler-lag", "stack-timeout",
+                           "gate-timeout", "health-check-timeout"}) {
     if (auto value = settings.integer(name))
       args.insert(args.end(), {std::string("--") + name, std::to_string(*value)});
   }
@@ -460,11 +460,21 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
     refuse_under_task_launch(settings, "gate", settings.flag("gate"), "check the nodes first");
     refuse_under_task_launch(settings, "hang-timeout", settings.integer("hang-timeout").has_value(),
                              "watch the workers' progress");
+    refuse_under_task_launch(settings, "startup-timeout", settings.integer("startup-timeout").has_value(),
+                             "watch the workers' progress");
     refuse_under_task_launch(settings, "heartbeat-timeout", settings.integer("heartbeat-timeout").has_value(),
                              "keep a heartbeat between the nodes");
   }
   if (settings.integer("gate-timeout") && !settings.flag("gate"))
     throw util::InputError(fmt::format("gate-timeout (from {}) needs gate", settings.find("gate-timeout")->source));
+  if (auto startup = settings.integer("startup-timeout")) {
+    // Refused now, as every launcher would refuse it when the job starts.
+    auto hang = settings.integer("hang-timeout").value_or(0);
+    if (hang <= 0 || *startup <= hang)
+      throw util::InputError(fmt::format("startup-timeout {} (from {}) lengthens hang-timeout until the first "
+                                         "step: it needs hang-timeout, and must be longer than it ({})",
+                                         *startup, settings.find("startup-timeout")->source, hang));
+  }
   request.gate = settings.flag("gate");
   request.min_nodes = settings.bounded_integer("min-nodes").value_or(request.nodes);
   if (request.min_nodes > request.nodes)

@@ -45,6 +45,10 @@ const std::vector<Key>& submit_keys() {
        "Seconds without progress on any rank after which the job is hung: every worker's stack is "
        "captured into the submission folder, then the job stops (exit code 124; dlaunch run "
        "--hang-timeout; --launch node only)", "Hangs and stacks", "SECONDS", {0, kWeek}},
+      {"startup-timeout", ValueKind::kInteger,
+       "With hang-timeout: until any rank reports its first step, the job is not hung before this many "
+       "seconds after its start (dlaunch run --startup-timeout; longer than hang-timeout)",
+       "Hangs and stacks", "SECONDS", {1, kWeek}},
       {"straggler-lag", ValueKind::kInteger,
        "Name ranks more than this many progress steps behind the median while the job runs (dlaunch "
        "run --straggler-lag)", "Hangs and stacks", "STEPS", {0, kMaxSteps}},

@@ -29,6 +29,38 @@ TEST(HangWatch, TheJobIsHungOnlyWhenEveryNodeIsIdle) {
   EXPECT_FALSE(watch.hung(kStart + seconds(100)));
 }
 
+TEST(HangWatch, ASlowStartIsNotAHangUntilTheStartupTimeout) {
+  HangSettings settings = hang_after(10);
+  settings.startup_timeout = seconds(120);
+  HangWatch watch(settings, 2, kStart);
+  EXPECT_EQ(watch.due(), kStart + seconds(120)) << "no step yet: the start-up timeout holds";
+  EXPECT_FALSE(watch.hung(kStart + seconds(60)));
+  EXPECT_TRUE(watch.hung(kStart + seconds(120)));
+  EXPECT_EQ(watch.declare(kStart + seconds(120)),
+            "no rank reported a first step within 120 s of the start (--startup-timeout 120), and none made "
+            "progress for 120 s (--hang-timeout 10)");
+}
+
+TEST(HangWatch, TheFirstStepEndsTheStartupPhase) {
+  HangSettings settings = hang_after(10);
+  settings.startup_timeout = seconds(120);
+  HangWatch watch(settings, 2, kStart);
+  watch.update(0, "a", kStart + seconds(30), {});
+  EXPECT_EQ(watch.due(), kStart + seconds(120)) << "output is progress, but not a step";
+  watch.update(1, "b", kStart + seconds(40), {{2, 1}});
+  EXPECT_EQ(watch.due(), kStart + seconds(50)) << "a step: the steady-state hang timeout from now on";
+  EXPECT_TRUE(watch.hung(kStart + seconds(50)));
+  EXPECT_EQ(watch.declare(kStart + seconds(50)), "no progress for 10 s on any rank (--hang-timeout 10)");
+}
+
+TEST(HangWatch, ProgressPastTheStartupTimeoutStillCounts) {
+  HangSettings settings = hang_after(10);
+  settings.startup_timeout = seconds(20);
+  HangWatch watch(settings, 1, kStart);
+  watch.update(0, "a", kStart + seconds(18), {});
+  EXPECT_EQ(watch.due(), kStart + seconds(28)) << "the later of the two ends";
+}
+
 TEST(HangWatch, ALateReportNeverMovesANodeBack) {
   HangWatch watch(hang_after(10), 1, kStart);
   watch.update(0, "a", kStart + seconds(9), {});

@@ -28,14 +28,21 @@ std::vector<std::string> non_default(const JobOption& option) {
   return {flag, "1"};  // N: every count's default is 0 or the training size (2 here)
 }
 
+// What some options need beside them (--gate-timeout needs --gate,
+// --startup-timeout a shorter --hang-timeout), for any option but itself.
+std::vector<std::string> companions_of(std::string_view name) {
+  std::vector<std::string> args{"--nnodes", "2"};
+  if (name != "gate") args.push_back("--gate");
+  if (name != "hang-timeout") args.insert(args.end(), {"--hang-timeout", "1"});
+  return args;
+}
+
 TEST(JobOptions, EveryOptionReachesTheJobSettings) {
-  const LaunchConfig defaults = resolve({"--nnodes", "2", "--gate"});
   for (const auto& option : job_options()) {
-    std::vector<std::string> args{"--nnodes", "2"};
-    if (std::string_view(option.name) != "gate") args.push_back("--gate");
+    std::vector<std::string> args = companions_of(option.name);
+    const LaunchConfig base = resolve(args);
     for (auto& word : non_default(option)) args.push_back(word);
     const LaunchConfig given = resolve(args);
-    const LaunchConfig base = std::string_view(option.name) == "gate" ? resolve({"--nnodes", "2"}) : defaults;
     EXPECT_NE(option.show(given.job), option.show(base.job)) << option.name << " did not reach JobSettings";
   }
 }
@@ -73,6 +80,10 @@ TEST(JobOptions, ChecksThatNeedTheTopologyOrAnotherOption) {
   }
   EXPECT_THROW(resolve({"--gate-timeout", "5"}), util::UsageError);
   EXPECT_EQ(resolve({"--gate", "--gate-timeout", "5"}).job.gate.timeout, std::chrono::seconds(5));
+  EXPECT_THROW(resolve({"--startup-timeout", "600"}), util::UsageError) << "nothing to lengthen";
+  EXPECT_THROW(resolve({"--hang-timeout", "60", "--startup-timeout", "30"}), util::UsageError) << "shorter";
+  EXPECT_EQ(resolve({"--hang-timeout", "60", "--startup-timeout", "600"}).job.forensics.hang.startup_timeout,
+            std::chrono::seconds(600));
 }
 
 TEST(JobOptions, TheTopologyAndTokenReachTheJobSettingsToo) {

@@ -1043,6 +1043,20 @@ TEST(JobScriptGate, TheBenchedHostsAreCopiedForExcludeAndTheStatusKept) {
   std::filesystem::remove_all(folder);
 }
 
+TEST(JobScriptHang, TheStartupTimeoutReachesTheLaunchersOnlyBesideALongerHangTimeout) {
+  using test_support::input_error_of;
+  std::string script =
+      job_script(request_for(with({{"hang-timeout", std::int64_t{60}}, {"startup-timeout", std::int64_t{900}}})));
+  EXPECT_NE(script.find("--hang-timeout 60 --startup-timeout 900"), std::string::npos) << script;
+  EXPECT_NE(input_error_of([] { request_for(with({{"startup-timeout", std::int64_t{900}}})); })
+                .find("it needs hang-timeout, and must be longer than it (0)"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([] {
+              request_for(with({{"hang-timeout", std::int64_t{60}}, {"startup-timeout", std::int64_t{30}}}));
+            }).find("must be longer than it (60)"),
+            std::string::npos);
+}
+
 TEST(JobScriptGate, GateTimeoutNeedsTheGateAndTheGateNeedsNodeLaunch) {
   using test_support::input_error_of;
   EXPECT_NE(input_error_of([] { request_for(with({{"gate-timeout", std::int64_t{30}}})); }).find("needs gate"),
