@@ -5,6 +5,7 @@
 #include <optional>
 #include <system_error>
 
+#include "slurm/job_id.h"
 #include "util/environment.h"
 #include "util/error.h"
 
@@ -27,12 +28,12 @@ void add_output_dir_option(CLI::App& app, std::string& output_dir) {
       ->type_name("DIR");
 }
 
-std::vector<std::string> submission_dirs_for(const std::string& output_dir) {
+std::vector<std::string> submission_dirs_for(const std::string& output_dir, bool missing_is_a_typo) {
   std::optional<std::string> dir;
   if (!output_dir.empty()) dir = output_dir;
   // A folder named by hand that is not there is a typo, not "no jobs".
   std::error_code ignored;
-  if (dir && !std::filesystem::is_directory(*dir, ignored))
+  if (dir && missing_is_a_typo && !std::filesystem::is_directory(*dir, ignored))
     throw util::UsageError(fmt::format("--output-dir {}: there is no such folder; give the folder dlaunch submit "
                                        "wrote to (its --output-dir, by default slurm-outputs)",
                                        *dir));
@@ -40,7 +41,9 @@ std::vector<std::string> submission_dirs_for(const std::string& output_dir) {
 }
 
 jobs::FoundJob find_job_argument(const std::string& job, const std::string& output_dir) {
-  return jobs::find_job(job, submission_dirs_for(output_dir));
+  // Slurm may know a job id that no folder here does: asking it is worth
+  // more than a refusal of the folder (find_job says that none knows it).
+  return jobs::find_job(job, submission_dirs_for(output_dir, !slurm::is_job_id(job)));
 }
 
 }  // namespace dlaunch::cli

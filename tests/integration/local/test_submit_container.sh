@@ -33,7 +33,11 @@ expect_contains "the script says where the step runs" "$script" \
 expect_contains "the dry run names what the image must have" "$script" \
   "is dynamically linked: the image /images/pt.sqsh must have its loader"
 expect_contains "... glibc and the libraries" "$script" "libc.so.6"
-expect_not_contains "no node-local warning for a dlaunch outside /tmp" "$(cat "$ERR")" "warning"
+# A build under a node-local folder (a CI clone in /tmp) is warned of, rightly.
+case "$(readlink -f "$DLAUNCH")" in
+  /tmp/* | /var/tmp/* | /dev/shm/* | /run/*) say "  this build itself lies under a node-local folder: its warning is right, not checked" ;;
+  *) expect_not_contains "no node-local warning for a dlaunch outside /tmp" "$(cat "$ERR")" "warning" ;;
+esac
 
 section "the README's old way, --srun-arg=--container-image, works the same"
 expect_exit 0 "$DLAUNCH" submit --dry-run --output-dir out --srun-arg=--container-image=/images/pt.sqsh train.py
