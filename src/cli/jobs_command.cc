@@ -26,10 +26,8 @@ struct JobsRequest {
 void configure_app(CLI::App& app, JobsRequest& request) {
   util::set_usage(app, "dlaunch jobs [options]");
   add_output_dir_option(app, request.output_dir);
-  app.add_option("-n,--limit", request.limit, "Show the newest N submissions (0: all; default 20)")
-      ->group("Output")
-      ->type_name("N")
-      ->check(CLI::Range(0, 1 << 30).description(""));
+  util::add_count_option(app, "-n,--limit", request.limit, "Show the newest N submissions (0: all; default 20)",
+                         "Output", "N", 1 << 30);
   app.add_flag("--json", request.json, "One JSON array: each job's id, name, state, counts, times, folder")
       ->group("Output");
   util::finish_help(app, {{"dlaunch jobs", "the 20 newest submissions made from this folder"},

@@ -40,22 +40,16 @@ void configure_app(CLI::App& app, LogsArgs& args) {
   app.add_option("--rank", args.ranks, "Only these global ranks: 0, 0,3 or 0-3 (one rank: its lines without prefix)")
       ->group("Which output")
       ->type_name("LIST");
-  app.add_option("--node", args.node, "Only the ranks of node rank N (in the attempt shown)")
-      ->group("Which output")
-      ->type_name("N")
-      ->check(CLI::Range(0, 1 << 20).description(""));
-  app.add_option("--attempt", args.attempt, "Attempt K of the run (0 is the first; default: the last, after "
-                                            "any restarts)")
-      ->group("Which output")
-      ->type_name("K")
-      ->check(CLI::Range(0, 1 << 20).description(""));
+  util::add_count_option(app, "--node", args.node, "Only the ranks of node rank N (in the attempt shown)",
+                         "Which output", "N", 1 << 20);
+  util::add_count_option(app, "--attempt", args.attempt,
+                         "Attempt K of the run (0 is the first; default: the last, after any restarts)",
+                         "Which output", "K", 1 << 20);
   app.add_option("--grep", args.grep, "Only lines matching RE (POSIX extended regular expression)")
       ->group("Which output")
       ->type_name("RE");
-  app.add_option("-n,--tail", args.tail, "Only the last N lines (of the merged output)")
-      ->group("Output")
-      ->type_name("N")
-      ->check(CLI::Range(0, 1 << 24).description(""));
+  util::add_count_option(app, "-n,--tail", args.tail, "Only the last N lines (of the merged output)", "Output",
+                         "N", 1 << 24);
   app.add_flag("-f,--follow", args.follow, "Keep showing new lines until the job ends (Ctrl-C stops following)")
       ->group("Output");
   app.add_flag("--json", args.json,

@@ -200,6 +200,14 @@ void set_usage(CLI::App& app, std::string usage) {
   app.formatter(std::make_shared<HelpFormatter>(std::move(usage)));
 }
 
+CLI::Option* add_count_option(CLI::App& app, const std::string& name, int& value, const std::string& help,
+                              const std::string& group, const std::string& placeholder, int most) {
+  return app.add_option(name, value, help)
+      ->group(group)
+      ->type_name(placeholder)
+      ->check(CLI::Range(0, most).description(""));
+}
+
 void finish_help(CLI::App& app, const std::vector<HelpExample>& examples) {
   // The help and util::describe_command_line show the option text.
   for (CLI::Option* option : app.get_options()) option->option_text(placeholder_of(*option));

@@ -43,6 +43,11 @@ struct HelpExample {
 // leave out PROGRAM [ARGS...]), and gives it dlaunch's help layout.
 void set_usage(CLI::App& app, std::string usage);
 
+// A whole-number option NAME of APP into VALUE, from 0 to MOST, shown under
+// GROUP as PLACEHOLDER (no range in the help text: HELP says what it means).
+CLI::Option* add_count_option(CLI::App& app, const std::string& name, int& value, const std::string& help,
+                              const std::string& group, const std::string& placeholder, int most);
+
 // Call last, after every option: puts -h,--help in a heading of its own at
 // the end and appends an "Examples:" section to APP's footer.
 void finish_help(CLI::App& app, const std::vector<HelpExample>& examples);
