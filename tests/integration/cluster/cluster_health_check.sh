@@ -2,11 +2,8 @@
 # Health checks between restarts on the real multi-node Slurm test cluster
 # (tests/cluster/up; issue 27's acceptance): a failing --health-check
 # benches its node for a spare between rounds.
-#
-# NOT RUN YET: written beside tests/integration/local/test_run_health_check.sh
-# (which runs the same story with three launchers on one machine) by a
-# session that could not bring the cluster up (it needs root). Run it on the
-# bed before trusting it.
+# tests/integration/local/test_run_health_check.sh runs the same story with
+# three launchers on one machine.
 #
 #   1  --nodes 2 --spare-nodes 1 --max-restarts 1, 2 workers per node: in
 #      attempt 0 rank 2 (node rank 1) marks its host bad in the shared test
