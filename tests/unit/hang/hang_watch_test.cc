@@ -18,6 +18,13 @@ HangSettings hang_after(int timeout_s, std::int64_t lag = 0) {
   return settings;
 }
 
+// --hang-timeout TIMEOUT_S with --startup-timeout STARTUP_S.
+HangSettings hang_after(int timeout_s, seconds startup) {
+  HangSettings settings = hang_after(timeout_s);
+  settings.startup_timeout = startup;
+  return settings;
+}
+
 TEST(HangWatch, TheJobIsHungOnlyWhenEveryNodeIsIdle) {
   HangWatch watch(hang_after(10), 2, kStart);
   EXPECT_EQ(watch.due(), kStart + seconds(10));
@@ -30,9 +37,7 @@ TEST(HangWatch, TheJobIsHungOnlyWhenEveryNodeIsIdle) {
 }
 
 TEST(HangWatch, ASlowStartIsNotAHangUntilTheStartupTimeout) {
-  HangSettings settings = hang_after(10);
-  settings.startup_timeout = seconds(120);
-  HangWatch watch(settings, 2, kStart);
+  HangWatch watch(hang_after(10, seconds(120)), 2, kStart);
   EXPECT_EQ(watch.due(), kStart + seconds(120)) << "no step yet: the start-up timeout holds";
   EXPECT_FALSE(watch.hung(kStart + seconds(60)));
   EXPECT_TRUE(watch.hung(kStart + seconds(120)));
@@ -42,9 +47,7 @@ TEST(HangWatch, ASlowStartIsNotAHangUntilTheStartupTimeout) {
 }
 
 TEST(HangWatch, TheFirstStepEndsTheStartupPhase) {
-  HangSettings settings = hang_after(10);
-  settings.startup_timeout = seconds(120);
-  HangWatch watch(settings, 2, kStart);
+  HangWatch watch(hang_after(10, seconds(120)), 2, kStart);
   watch.update(0, "a", kStart + seconds(30), {});
   EXPECT_EQ(watch.due(), kStart + seconds(120)) << "output is progress, but not a step";
   watch.update(1, "b", kStart + seconds(40), {{2, 1}});
@@ -54,9 +57,7 @@ TEST(HangWatch, TheFirstStepEndsTheStartupPhase) {
 }
 
 TEST(HangWatch, ProgressPastTheStartupTimeoutStillCounts) {
-  HangSettings settings = hang_after(10);
-  settings.startup_timeout = seconds(20);
-  HangWatch watch(settings, 1, kStart);
+  HangWatch watch(hang_after(10, seconds(20)), 1, kStart);
   watch.update(0, "a", kStart + seconds(18), {});
   EXPECT_EQ(watch.due(), kStart + seconds(28)) << "the later of the two ends";
 }
