@@ -246,6 +246,23 @@ no_leftovers() {
 #                       interruptible by the traps of the worker
 #   wait_files FILE...  bounded wait (60 s) for FILEs to exist
 # and prints the path.
+# slurm_stand_ins SUBMIT_ANSWER QUERY_ERROR: in $TEST_DIR/bin (made), sbatch,
+# srun, ssh and scancel that append their command line to $TEST_DIR/called
+# and print SUBMIT_ANSWER, and scontrol, squeue and sacct that print
+# QUERY_ERROR ("" for nothing) on stderr and exit 1: nothing reaches a real
+# cluster, and a test sees whether anything was submitted or started.
+slurm_stand_ins() {
+  local program
+  mkdir -p "$TEST_DIR/bin"
+  for program in sbatch srun ssh scancel; do
+    printf '#!/bin/sh\necho "$0 $*" >>%q/called\necho %q\n' "$TEST_DIR" "$1" >"$TEST_DIR/bin/$program"
+  done
+  for program in scontrol squeue sacct; do
+    printf '#!/bin/sh\n[ -z %q ] || echo %q >&2\nexit 1\n' "$2" "$2" >"$TEST_DIR/bin/$program"
+  done
+  chmod +x "$TEST_DIR"/bin/*
+}
+
 write_worker() {
   local path=$TEST_DIR/$1
   {

@@ -17,14 +17,8 @@ TABLE=$DLAUNCH_SOURCE_DIR/tests/integration/local/mistakes.txt
 ROW_LIMIT=${DLAUNCH_MISTAKE_ROW_LIMIT:-30}
 
 cd "$TEST_DIR" || exit 1
-mkdir -p bin d
-for program in sbatch srun ssh scancel; do
-  printf '#!/bin/sh\necho "$0 $*" >>%q/called\necho "Submitted batch job 1"\n' "$TEST_DIR" >"bin/$program"
-done
-for program in scontrol squeue sacct; do
-  printf '#!/bin/sh\necho "slurm_load_jobs error: Invalid job id specified" >&2\nexit 1\n' >"bin/$program"
-done
-chmod +x bin/*
+mkdir -p d
+slurm_stand_ins "Submitted batch job 1" "slurm_load_jobs error: Invalid job id specified"
 export PATH=$TEST_DIR/bin:$PATH
 # No dlaunch.toml of the user's or Slurm job of the caller's reaches a row.
 export XDG_CONFIG_HOME=$TEST_DIR/xdg

@@ -33,15 +33,9 @@ SKIPPED=(
 is_synopsis() { [[ "$1" == *"[options]"* || "$1" == *"[--json]"* ]]; }
 
 cd "$TEST_DIR" || exit 1
-mkdir -p bin home
+mkdir -p home
+slurm_stand_ins 12 ""
 ln -s "$DLAUNCH" bin/dlaunch
-for program in sbatch srun ssh scancel; do
-  printf '#!/bin/sh\necho "$0 $*" >>%q/called\necho 12\n' "$TEST_DIR" >"bin/$program"
-done
-for program in scontrol squeue sacct; do
-  printf '#!/bin/sh\nexit 1\n' >"bin/$program"
-done
-chmod +x bin/*
 export PATH=$TEST_DIR/bin:$PATH HOME=$TEST_DIR/home XDG_CONFIG_HOME=$TEST_DIR/home/.config
 unset SLURM_JOB_ID SLURM_NODEID SLURM_PROCID SLURM_STEP_ID SLURM_JOB_NODELIST WORLD_SIZE RANK LOCAL_RANK \
   MASTER_ADDR MASTER_PORT DLAUNCH_RDZV_TOKEN
