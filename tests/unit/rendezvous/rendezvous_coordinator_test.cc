@@ -156,6 +156,34 @@ TEST_F(RendezvousCoordinatorTest, WithoutATokenAWorldThatDoesNotFitIsAProtocolEr
   }
 }
 
+// Node 0 without a token that gives a launcher asking for any slot SLOT in
+// its Welcome, then sends WORLD.
+FakeNode0::Script giving_slot(std::uint32_t slot, World world) {
+  return [slot, world](util::Fd& fd) {
+    rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
+    send_frame(fd, MessageType::kChallenge, rendezvous::encode(challenge));
+    auto join = read_frame(fd);
+    if (!join || rendezvous::decode_join(join->payload).node_rank != rendezvous::kAnySlot) return;
+    send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000, slot}));
+    send_frame(fd, MessageType::kWorld, rendezvous::encode(world));
+  };
+}
+
+TEST_F(RendezvousCoordinatorTest, ALauncherWithoutANodeRankTakesTheSlotNodeZeroGives) {
+  FakeNode0 peer(giving_slot(1, world_of({1, 1})));  // it holds the port: this launcher cannot serve
+  auto coordinator = make_rendezvous_coordinator(settings(peer.port(), -1), signals_);
+  EXPECT_EQ(coordinator->slot(), -1) << "no slot before the Welcome";
+  World world = coordinator->join(0);
+  EXPECT_EQ(coordinator->slot(), 1);
+  EXPECT_EQ(world.node_rank_of(coordinator->slot()), 1);
+}
+
+TEST_F(RendezvousCoordinatorTest, ASlotOutsideTheJobFromNodeZeroIsNotTaken) {
+  FakeNode0 peer(giving_slot(99, world_of({1, 1})));
+  std::string error = join_error(settings(peer.port(), -1));
+  EXPECT_TRUE(contains(error, "node 0 gave this launcher slot 99, outside 0..1")) << error;
+}
+
 TEST_F(RendezvousCoordinatorTest, AMalformedWorldIsAProtocolErrorNamingNodeZero) {
   FakeNode0 peer([](util::Fd& fd) {
     rendezvous::ChallengeMessage challenge{rendezvous::random_bytes(rendezvous::kChallengeSize), false, 0};
