@@ -1,5 +1,7 @@
 // traceback_fuzz: the doctor's reading of a worker's last lines
-// (doctor/traceback.h, doctor/diagnosis.h) on any bytes.
+// (doctor/traceback.h, doctor/diagnosis.h) on any bytes, and of what the
+// health checks read from outside between rounds: kernel log records and
+// their Xid lines, nvidia-smi's ECC answer, a cgroup's OOM count.
 //
 // The lines are the worker's own output: whatever they hold, the parser
 // must not throw or crash, a frame it returns came from a "File" line, its
@@ -13,7 +15,10 @@
 #include <vector>
 
 #include "doctor/diagnosis.h"
+#include "doctor/gpu_errors.h"
 #include "doctor/traceback.h"
+#include "util/kernel_log.h"
+#include "util/oom_counter.h"
 
 namespace {
 
@@ -37,6 +42,26 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+// The readers of kernel lines, nvidia-smi and cgroup files: a message is
+// part of its record, an Xid's device is part of its line, and a problem
+// is reported for a hardware code only.
+void check_host_readers(const std::string& text, const std::vector<std::string>& lines) {
+  std::vector<std::string> messages;
+  for (const auto& line : lines) {
+    messages.push_back(util::kernel_message(line));
+    check(line.find(messages.back()) != std::string::npos, "a kernel message not in its record");
+    if (auto xid = doctor::read_xid(messages.back())) {
+      check(line.find(xid->device) != std::string::npos, "an Xid device not in its line");
+      check(xid->code >= 0, "a negative Xid");
+    }
+  }
+  if (doctor::xid_problem(messages, "host"))
+    check(text.find("NVRM: Xid (") != std::string::npos, "an Xid problem without an Xid line");
+  (void)doctor::ecc_problem(text, "host");
+  (void)util::parse_oom_kill_count(text);
+  (void)util::memory_cgroup_v1_path(text);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -55,5 +80,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   doctor::Diagnosis diagnosis = doctor::diagnose(failure);
   check(!diagnosis.signature.empty(), "an empty signature");
   (void)doctor::root_cause_line(failure, diagnosis);
+  check_host_readers(text, lines);
   return 0;
 }

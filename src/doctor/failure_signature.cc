@@ -29,7 +29,15 @@ constexpr Signature kSignatures[] = {
     {kStoreTimeout, true, "Socket Timeout", kAnyExit, "RuntimeError: Socket Timeout"},
     {kStoreTimeout, true, "Stop_waiting response is expected", kAnyExit,
      "RuntimeError: Stop_waiting response is expected"},
-    // ---- causes read from the text
+    // ---- causes read from the text; the GPU's hardware first, as NCCL
+    // and CUDA wrap its errors in their own
+    {kGpuHardware, false, "uncorrectable ECC error encountered", kAnyExit,
+     "RuntimeError: CUDA error: uncorrectable ECC error encountered"},
+    {kGpuHardware, false, "GPU has fallen off the bus", kAnyExit,
+     "NVRM: Xid (PCI:0000:3b:00): 79, pid=4711, name=python3, GPU has fallen off the bus."},
+    {kGpuHardware, false, "NVRM: Xid", kAnyExit,
+     "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to "
+     "activate."},
     {kCudaOutOfMemory, false, "CUDA out of memory", kAnyExit,
      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 39.59 GiB "
      "total capacity; 36.71 GiB already allocated; 1.15 GiB free; 37.02 GiB reserved in total by "
@@ -37,6 +45,11 @@ constexpr Signature kSignatures[] = {
     {kHostOutOfMemory, false, "oom-kill", kAnyExit,
      "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4711.0. Some of your processes may "
      "have been killed by the cgroup out-of-memory handler."},
+    {kHostOutOfMemory, false, "killed by the kernel's OOM killer", kAnyExit,
+     "dlaunch: this worker was killed by the kernel's OOM killer: the memory cgroup counted 1 OOM kill "
+     "during the round (/sys/fs/cgroup/system.slice/job.scope/memory.events)"},
+    {kHostOutOfMemory, false, "is killed by signal: Killed", kAnyExit,
+     "RuntimeError: DataLoader worker (pid 4711) is killed by signal: Killed. "},
     {kHostOutOfMemory, false, "Out of memory: Killed process", kAnyExit,
      "Out of memory: Killed process 81234 (python3) total-vm:91234567kB, anon-rss:81234567kB"},
     {kNanOrInf, false, "returned nan values", kAnyExit,
@@ -49,6 +62,9 @@ constexpr Signature kSignatures[] = {
     {kGlooError, false, "gloo/transport", kAnyExit,
      "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.1.4.7]:41417: "
      "Connection refused"},
+    {kSignal, false, "which dlaunch did not send", kAnyExit,
+     "dlaunch: this worker got SIGKILL, which dlaunch did not send (a person, a script, the batch system, "
+     "or an OOM killer dlaunch cannot see)"},
     // ---- causes read from the exit code alone
     {kHang, false, "", 124, "dlaunch: hang: no rank made progress for 600 s"},
     {kSignal, false, "", 139, "Fatal Python error: Segmentation fault"},
@@ -65,6 +81,7 @@ std::string_view kind_name(FailureKind kind) {
     case kPythonException: return "Python exception";
     case kCudaOutOfMemory: return "CUDA out of memory";
     case kHostOutOfMemory: return "host out of memory (OOM kill)";
+    case kGpuHardware: return "GPU hardware error";
     case kNcclError: return "NCCL error";
     case kGlooError: return "gloo error";
     case kStoreTimeout: return "store timeout";
@@ -84,6 +101,7 @@ std::string_view kind_id(FailureKind kind) {
     case kPythonException: return "python_exception";
     case kCudaOutOfMemory: return "cuda_oom";
     case kHostOutOfMemory: return "host_oom";
+    case kGpuHardware: return "gpu_hardware";
     case kNcclError: return "nccl";
     case kGlooError: return "gloo";
     case kStoreTimeout: return "store_timeout";
@@ -99,5 +117,7 @@ std::string_view kind_id(FailureKind kind) {
 }
 
 bool is_transient(FailureKind kind) { return kind == kLostNode || kind == kHang || kind == kLauncher; }
+
+bool is_hardware(FailureKind kind) { return kind == kGpuHardware; }
 
 }  // namespace dlaunch::doctor

@@ -17,6 +17,7 @@ enum class FailureKind {
   kPythonException,     // an exception the user's code raised
   kCudaOutOfMemory,     // torch's allocator ran out of GPU memory
   kHostOutOfMemory,     // killed by the kernel's or the cgroup's OOM killer
+  kGpuHardware,         // the GPU failed: an Xid, an uncorrectable ECC error, off the bus
   kNcclError,           // NCCL failed, or its watchdog timed out
   kGlooError,           // gloo's TCP transport failed
   kStoreTimeout,        // the rendezvous store (TCPStore) timed out
@@ -58,5 +59,9 @@ std::string_view kind_id(FailureKind kind);
 // a launcher that was stopped. A network error is transient only after
 // progress, which the restart rule (doctor/repeat_guard.h) weighs itself.
 bool is_transient(FailureKind kind);
+
+// Kinds that say the node's hardware failed: the node is benched at once
+// (when another can take its place), not given a second attempt.
+bool is_hardware(FailureKind kind);
 
 }  // namespace dlaunch::doctor

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "doctor/gpu_errors.h"
 #include "process/worker_process.h"
 #include "util/strings.h"
 
@@ -157,7 +158,8 @@ HealthChecks::HealthChecks(HealthCheckSettings settings, util::Environment envir
       environment_(std::move(environment)),
       host_(std::move(host)),
       log_folder_(std::move(log_folder)),
-      say_(std::move(say)) {}
+      say_(std::move(say)),
+      kernel_log_(settings_.kernel_log) {}
 
 std::optional<std::string> HealthChecks::run(int round, const std::vector<pid_t>& worker_groups,
                                              const std::string& cgroup_dir) {
@@ -165,6 +167,7 @@ std::optional<std::string> HealthChecks::run(int round, const std::vector<pid_t>
   auto [alive, in_cgroup] = leftovers(worker_groups, cgroup_dir);
   if (auto problem = leftover_problem(alive, in_cgroup, host_)) return problem;
   if (auto problem = check_gpu_memory()) return problem;
+  if (auto problem = check_gpu_errors()) return problem;
   return check_command(round);
 }
 
@@ -200,6 +203,26 @@ std::optional<std::string> HealthChecks::check_gpu_memory() {
     if (!problem || result.timed_out || std::chrono::steady_clock::now() >= deadline) return problem;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+}
+
+// The kernel log is read on every host (an Xid line appears only where
+// NVIDIA's driver runs); that it cannot be read is said only where
+// nvidia-smi shows there are GPUs to worry about.
+std::optional<std::string> HealthChecks::check_gpu_errors() {
+  if (auto problem = doctor::xid_problem(kernel_log_.read_new(), host_)) return problem;
+  auto nvidia_smi = process::find_executable("nvidia-smi", environment_);
+  if (!nvidia_smi) return std::nullopt;
+  if (!kernel_log_.error().empty() && !said_no_kernel_log_ && say_)
+    say_(fmt::format("dlaunch: health check 'gpu-errors' reads no Xid errors on {}: {} (kernel.dmesg_restrict "
+                     "keeps the kernel log from users; ECC counts are still read)",
+                     host_, kernel_log_.error()));
+  said_no_kernel_log_ = true;
+  std::vector<std::string> argv{*nvidia_smi};
+  for (auto& argument : doctor::ecc_query()) argv.push_back(std::move(argument));
+  auto result = run_bounded(std::move(argv), environment_.to_entries(), settings_.gpu_timeout);
+  // A failed or hung nvidia-smi was judged by check_gpu_memory already.
+  if (result.timed_out || result.exit_code != 0) return std::nullopt;
+  return doctor::ecc_problem(result.output, host_);
 }
 
 std::optional<std::string> HealthChecks::check_command(int round) const {

@@ -7,8 +7,9 @@
 // and what to do. The judgements are pure functions of what was measured
 // (free bytes, nvidia-smi's text, the groups still alive, a command's
 // result), so they are unit-tested without a GPU; HealthChecks does the
-// measuring: statvfs, kill(-group, 0), the cgroup's cgroup.procs, and
-// nvidia-smi and --health-check run through forensics::ToolRuns (started by
+// measuring: statvfs, kill(-group, 0), the cgroup's cgroup.procs, the
+// kernel log (util/kernel_log), and nvidia-smi and --health-check run
+// through forensics::ToolRuns (started by
 // util/program_spawn with stdin from /dev/null, each in a process group of
 // its own that is killed at the timeout, output capped to its tail).
 #pragma once
@@ -25,6 +26,7 @@
 
 #include "forensics/tool_runs.h"
 #include "util/environment.h"
+#include "util/kernel_log.h"
 
 namespace dlaunch::launch {
 
@@ -44,6 +46,8 @@ struct HealthCheckSettings {
   std::chrono::milliseconds gpu_timeout{10'000};
   std::chrono::milliseconds gpu_wait{10'000};
   std::size_t output_lines = 5;  // of a failed command's output, in its reason
+  // Where the kernel's messages are read for Xid errors (a plain file in tests).
+  std::string kernel_log = "/dev/kmsg";
 };
 
 // ---- the pure judgements
@@ -84,8 +88,9 @@ class HealthChecks {
   HealthChecks(HealthCheckSettings settings, util::Environment environment, std::string host,
                std::string log_folder, std::function<void(const std::string&)> say);
 
-  // Every check before ROUND, in order: disk, leftovers, GPU memory, the
-  // user's command. Returns the first problem, or nullopt when all pass.
+  // Every check before ROUND, in order: disk, leftovers, GPU memory, GPU
+  // errors (Xid lines the kernel logged since this object was made or last
+  // asked; ECC counts where nvidia-smi is), the user's command. Returns the first problem, or nullopt when all pass.
   // WORKER_GROUPS: the process groups of the previous round's workers;
   // CGROUP_DIR: their cgroup ("" without one).
   std::optional<std::string> run(int round, const std::vector<pid_t>& worker_groups,
@@ -94,6 +99,7 @@ class HealthChecks {
  private:
   std::optional<std::string> check_disk() const;
   std::optional<std::string> check_gpu_memory();
+  std::optional<std::string> check_gpu_errors();
   std::optional<std::string> check_command(int round) const;
 
   HealthCheckSettings settings_;
@@ -102,6 +108,8 @@ class HealthChecks {
   std::string log_folder_;
   std::function<void(const std::string&)> say_;
   bool said_no_nvidia_smi_ = false;
+  bool said_no_kernel_log_ = false;
+  util::KernelLog kernel_log_;  // opened at its end when this object is made
 };
 
 // One program run to its end or its timeout, output capped to its tail.

@@ -70,6 +70,20 @@ TEST(Diagnosis, EveryKindFromRealText) {
       {"NaN", worker(0, 1, {"RuntimeError: Function 'MulBackward0' returned nan values in its 0th output."}),
        FailureKind::kNanOrInf, false},
       {"plain exit", worker(0, 3, {"giving up"}), FailureKind::kExitCode, false},
+      {"host OOM, dlaunch's evidence",
+       worker(2, 137, {"step 7", "dlaunch: this worker was killed by the kernel's OOM killer: the memory cgroup "
+                                 "counted 1 OOM kill(s) during the round (/sys/fs/cgroup/x/memory.events)"}, 9),
+       FailureKind::kHostOutOfMemory, false},
+      {"SIGKILL without OOM evidence", worker(2, 137, {"step 7"}, 9), FailureKind::kStoppedByLauncher, true},
+      {"ECC under NCCL's words",
+       worker(0, 1, {"NCCL WARN Cuda failure 'uncorrectable ECC error encountered'",
+                     "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled cuda error"}),
+       FailureKind::kGpuHardware, false},
+      {"ECC from CUDA", worker(0, 1, traceback(30, "RuntimeError: CUDA error: uncorrectable ECC error encountered")),
+       FailureKind::kGpuHardware, false},
+      {"fallen off the bus",
+       worker(0, 1, {"NVRM: Xid (PCI:0000:3b:00): 79, pid=4711, name=python3, GPU has fallen off the bus."}),
+       FailureKind::kGpuHardware, false},
   };
   for (const Case& c : cases) {
     Diagnosis diagnosis = diagnose(c.failure);

@@ -75,14 +75,58 @@ class HealthChecksTest : public ::testing::Test {
     settings.command = std::move(command);
     settings.command_timeout = timeout;
     settings.gpu_wait = 0ms;
+    settings.kernel_log = kernel_log_;
     return HealthChecks(settings, environment(), "node7", dir_.path(),
                         [this](const std::string& line) { said_.push_back(line); });
   }
 
   test_support::TempDir dir_;
   std::string bin_ = dir_.path() + "/bin";
+  // A plain file stands in for /dev/kmsg: lines appended to it are "new".
+  std::string kernel_log_ = make_kernel_log(dir_.path() + "/kmsg");
   std::vector<std::string> said_;
+
+ private:
+  static std::string make_kernel_log(const std::string& path) {
+    test_support::write_file(path, "6,1,10,-;NVRM: Xid (PCI:0000:3b:00): 79, before the launcher started\n");
+    return path;
+  }
 };
+
+TEST_F(HealthChecksTest, AHardwareXidLoggedSinceTheLastCheckFails) {
+  auto health = checks(std::nullopt);
+  EXPECT_FALSE(health.run(1, {}, "")) << "the Xid logged before the checks were made is not theirs";
+  std::ofstream(kernel_log_, std::ios::app) << "4,2,20,-;NVRM: Xid (PCI:0000:3b:00): 13, Graphics Exception\n";
+  EXPECT_FALSE(health.run(2, {}, "")) << "Xid 13 is a program's own fault";
+  std::ofstream(kernel_log_, std::ios::app)
+      << "4,3,30,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=4711, name=python3, GPU has fallen off the bus.\n";
+  auto problem = health.run(3, {}, "");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("'gpu-errors' failed on node7"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("Xid 79 (the GPU has fallen off the bus)"), std::string::npos) << *problem;
+  EXPECT_FALSE(health.run(4, {}, "")) << "each line is judged once";
+}
+
+TEST_F(HealthChecksTest, UncorrectedEccErrorsFail) {
+  write_nvidia_smi("case \"$1\" in --query-gpu=index,ecc*) echo '0, 0, No'; echo '1, 3, No';; *) echo 0; echo 0;; "
+                   "esac");
+  auto problem = checks(std::nullopt).run(1, {}, "");
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("GPU 1: 3 uncorrected ECC errors"), std::string::npos) << *problem;
+  write_nvidia_smi("case \"$1\" in --query-gpu=index,ecc*) echo '0, [N/A], [N/A]';; *) echo 0;; esac");
+  EXPECT_FALSE(checks(std::nullopt).run(1, {}, ""));
+}
+
+TEST_F(HealthChecksTest, AnUnreadableKernelLogIsSaidOnceWhereThereAreGpus) {
+  write_nvidia_smi("echo 0");
+  kernel_log_ = dir_.path() + "/no-such-kmsg";
+  auto health = checks(std::nullopt);
+  EXPECT_FALSE(health.run(1, {}, ""));
+  EXPECT_FALSE(health.run(2, {}, ""));
+  ASSERT_EQ(said_.size(), 1U);
+  EXPECT_NE(said_[0].find("reads no Xid errors on node7"), std::string::npos) << said_[0];
+  EXPECT_NE(said_[0].find("no-such-kmsg"), std::string::npos) << said_[0];
+}
 
 TEST_F(HealthChecksTest, AllPassWithoutNvidiaSmiWhichIsSaidOnce) {
   auto health = checks(std::nullopt);
