@@ -21,16 +21,6 @@ LocalCoordinator::LocalCoordinator(std::string master_addr, std::optional<int> w
       forensics_(std::move(forensics)),
       stop_repeated_failures_(stop_repeated_failures) {}
 
-namespace {
-
-std::optional<std::int64_t> highest_step(const std::vector<RankStep>& steps) {
-  std::optional<std::int64_t> top;
-  for (const RankStep& step : steps) top = std::max(top.value_or(step.step), step.step);
-  return top;
-}
-
-}  // namespace
-
 World LocalCoordinator::join(int round) {
   round_ = round;
   round_start_ = util::Clock::now();

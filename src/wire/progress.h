@@ -2,7 +2,9 @@
 // while its workers run, for --hang-timeout and --straggler-lag.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace dlaunch::rendezvous {
@@ -20,6 +22,13 @@ struct RankStep {
   std::int64_t step = 0;
   bool operator==(const RankStep&) const = default;
 };
+
+// The highest of STEPS; nullopt when there is none.
+inline std::optional<std::int64_t> highest_step(const std::vector<RankStep>& steps) {
+  std::optional<std::int64_t> top;
+  for (const RankStep& step : steps) top = std::max(top.value_or(step.step), step.step);
+  return top;
+}
 
 struct ProgressMessage {
   std::uint32_t round = 0;

@@ -37,6 +37,11 @@ class Writer {
   }
   void field(std::uint32_t value) { u32(value); }
   void field(std::int32_t value) { i32(value); }
+  // High half first, as a progress step.
+  void field(std::int64_t value) {
+    auto bits = static_cast<std::uint64_t>(value);
+    u32(static_cast<std::uint32_t>(bits >> 32)).u32(static_cast<std::uint32_t>(bits));
+  }
   void field(bool value) { u8(value ? 1 : 0); }
   void field(const std::string& value) { str(value); }
   template <class T>
@@ -98,6 +103,10 @@ class Reader {
   }
   void field(std::uint32_t& value) { value = u32(); }
   void field(std::int32_t& value) { value = i32(); }
+  void field(std::int64_t& value) {
+    std::uint64_t high = u32();
+    value = static_cast<std::int64_t>((high << 32) | u32());
+  }
   void field(bool& value) { value = u8() != 0; }
   void field(std::string& value) { value = str(); }
   template <class T>
@@ -148,7 +157,7 @@ void describe(auto& io, Is<WelcomeMessage> auto& message) { io(message.heartbeat
 void describe(auto& io, Is<TextMessage> auto& message) { io(message.round, message.reason); }
 void describe(auto& io, Is<OutcomeMessage> auto& message) {
   io(message.round, message.outcome.succeeded, message.outcome.stop_signal, message.outcome.preempted,
-     message.outcome.failure, message.outcome.consequences);
+     message.outcome.failure, message.outcome.consequences, message.outcome.top_step);
 }
 void describe(auto& io, Is<CaptureMessage> auto& message) { io(message.round, message.id, message.hang); }
 void describe(auto& io, Is<StacksMessage> auto& message) { io(message.id, message.stacks); }
@@ -405,7 +414,12 @@ Failure decode_failure(std::string_view payload) { return decode_message<Failure
 
 std::string encode(const OutcomeMessage& message) { return encode_message(message); }
 
-OutcomeMessage decode_outcome(std::string_view payload) { return decode_message<OutcomeMessage>(payload); }
+OutcomeMessage decode_outcome(std::string_view payload) {
+  auto message = decode_message<OutcomeMessage>(payload);
+  if (message.outcome.top_step && !is_step(*message.outcome.top_step))
+    throw ProtocolError(fmt::format("an outcome at step {}, outside 0..{}", *message.outcome.top_step, kMostSteps));
+  return message;
+}
 
 std::string encode(const VerdictMessage& message) {
   Writer writer;

@@ -55,7 +55,9 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 //    the launcher's failed check (health_error), and node 0 benches it.
 // 11: the failure doctor: an Outcome counts its node's workers that failed
 //    as a consequence (NodeOutcome::consequences), a Verdict the job's.
-inline constexpr std::uint16_t kVersion = 11;
+// 12: an Outcome carries its node's highest progress step (top_step), so
+//    node 0 weighs "no further" in steps across nodes, not in time only.
+inline constexpr std::uint16_t kVersion = 12;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // A Join's slot when the launcher has none yet: node 0's service gives it

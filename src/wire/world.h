@@ -75,6 +75,10 @@ struct NodeOutcome {
   // or of another node's (stopped by dlaunch, or lost a peer). On the wire
   // since protocol 11.
   int consequences = 0;
+  // The highest step a worker of this node reported on DLAUNCH_PROGRESS_FD
+  // this round (none: no step), for the repeated-failure rule's "no
+  // further" across nodes. On the wire since protocol 12.
+  std::optional<std::int64_t> top_step;
 };
 
 // The job-wide decision every launcher acts on, so all exit alike.

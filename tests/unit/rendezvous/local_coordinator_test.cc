@@ -61,7 +61,7 @@ TEST(LocalCoordinator, WithoutAPortEachRoundGetsAFreeOne) {
 TEST(LocalCoordinator, TheVerdictCountsTheRoundAgainstTheRestarts) {
   LocalCoordinator coordinator("127.0.0.1", std::nullopt, 2, "run-1", 1);
   coordinator.join(0);
-  EXPECT_EQ(coordinator.finish(NodeOutcome{true, std::nullopt, 0, false}).kind, Verdict::Kind::kSucceeded);
+  EXPECT_EQ(coordinator.finish(NodeOutcome{true, std::nullopt, 0, false, 0, std::nullopt}).kind, Verdict::Kind::kSucceeded);
   EXPECT_EQ(coordinator.finish(failed_worker()).kind, Verdict::Kind::kRestart);
   coordinator.join(1);  // the one restart is used
   Verdict last = coordinator.finish(failed_worker());

@@ -234,6 +234,17 @@ TEST(Protocol, OutcomeCarriesThePreemptionWarning) {
   EXPECT_EQ(decoded.outcome.stop_signal, 15);
   EXPECT_TRUE(decoded.outcome.preempted);
   EXPECT_FALSE(decoded.outcome.failure);
+  EXPECT_FALSE(decoded.outcome.top_step);
+}
+
+TEST(Protocol, OutcomeCarriesTheNodesHighestStepWithinBounds) {
+  NodeOutcome outcome;
+  outcome.top_step = 5'000'000'123;  // past 32 bits
+  EXPECT_EQ(decode_outcome(encode(OutcomeMessage{1, outcome})).outcome.top_step, 5'000'000'123);
+  outcome.top_step = -1;
+  EXPECT_THROW(decode_outcome(encode(OutcomeMessage{1, outcome})), ProtocolError);
+  outcome.top_step = kMostSteps + 1;
+  EXPECT_THROW(decode_outcome(encode(OutcomeMessage{1, outcome})), ProtocolError);
 }
 
 TEST(Protocol, FramesArriveInPieces) {
