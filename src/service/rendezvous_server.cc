@@ -47,6 +47,10 @@ constexpr int kEventsPerBatch = 256;
 // deadline, and for gate reports beyond --gate-timeout.
 constexpr std::chrono::milliseconds kProbeReportMargin{1'500};
 constexpr std::chrono::milliseconds kGateReportMargin{10'000};
+// A node lost this many times in one job (it froze, or its link dropped)
+// is benched when it comes back: a host that fails like that tends to
+// fail again, and each loss costs the whole job a round.
+constexpr int kLossesToBench = 2;
 
 // The non-empty lines of TEXT.
 std::vector<std::string> summary_lines(const std::string& text) {
@@ -472,6 +476,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     survey_.add_host(rank, join.host, join.interfaces, join.probe_port);
     if (late) return stand_by_late(peer);
     if (!join.health_error.empty() && !bench_unhealthy(rank, join)) return;
+    bench_flaky(rank, join);
     joined_.insert(rank);
     maybe_start_round();
   }
@@ -965,6 +970,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     lost.node_rank = *rank;
     lost.host = peer.host;
     lost.description = description;
+    ++losses_[slot];
     log(lost.description);
     add_to_timeline(description);
     recovery_.fault(last_alive);
@@ -1031,7 +1037,13 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
                               [](const NodeOutcome& outcome) { return !outcome.succeeded; });
     if (!settings_.job.stop_repeated_failures || !failed) return;
     double seconds = std::chrono::duration<double>(util::Clock::now() - round_start_).count();
-    end.repeated = repeats_.judge(end.first_failure, round_, seconds);
+    // How far the job got: the furthest node's highest step (none when no
+    // node reported one: then time to failure is the measure).
+    std::optional<std::int64_t> step;
+    for (const auto& outcome : end.outcomes) {
+      if (outcome.top_step) step = std::max(step.value_or(*outcome.top_step), *outcome.top_step);
+    }
+    end.repeated = repeats_.judge(end.first_failure, round_, seconds, step);
   }
 
   // Launchers on the far side of a cut could take the rendezvous over and
@@ -1049,28 +1061,59 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   }
 
   // The node where the job's first failure began has now failed
-  // --node-fail-limit rounds in a row (a bad GPU, a bad disk): it is
-  // benched, if another launcher can take its place or the job may shrink
-  // (--min-nodes); without either it keeps its place, as without spares.
-  // True when a node was benched.
+  // --node-fail-limit rounds in a row (a bad GPU, a bad disk), or once with
+  // a hardware kind (an Xid, an uncorrectable ECC error: doctor/
+  // failure_signature.h): it is benched, if another launcher can take its
+  // place or the job may shrink (--min-nodes); without either it keeps its
+  // place, as without spares. True when a node was benched.
   bool bench_repeat_failer() {
-    std::optional<int> failed_slot;
-    if (first_failure_ && first_failure_->global_rank >= 0 && first_failure_->node_rank >= 0 &&
-        first_failure_->node_rank < static_cast<int>(members_.size()))
-      failed_slot = members_[static_cast<std::size_t>(first_failure_->node_rank)];
+    std::optional<int> failed_slot = slot_of_node(first_failure_);
+    auto root = root_failure();
+    const bool hardware = root && doctor::is_hardware(doctor::diagnose(*root).kind) && slot_of_node(root);
+    if (hardware) failed_slot = slot_of_node(root);
     for (int slot : members_) {
       if (slot != failed_slot) failure_streaks_.erase(slot);
     }
-    if (!failed_slot || settings_.job.node_fail_limit <= 0) return false;
+    const int limit = hardware ? 1 : settings_.job.node_fail_limit;
+    if (!failed_slot || limit <= 0) return false;
     int streak = ++failure_streaks_[*failed_slot];
-    if (streak < settings_.job.node_fail_limit || launchers_.count(*failed_slot) == 0) return false;
+    if (streak < limit || launchers_.count(*failed_slot) == 0) return false;
     if (candidates_left() - 1 < std::max(1, min_nodes())) return false;
     benched_.insert(*failed_slot);
-    std::string event = fmt::format("{} failed {} rounds in a row (--node-fail-limit {}): it is benched",
-                                    name(*launchers_[*failed_slot]), streak, settings_.job.node_fail_limit);
+    std::string event =
+        hardware ? fmt::format("{} had a GPU hardware error ({}): it is benched", name(*launchers_[*failed_slot]),
+                               doctor::short_name(doctor::diagnose(*root)))
+                 : fmt::format("{} failed {} rounds in a row (--node-fail-limit {}): it is benched",
+                               name(*launchers_[*failed_slot]), streak, settings_.job.node_fail_limit);
     log(event);
     add_to_timeline(event);
     return true;
+  }
+
+  // The slot of the node where FAILURE happened, when it was a worker's.
+  std::optional<int> slot_of_node(const std::optional<Failure>& failure) const {
+    if (!failure || failure->global_rank < 0 || failure->node_rank < 0 ||
+        failure->node_rank >= static_cast<int>(members_.size()))
+      return std::nullopt;
+    return members_[static_cast<std::size_t>(failure->node_rank)];
+  }
+
+  // SLOT's node was lost kLossesToBench times in this job (a host that
+  // freezes or drops off the network again and again): when its launcher
+  // joins again it is benched, if another launcher can take its place;
+  // without one it keeps its place, as without spares.
+  void bench_flaky(int slot, const JoinMessage& join) {
+    auto losses = losses_.find(slot);
+    if (benched_.count(slot) > 0 || losses == losses_.end() || losses->second < kLossesToBench) return;
+    const std::string what =
+        fmt::format("node {} ({}) was lost {} times in this job", slot, join.host, losses->second);
+    if (candidates_left() - 1 < std::max(1, min_nodes())) {
+      log(fmt::format("{}; it keeps its place: no spare is left to take it (--spare-nodes)", what));
+      return;
+    }
+    benched_.insert(slot);
+    log(fmt::format("{}; it is benched and another launcher takes its place", what));
+    add_to_timeline(fmt::format("{} (slot {}) benched: lost {} times", join.host, slot, losses->second));
   }
 
   // SLOT's launcher failed a health check between rounds (JOIN's
@@ -1278,6 +1321,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   World world_;                     // the current round's
   std::set<int> benched_;
   std::map<int, int> failure_streaks_;  // by slot: rounds in a row its node failed first
+  // By slot: times its launcher was lost while it trained. Not by host: the
+  // launchers of a test (or of several slots on one big host) share one.
+  std::map<int, int> losses_;
   std::set<int> started_;         // the slots whose workers of this round run
   process::StallWatch stall_;     // this service's own stalls
   std::map<int, std::string> dropped_;  // slots dropped for silence, and why

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "util/error.h"
+#include "util/exit_codes.h"
 #include "util/socket.h"
 #include "wire/protocol.h"
 #include "wire/session.h"
@@ -620,7 +621,7 @@ TEST(RendezvousServer, FirstFailureStopsTheOthersAndEveryoneGetsTheSameVerdict) 
   detailed.last_lines = {"Traceback", "ValueError"};
   node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, stopped}));
   node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, stopped}));
-  node2.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{false, detailed, 0}}));
+  node2.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{false, detailed, 0, false, 0, std::nullopt}}));
   for (Client* client : {&node0, &node1, &node2}) {
     auto frame = client->receive();
     ASSERT_TRUE(frame);
@@ -645,7 +646,7 @@ TEST(RendezvousServer, RestartsOpenANewRound) {
   node0.receive();  // stop
   node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
   node1.send(MessageType::kOutcome,
-             encode(OutcomeMessage{0, NodeOutcome{false, worker_failure(1, 1, 1), 0}}));
+             encode(OutcomeMessage{0, NodeOutcome{false, worker_failure(1, 1, 1), 0, false, 0, std::nullopt}}));
   for (Client* client : {&node0, &node1}) {
     auto verdict = decode_verdict(client->receive()->payload).verdict;
     EXPECT_EQ(verdict.kind, Verdict::Kind::kRestart);
@@ -920,6 +921,74 @@ TEST(RendezvousServer, ANodeThatFailsFirstRoundAfterRoundIsBenchedForASpare) {
       << service.joined_log();
 }
 
+TEST(RendezvousServer, ANodeWhoseGpuFailedIsBenchedAtOnceForASpare) {
+  // --node-fail-limit 5: only the hardware kind can bench node 1 after one round.
+  Service service = spare_service(2, 1, 3, [](ServerSettings& settings) { settings.job.node_fail_limit = 5; });
+  Client node0(service.port), node1(service.port), spare(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 1);
+  join_with_spares(spare, 2, 2, 1);
+  for (Client* client : {&node0, &node1, &spare}) receive_world(*client);
+  Failure ecc = worker_failure(1, 1, 1);
+  ecc.last_lines = {"RuntimeError: CUDA error: uncorrectable ECC error encountered"};
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, outcome_of(ecc)}));
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  for (Client* client : {&node0, &node1, &spare}) EXPECT_EQ(receive_verdict(*client).kind, Verdict::Kind::kRestart);
+  for (auto [client, slot] : {std::pair{&node0, 0}, {&node1, 1}, {&spare, 2}}) join_with_spares(*client, slot, 2, 1, 1);
+  World second = receive_world(node0);
+  EXPECT_EQ(second.node_slots, (std::vector<int>{0, 2}));
+  EXPECT_EQ(second.benched_slots, (std::vector<int>{1}));
+  EXPECT_TRUE(contains(service.joined_log(), "node 1 (host1) had a GPU hardware error")) << service.joined_log();
+}
+
+TEST(RendezvousServer, AGpuErrorWithoutASpareKeepsTheNodeAndRestarts) {
+  Service service = spare_service(2, 0, 3);
+  Client node0(service.port), node1(service.port);
+  join_with_spares(node0, 0, 2, 0);
+  join_with_spares(node1, 1, 2, 0);
+  for (Client* client : {&node0, &node1}) receive_world(*client);
+  Failure xid = worker_failure(1, 1, 1);
+  xid.last_lines = {"NVRM: Xid (PCI:0000:3b:00): 79, pid=4711, name=python3, GPU has fallen off the bus."};
+  node1.send(MessageType::kOutcome, encode(OutcomeMessage{0, outcome_of(xid)}));
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  EXPECT_EQ(receive_verdict(node0).kind, Verdict::Kind::kRestart);
+  EXPECT_FALSE(contains(service.joined_log(), "benched")) << service.joined_log();
+}
+
+TEST(RendezvousServer, ANodeLostTwiceIsBenchedWhenItsLauncherComesBack) {
+  Service service = spare_service(2, 1, 4, [](ServerSettings& settings) { settings.job.node_fail_limit = 0; });
+  Client node0(service.port), spare(service.port);
+  // Node 1's launcher is lost in round 0 and again in round 1; each time a
+  // new one in its slot (started again on its host) joins the next round
+  // first, so it trains in round 1 and is benched in round 2.
+  auto node1 = std::make_unique<Client>(service.port);
+  join_with_spares(*node1, 1, 2, 1);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(spare, 2, 2, 1);
+  for (int round = 0; round < 2; ++round) {
+    World world = receive_world(node0);
+    ASSERT_EQ(world.node_slots, (std::vector<int>{0, 1})) << "round " << round;
+    receive_world(spare);
+    receive_world(*node1);
+    node1.reset();  // lost
+    auto r = static_cast<std::uint32_t>(round);
+    ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+    node0.send(MessageType::kOutcome, encode(OutcomeMessage{r, NodeOutcome{}}));
+    for (Client* client : {&node0, &spare}) ASSERT_EQ(receive_verdict(*client).kind, Verdict::Kind::kRestart);
+    node1 = std::make_unique<Client>(service.port);
+    join_with_spares(*node1, 1, 2, 1, round + 1);
+    join_with_spares(node0, 0, 2, 1, round + 1);
+    join_with_spares(spare, 2, 2, 1, round + 1);
+  }
+  World third = receive_world(node0);
+  EXPECT_EQ(third.node_slots, (std::vector<int>{0, 2}));
+  EXPECT_EQ(third.benched_slots, (std::vector<int>{1}));
+  EXPECT_TRUE(contains(service.joined_log(), "node 1 (host1) was lost 2 times in this job; it is benched"))
+      << service.joined_log();
+}
+
 // Round 0 of nodes 0 and 1 (SPARES stand by) fails on node 1; every
 // launcher hears the restart verdict.
 void fail_round_zero(Client& node0, Client& node1, Client* spare, int spares) {
@@ -936,6 +1005,34 @@ void fail_round_zero(Client& node0, Client& node1, Client* spare, int spares) {
   EXPECT_EQ(receive_verdict(node1).kind, Verdict::Kind::kRestart);
   if (spare) {
     EXPECT_EQ(receive_verdict(*spare).kind, Verdict::Kind::kRestart);
+  }
+}
+
+TEST(RendezvousServer, ARepeatedFailureAfterMoreStepsIsRestartedAndWithoutIsNot) {
+  Service service(2, /*max_restarts=*/5);
+  Client node0(service.port), node1(service.port);
+  // The same failure every round, at once: only the steps tell progress.
+  const std::int64_t steps[] = {5, 50, 50};
+  for (int round = 0; round < 3; ++round) {
+    node0.join("job", 0, 2, 1, round);
+    node1.join("job", 1, 2, 1, round);
+    receive_world(node0);
+    receive_world(node1);
+    NodeOutcome failed = outcome_of(worker_failure(1, 1, 1));
+    failed.top_step = steps[round];
+    auto r = static_cast<std::uint32_t>(round);
+    node1.send(MessageType::kOutcome, encode(OutcomeMessage{r, failed}));
+    ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+    node0.send(MessageType::kOutcome, encode(OutcomeMessage{r, NodeOutcome{}}));
+    Verdict verdict = receive_verdict(node0);
+    receive_verdict(node1);
+    if (round < 2) {
+      ASSERT_EQ(verdict.kind, Verdict::Kind::kRestart) << "round " << round << ": got further in steps";
+      continue;
+    }
+    EXPECT_EQ(verdict.kind, Verdict::Kind::kFailed);
+    EXPECT_EQ(verdict.exit_code, util::kExitDeterministic);
+    EXPECT_TRUE(contains(verdict.not_restarted, "not retrying")) << verdict.not_restarted;
   }
 }
 
