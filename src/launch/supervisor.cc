@@ -24,6 +24,7 @@
 #include "util/error.h"
 #include "util/exit_codes.h"
 #include "util/local_time.h"
+#include "util/oom_counter.h"
 #include "util/own_executable.h"
 #include "util/safe_file.h"
 #include "util/signal_names.h"
@@ -60,7 +61,30 @@ struct WorkerState {
   util::Fd progress_pipe;  // the read end of its DLAUNCH_PROGRESS_FD
   util::Fd dump_pipe;      // the read end of the pipe its Python stacks are dumped into
   int dump_fd_in_worker = -1;  // the write end's number, in the worker
+  // dlaunch's line on a stopping signal it did not send (exit_note
+  // below); it ends the worker's last lines.
+  std::string exit_note;
 };
+
+// dlaunch's own line on why a worker died of a SIGKILL that dlaunch did
+// not send (SENT_BY_DLAUNCH false: the worker was the round's first to
+// end): the kernel's OOM killer when the memory cgroup counted a kill
+// during the round, else someone outside dlaunch. Without it the SIGKILL
+// would read as dlaunch stopping the worker (a cascade), and the root
+// would have no cause. Not for SIGTERM: Slurm sends it to every process of
+// a step it stops, and that end is the launcher's own (kLauncher). "" for
+// other ends.
+std::string exit_note(int signal, bool sent_by_dlaunch, const util::OomCounter& counter) {
+  if (sent_by_dlaunch || signal != SIGKILL) return "";
+  auto kills = counter.kills_since_start();
+  if (kills && *kills > 0)
+    return fmt::format("dlaunch: this worker was killed by the kernel's OOM killer: the memory cgroup counted {} "
+                       "OOM kill(s) during the round ({}); give the job more memory (--mem) or use less",
+                       *kills, *counter.file());
+  return fmt::format("dlaunch: this worker got {}, which dlaunch did not send (a person, a script, the batch "
+                     "system, or an OOM killer dlaunch cannot see)",
+                     util::signal_name(signal));
+}
 
 // Where a worker's interpreter writes its stacks when a capture asks
 // (forensics/python_dump.h). Non-blocking on the worker's side too (the
@@ -445,6 +469,7 @@ class RoundSupervisor {
     worker.exit_time = util::local_time_now();
     worker.signal = child.signal;
     worker.exit_code = child.exit_code;
+    worker.exit_note = exit_note(child.signal, stopping_, oom_counter_);
     if (worker.exit_code != 0) failed_.push_back(&worker);
     if (worker.exit_code != 0 && !stopping_) {
       first_failure_ = &worker;
@@ -546,6 +571,7 @@ class RoundSupervisor {
   rendezvous::Failure full_account(const WorkerState& worker) const {
     rendezvous::Failure failure = describe(worker);
     failure.last_lines = worker.output->tail().last_lines(settings_.summary_lines);
+    if (!worker.exit_note.empty()) failure.last_lines.push_back(worker.exit_note);
     failure.error_message = read_error_file_message(worker.spec->error_file);
     return failure;
   }
@@ -564,6 +590,7 @@ class RoundSupervisor {
     rendezvous::NodeOutcome result;
     result.stop_signal = stop_signal_;
     result.preempted = preempted_;
+    result.top_step = rendezvous::highest_step(progress_.steps());
     if (first_failure_ != nullptr) {
       // The first worker to fail may only have lost its peer: the root is
       // the first that failed of its own (doctor/diagnosis.h).
@@ -610,6 +637,7 @@ class RoundSupervisor {
   process::EventLoop::Timer coordinator_timer_;
   char buffer_[256 * 1024];  // every worker pipe is read through it
   ProgressTracker progress_;
+  util::OomCounter oom_counter_;  // the round's OOM kills, counted from its start
   std::thread capture_thread_;
   util::Fd capture_done_;  // an eventfd the capture thread signals
   std::optional<rendezvous::CaptureRequest> capture_request_;
