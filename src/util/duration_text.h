@@ -1,0 +1,20 @@
+// Durations as people write them on a command line ("30m", "2h", "90s")
+// and as dlaunch says them back ("30 min", "1 h 30 min").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dlaunch::util {
+
+// TEXT in seconds: a whole number with an optional unit, s, m, h or d
+// ("1800", "30m", "2h", "1d"). Throws InputError naming SOURCE ("--bench-cooldown")
+// when TEXT is not such a duration or lies outside [LOW, HIGH] seconds.
+std::int64_t parse_duration_text(std::string_view text, std::string_view source, std::int64_t low,
+                                 std::int64_t high);
+
+// SECONDS in words: "45 s", "30 min", "2 h", "1 h 30 min" (seconds dropped past a minute).
+std::string format_duration_text(std::int64_t seconds);
+
+}  // namespace dlaunch::util
