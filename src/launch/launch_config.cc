@@ -13,6 +13,7 @@
 #include "launch/torchrun_compat.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_context.h"
+#include "util/duration_text.h"
 #include "util/error.h"
 #include "util/signal_names.h"
 #include "util/strings.h"
@@ -361,6 +362,14 @@ void resolve_replacement(LaunchConfig& config, const RunOptions& options) {
     config.exit_code_file = options.exit_code_file->value;
   }
   if (options.end_job_after) config.end_job_after = parse_seconds(*options.end_job_after);
+  if (options.bench_record) {
+    if (options.bench_record->value.empty())
+      throw util::InputError(fmt::format("{} must name a file, got an empty value", options.bench_record->source));
+    config.bench_record = options.bench_record->value;
+  }
+  if (options.bench_cooldown)
+    config.bench_cooldown_s = util::parse_duration_text(options.bench_cooldown->value, options.bench_cooldown->source,
+                                                        1, slurm::kMaxBenchCooldown);
 }
 
 // What the job options (launch/job_options.h) cannot check alone, as

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "util/environment.h"
 #include "util/sourced.h"
 #include "service/job_settings.h"
+#include "slurm/bench_record.h"
 
 namespace dlaunch::launch {
 
@@ -99,6 +101,10 @@ struct LaunchConfig {
   std::optional<std::string> exit_code_file;
   // --end-job-after: nullopt: never cancels the Slurm job itself.
   std::optional<std::chrono::milliseconds> end_job_after;
+  // --bench-record: where node 0 keeps the hosts dlaunch benched when it
+  // requeues the job (slurm/bench_record.h); nullopt: no record, no exclusion.
+  std::optional<std::string> bench_record;
+  std::int64_t bench_cooldown_s = slurm::kDefaultBenchCooldown;  // --bench-cooldown, in seconds
 
   // What every launcher and node 0's service share (node 0's values rule):
   // the job options of launch/job_options.h, the topology's sizes and run

@@ -1,6 +1,7 @@
 #include "launch/launcher.h"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "launch/log_root.h"
 #include "launch/run_record.h"
 #include "launch/report_duty.h"
+#include "launch/requeue_exclusion.h"
 #include "launch/verdict_line.h"
 #include "process/signal_channel.h"
 #include "process/stdin_watch.h"
@@ -29,7 +31,6 @@
 #include "util/exit_codes.h"
 #include "util/local_time.h"
 #include "slurm/job_id.h"
-#include "slurm/requeue.h"
 #include "util/atomic_file.h"
 #include "util/console.h"
 #include "util/ports.h"
@@ -114,12 +115,19 @@ std::optional<std::string> network_problem(const LaunchConfig& config, const uti
 
 // Node 0 puts the job back in the queue once its workers have exited after
 // the preemption signal (they had the chance to checkpoint). Slurm then
-// stops the other nodes' launchers and runs the batch script again.
-int requeue(const util::Environment& environment) {
-  std::string job_id = environment.get("SLURM_JOB_ID").value_or("");
-  say(fmt::format("dlaunch: the workers exited after the preemption signal; requeueing job {}",
-                  job_id));
-  slurm::requeue_job(job_id);
+// stops the other nodes' launchers and runs the batch script again. With
+// --bench-record, the requeued job leaves out the hosts dlaunch benched
+// (launch/requeue_exclusion.h): Slurm sees nothing wrong with them.
+int requeue(const LaunchConfig& config, const util::Environment& environment, const rendezvous::World& world,
+            const rendezvous::Verdict& verdict) {
+  RequeueRequest request;
+  request.job_id = environment.get("SLURM_JOB_ID").value_or("");
+  request.record_path = config.bench_record;
+  request.cooldown_s = config.bench_cooldown_s;
+  request.benched = benched_hosts(world, verdict.timeline, config.topology.expected_hosts);
+  request.now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+  requeue_excluding_benched(request, say);
   return 0;
 }
 
@@ -356,7 +364,8 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
     // (util::kExitDeterministic): a requeue would only repeat the bug.
     const bool deterministic =
         verdict.kind == rendezvous::Verdict::Kind::kFailed && verdict.exit_code == util::kExitDeterministic;
-    if (outcome.preempted && config.requeue && rank0 && !deterministic) return requeue(environment);
+    if (outcome.preempted && config.requeue && rank0 && !deterministic)
+      return requeue(config, environment, world, verdict);
     // Once per job, not once per node (launch/report_duty.h).
     const bool speaks = speaks_for_job(config.topology.launchers(), node_rank, verdict);
     if (verdict.kind == rendezvous::Verdict::Kind::kRestart) {

@@ -109,6 +109,12 @@ constexpr ValueOption kValueOptions[] = {
      "In a Slurm batch job: when the launcher that speaks for the job is not on the batch host "
      "(slot 0's), it cancels the job this long after its verdict unless the batch script ended it "
      "first (the batch host was lost); dlaunch submit sets it"},
+    {"bench-record", "", &RunOptions::bench_record, kReliability, "FILE",
+     "With --requeue: JSON file where node 0 keeps the hosts dlaunch benched, and the requeued Slurm "
+     "job excludes those still in their cooldown (dlaunch submit --requeue sets it)"},
+    {"bench-cooldown", "", &RunOptions::bench_cooldown, kReliability, "DURATION",
+     "How long a benched host stays excluded after a requeue, doubled each further time it is "
+     "benched, at most 24h (e.g. 90s, 30m, 2h; default 30m)"},
     {"kill-escaped", "", &RunOptions::kill_escaped, kReliability, "subreaper|cgroup|off",
      "How processes that leave their worker's process group (setsid daemons) are caught: "
      "subreaper (default: the launcher adopts and kills them after each round), cgroup (a cgroup "

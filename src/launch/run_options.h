@@ -67,6 +67,8 @@ struct RunOptions {
   std::optional<Setting> spare_nodes;      // launchers beyond --nnodes that stand by
   std::optional<Setting> exit_code_file;   // the launcher that speaks for the job writes its exit code here
   std::optional<Setting> end_job_after;    // a Slurm batch job whose batch host was lost is cancelled this long after its verdict
+  std::optional<Setting> bench_record;     // --requeue: the record of benched hosts the requeued job excludes
+  std::optional<Setting> bench_cooldown;   // how long a benched host stays excluded the first time
 
   // The options that set the job's shared settings (launch/job_options.h),
   // by name ("hang-timeout"), as given; a flag's value is "true".
