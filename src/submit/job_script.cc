@@ -151,7 +151,12 @@ std::vector<std::string> node_program(const JobRequest& request, StepKind step) 
   } else {
     program.insert(program.end(), {"run", "--log-dir", request.submission_dir + "/logs"});
     if (request.signal) program.insert(program.end(), {"--preempt-signal", request.signal->name});
-    if (request.requeue) program.push_back("--requeue");
+    // The hosts dlaunch benched, kept across requeues so the requeued job
+    // excludes them (slurm/bench_record.h); in the submission folder,
+    // which every run of the job script shares.
+    if (request.requeue)
+      program.insert(program.end(),
+                     {"--requeue", "--bench-record", request.submission_dir + "/" + kBenchRecordFileName});
     // The step has nodes + spares nodes: --nnodes tells the launchers how
     // many train, and the rest stand by.
     if (request.spare_nodes > 0) program.insert(program.end(), {"--nnodes", std::to_string(request.nodes)});
@@ -253,6 +258,8 @@ std::string script_step_line(const JobRequest& request) {
     shell_text[value_of(words, program_at, "--log-dir")] = "\"$log_dir\"";
     if (request.array)
       shell_text[value_of(words, program_at, "--exit-code-file")] = run_folder_word(request, kExitCodeFileName);
+    if (request.array && request.requeue)
+      shell_text[value_of(words, program_at, "--bench-record")] = run_folder_word(request, kBenchRecordFileName);
   }
   std::string line;
   // The step guard's FILE word is the script's: an array task's is in its folder.

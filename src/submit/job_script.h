@@ -48,6 +48,11 @@ inline constexpr const char* kTokenFileName = "rdzv.token";
 // and srun may never return when that node froze or lost its power.
 inline constexpr const char* kExitCodeFileName = "exit_code";
 
+// With --requeue, node 0 keeps the hosts dlaunch benched here (in the
+// submission folder, or an array task's), with the cooldown each is
+// excluded for, and the requeued job leaves them out (slurm/bench_record.h).
+inline constexpr const char* kBenchRecordFileName = "bench-record.json";
+
 // Once the verdict is in, the step guard gives srun the launchers'
 // --shutdown-timeout plus this many seconds to end by itself.
 inline constexpr int kStepGraceMarginSeconds = 5;

@@ -169,7 +169,8 @@ TEST(JobScript, SignalAndRequeue) {
                 kLogDirAndToken + kStepGuard +
                 "srun --nodes=2 --ntasks-per-node=1 --gpus-per-node=2 --cpus-per-task=2 --wait=60 "
                 "/opt/dlaunch run --log-dir "
-                "\"$log_dir\" --preempt-signal USR1 --requeue " + kVerdictOptions + " -- train.py\n");
+                "\"$log_dir\" --preempt-signal USR1 --requeue --bench-record "
+                "/out/20261202_120000/bench-record.json " + kVerdictOptions + " -- train.py\n");
 }
 
 TEST(JobScript, SignalWithoutRequeueAndInTheOtherModes) {
@@ -989,6 +990,18 @@ TEST(JobScriptArray, ATaskThatOutlivesANodeKeepsItsExitCodeInItsFolder) {
   EXPECT_TRUE(std::filesystem::exists(folder + "/task_1/exit_code"));
   EXPECT_FALSE(std::filesystem::exists(folder + "/exit_code"));
   std::filesystem::remove_all(folder);
+}
+
+// Each task is its own job to Slurm, requeued alone: its record of benched
+// hosts is in its own folder.
+TEST(JobScriptArray, ARequeuedTaskKeepsItsBenchRecordInItsFolder) {
+  auto settings = sweep_2x2();
+  settings.set("signal", std::string("USR1"), "--signal");
+  settings.set("requeue", true, "--requeue");
+  std::string script = job_script(request_for(settings));
+  EXPECT_NE(script.find("--requeue --bench-record \"$task_dir\"/bench-record.json --exit-code-file"),
+            std::string::npos)
+      << script;
 }
 
 TEST(JobScriptArray, ARawArrayGetsTaskFoldersWithoutValues) {
