@@ -109,8 +109,9 @@ void ToolRuns::finish(std::size_t index, std::optional<int> exit_code) {
   }
 }
 
-void ToolRuns::run() {
+void ToolRuns::run(const std::function<void()>& tick) {
   while (!running_.empty() || !waiting_.empty()) {
+    if (tick) tick();
     if (running_.empty()) {  // cannot stay so: launch() or its failure moves the line on
       ToolRequest next = std::move(waiting_.front());
       waiting_.pop_front();
@@ -128,6 +129,7 @@ void ToolRuns::run() {
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
                     soonest - std::chrono::steady_clock::now()).count() + 1;
     if (closed_but_running) wait = std::min<long long>(wait, 10);
+    if (tick) wait = std::min<long long>(wait, kTickEvery.count());
     int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(0, wait)));
     if (ready < 0 && errno != EINTR) break;
     for (std::size_t i = 0; i < fds.size(); ++i) {

@@ -52,8 +52,11 @@ class ToolRuns {
   // be started ends at once with exit code 127 and the reason as its
   // output. Its timeout counts from its start.
   void start(ToolRequest request);
-  // Until every request (and every one added meanwhile) has ended.
-  void run();
+  // Until every request (and every one added meanwhile) has ended. TICK,
+  // when given, is called at least every kTickEvery meanwhile (a launcher
+  // between rounds keeps its link to node 0 alive with it).
+  void run(const std::function<void()>& tick = {});
+  static constexpr std::chrono::milliseconds kTickEvery{250};
 
  private:
   struct Running {

@@ -54,7 +54,8 @@ constexpr std::chrono::milliseconds kLeftoverGrace(2000);
 // this launcher's child (the subreaper) and, dead, stays a zombie of the
 // group until reaped: reaped here, so only the living count.
 std::pair<std::vector<pid_t>, std::vector<pid_t>> leftovers(const std::vector<pid_t>& groups,
-                                                            const std::string& cgroup_dir) {
+                                                            const std::string& cgroup_dir,
+                                                            const std::function<void()>& keep_alive) {
   const auto deadline = std::chrono::steady_clock::now() + kLeftoverGrace;
   for (;;) {
     std::vector<pid_t> alive;
@@ -67,6 +68,7 @@ std::pair<std::vector<pid_t>, std::vector<pid_t>> leftovers(const std::vector<pi
     std::vector<pid_t> in_cgroup = cgroup_processes(cgroup_dir);
     if ((alive.empty() && in_cgroup.empty()) || std::chrono::steady_clock::now() >= deadline)
       return {alive, in_cgroup};
+    if (keep_alive) keep_alive();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -139,7 +141,7 @@ std::optional<std::string> command_problem(const std::string& command, const for
 }
 
 forensics::ToolResult run_bounded(std::vector<std::string> argv, std::vector<std::string> environment,
-                                  std::chrono::milliseconds timeout) {
+                                  std::chrono::milliseconds timeout, const std::function<void()>& tick) {
   forensics::ToolResult result;
   forensics::ToolRuns runs(1, forensics::KeptOutput::kTail);
   forensics::ToolRequest request;
@@ -148,7 +150,7 @@ forensics::ToolResult run_bounded(std::vector<std::string> argv, std::vector<std
   request.timeout = timeout;
   request.on_done = [&result](const forensics::ToolResult& done) { result = done; };
   runs.start(std::move(request));
-  runs.run();
+  runs.run(tick);
   return result;
 }
 
@@ -162,9 +164,10 @@ HealthChecks::HealthChecks(HealthCheckSettings settings, util::Environment envir
       kernel_log_(settings_.kernel_log) {}
 
 std::optional<std::string> HealthChecks::run(int round, const std::vector<pid_t>& worker_groups,
-                                             const std::string& cgroup_dir) {
+                                             const std::string& cgroup_dir, std::function<void()> keep_alive) {
+  keep_alive_ = std::move(keep_alive);
   if (auto problem = check_disk()) return problem;
-  auto [alive, in_cgroup] = leftovers(worker_groups, cgroup_dir);
+  auto [alive, in_cgroup] = leftovers(worker_groups, cgroup_dir, keep_alive_);
   if (auto problem = leftover_problem(alive, in_cgroup, host_)) return problem;
   if (auto problem = check_gpu_memory()) return problem;
   if (auto problem = check_gpu_errors()) return problem;
@@ -191,8 +194,8 @@ std::optional<std::string> HealthChecks::check_gpu_memory() {
   }
   const auto deadline = std::chrono::steady_clock::now() + settings_.gpu_wait;
   for (;;) {
-    auto result = run_bounded({*nvidia_smi, "--query-gpu=memory.used", "--format=csv,noheader,nounits"},
-                              environment_.to_entries(), settings_.gpu_timeout);
+    auto result = run_tool({*nvidia_smi, "--query-gpu=memory.used", "--format=csv,noheader,nounits"},
+                           environment_.to_entries(), settings_.gpu_timeout);
     std::optional<std::string> problem;
     if (result.timed_out || result.exit_code != 0)
       problem = fmt::format("health check 'gpu-memory' failed on {}: nvidia-smi {} ({}); a GPU or its driver "
@@ -201,7 +204,7 @@ std::optional<std::string> HealthChecks::check_gpu_memory() {
                             last_lines(result.output, 2));
     else problem = gpu_memory_problem(result.output, kGpuUsedLimitMiB, host_);
     if (!problem || result.timed_out || std::chrono::steady_clock::now() >= deadline) return problem;
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    pause(std::chrono::seconds(1));
   }
 }
 
@@ -219,7 +222,7 @@ std::optional<std::string> HealthChecks::check_gpu_errors() {
   said_no_kernel_log_ = true;
   std::vector<std::string> argv{*nvidia_smi};
   for (auto& argument : doctor::ecc_query()) argv.push_back(std::move(argument));
-  auto result = run_bounded(std::move(argv), environment_.to_entries(), settings_.gpu_timeout);
+  auto result = run_tool(std::move(argv), environment_.to_entries(), settings_.gpu_timeout);
   // A failed or hung nvidia-smi was judged by check_gpu_memory already.
   if (result.timed_out || result.exit_code != 0) return std::nullopt;
   return doctor::ecc_problem(result.output, host_);
@@ -229,9 +232,24 @@ std::optional<std::string> HealthChecks::check_command(int round) const {
   if (!settings_.command) return std::nullopt;
   util::Environment environment = environment_;
   environment.set("DLAUNCH_HEALTH_CHECK_ROUND", std::to_string(round));
-  auto result = run_bounded({"/bin/sh", "-c", *settings_.command}, environment.to_entries(),
-                            settings_.command_timeout);
+  auto result = run_tool({"/bin/sh", "-c", *settings_.command}, environment.to_entries(),
+                         settings_.command_timeout);
   return command_problem(*settings_.command, result, settings_.command_timeout, settings_.output_lines, host_);
+}
+
+forensics::ToolResult HealthChecks::run_tool(std::vector<std::string> argv, std::vector<std::string> environment,
+                                             std::chrono::milliseconds timeout) const {
+  return run_bounded(std::move(argv), std::move(environment), timeout, keep_alive_);
+}
+
+// A wait that keeps the launcher's link alive meanwhile.
+void HealthChecks::pause(std::chrono::milliseconds length) const {
+  const auto until = std::chrono::steady_clock::now() + length;
+  for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
+    if (keep_alive_) keep_alive_();
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(until - now,
+                                                                               forensics::ToolRuns::kTickEvery));
+  }
 }
 
 }  // namespace dlaunch::launch

@@ -92,15 +92,21 @@ class HealthChecks {
   // errors (Xid lines the kernel logged since this object was made or last
   // asked; ECC counts where nvidia-smi is), the user's command. Returns the first problem, or nullopt when all pass.
   // WORKER_GROUPS: the process groups of the previous round's workers;
-  // CGROUP_DIR: their cgroup ("" without one).
+  // CGROUP_DIR: their cgroup ("" without one). KEEP_ALIVE, when given, is
+  // called at least every forensics::ToolRuns::kTickEvery while the checks
+  // run: checks may take longer than node 0 waits for a silent launcher
+  // (--heartbeat-timeout), so the launcher answers it meanwhile.
   std::optional<std::string> run(int round, const std::vector<pid_t>& worker_groups,
-                                 const std::string& cgroup_dir);
+                                 const std::string& cgroup_dir, std::function<void()> keep_alive = {});
 
  private:
   std::optional<std::string> check_disk() const;
   std::optional<std::string> check_gpu_memory();
   std::optional<std::string> check_gpu_errors();
   std::optional<std::string> check_command(int round) const;
+  forensics::ToolResult run_tool(std::vector<std::string> argv, std::vector<std::string> environment,
+                                 std::chrono::milliseconds timeout) const;
+  void pause(std::chrono::milliseconds length) const;
 
   HealthCheckSettings settings_;
   util::Environment environment_;
@@ -110,10 +116,12 @@ class HealthChecks {
   bool said_no_nvidia_smi_ = false;
   bool said_no_kernel_log_ = false;
   util::KernelLog kernel_log_;  // opened at its end when this object is made
+  std::function<void()> keep_alive_;  // the last run()'s
 };
 
-// One program run to its end or its timeout, output capped to its tail.
+// One program run to its end or its timeout, output capped to its tail;
+// TICK as forensics::ToolRuns::run takes it.
 forensics::ToolResult run_bounded(std::vector<std::string> argv, std::vector<std::string> environment,
-                                  std::chrono::milliseconds timeout);
+                                  std::chrono::milliseconds timeout, const std::function<void()>& tick = {});
 
 }  // namespace dlaunch::launch

@@ -307,7 +307,8 @@ struct BetweenRounds {
 std::optional<std::string> check_health(int round, BetweenRounds& between, const LaunchConfig& config,
                                         rendezvous::Coordinator& coordinator) {
   if (round == 0 || between.benched) return std::nullopt;
-  auto problem = between.checks.run(round, between.worker_groups, between.cgroup_dir);
+  auto problem =
+      between.checks.run(round, between.worker_groups, between.cgroup_dir, [&coordinator] { coordinator.keep_alive(); });
   between.worker_groups.clear();
   if (problem && config.topology.launchers() == 1)
     throw util::SystemError(fmt::format("{}. The job stops instead of starting restart {} of {} on this node",

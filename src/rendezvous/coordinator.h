@@ -99,6 +99,12 @@ class Coordinator {
   // it for a spare or stops the job naming it.
   virtual void report_health(const std::optional<std::string>& problem) { (void)problem; }
 
+  // Between rounds, while this launcher checks its node (which may take
+  // longer than --heartbeat-timeout): keeps the link to node 0 alive both
+  // ways, so neither end takes the other for silent. Call it every few
+  // hundred milliseconds; what node 0 sends meanwhile waits for join().
+  virtual void keep_alive() {}
+
   // Tells the other nodes at once that this node failed, so they stop.
   virtual void announce_failure(const Failure& failure) = 0;
 

@@ -123,6 +123,22 @@ class RendezvousCoordinator : public Coordinator {
 
   void report_health(const std::optional<std::string>& problem) override { health_problem_ = problem; }
 
+  // Reads node 0 (its frames wait in pending_ for join()), answers its
+  // heartbeats and notes that this launcher runs (its stall watch). A
+  // broken link is left for join() to meet, as if it broke then.
+  void keep_alive() override {
+    if (!link_ || lost_) return;
+    try {
+      const bool connected = link_->receive();
+      while (auto frame = next_frame()) pending_.push_back(std::move(*frame));
+      if (connected) keep_link();
+    } catch (const rendezvous::ProtocolError& error) {
+      mark_lost(malformed_message(error));
+    } catch (const LinkLost& lost) {
+      mark_lost(lost.what());
+    }
+  }
+
   int event_fd() const override { return link_ ? link_->fd() : -1; }
 
   std::optional<util::Clock::time_point> next_deadline() const override {

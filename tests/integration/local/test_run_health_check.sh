@@ -24,7 +24,7 @@ echo "$DLAUNCH_TEST_SLOT" >"$DIR/started.$RANK.$attempt"
 if [ "$attempt" = 0 ]; then
   if [ "$RANK" = 1 ]; then
     wait_files "$DIR/started.0.0" ${HOLD:+"$DIR/go"}
-    touch "$DIR/bad.$DLAUNCH_TEST_SLOT"
+    [ -n "${NO_MARK:-}" ] || touch "$DIR/bad.$DLAUNCH_TEST_SLOT"
     echo "rank 1 fails in round 0"
     exit 3
   fi
@@ -110,6 +110,29 @@ expect_contains "the error names the check, the host and its output" "$(cat "$ER
   "health check '--health-check"
 expect_contains "and says the job stops" "$(cat "$ERR")" "The job stops instead of starting restart 1 of 1"
 expect_true "round 1 never started" test ! -e "$TEST_DIR/started.0.1"
+no_leftovers
+
+section "4: a check slower than --heartbeat-timeout: no node is lost, the job completes"
+rm -rf "$TEST_DIR"/started.* "$TEST_DIR"/bad.* "$TEST_DIR/logs"
+# Rank 1 fails in round 0 without leaving a mark; every launcher's check
+# before round 1 takes 5 s, past the 2 s heartbeat timeout.
+SLOW_CHECK="sleep 5"
+port=$(free_port)
+LAUNCHERS=()
+for slot in 0 1; do
+  DLAUNCH_TEST_SLOT=$slot NO_MARK=1 timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nnodes 2 --node-rank "$slot" \
+    --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 60 --max-restarts 1 \
+    --heartbeat-timeout 2 --health-check "$SLOW_CHECK" --health-check-timeout 30 --retry-repeated-failures \
+    -- "$WORKER" >"$TEST_DIR/node$slot.out" 2>"$TEST_DIR/node$slot.err" &
+  LAUNCHERS+=($!)
+done
+for slot in 0 1; do
+  wait_pid 90 "${LAUNCHERS[$slot]}"
+  expect_eq "slot $slot's launcher exits 0 after its slow check" 0 "$STATUS"
+done
+expect_true "round 1 ran on both nodes" test -e "$TEST_DIR/started.0.1" -a -e "$TEST_DIR/started.1.1"
+expect_not_contains "node 0 took no launcher for silent" "$(cat "$TEST_DIR"/node0.err)" "sent nothing for"
+expect_not_contains "no launcher took node 0 for silent" "$(cat "$TEST_DIR"/node1.err)" "sent nothing for"
 no_leftovers
 
 finish

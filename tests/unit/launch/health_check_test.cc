@@ -162,6 +162,20 @@ TEST_F(HealthChecksTest, AWorkerGroupStillAliveFails) {
   EXPECT_FALSE(checks(std::nullopt).run(1, {child}, ""));
 }
 
+TEST_F(HealthChecksTest, ALongCheckKeepsTheLauncherAliveMeanwhile) {
+  // The command ends only once the keep-alive has been called three times
+  // while it ran: a launcher whose checks outlast --heartbeat-timeout
+  // must go on answering node 0 meanwhile.
+  const std::string go = dir_.path() + "/go";
+  int calls = 0;
+  auto keep_alive = [&] {
+    if (++calls == 3) test_support::write_file(go, "");
+  };
+  auto problem = checks("until [ -e '" + go + "' ]; do sleep 0.05; done", 60s).run(1, {}, "", keep_alive);
+  EXPECT_FALSE(problem) << *problem;
+  EXPECT_GE(calls, 3);
+}
+
 TEST_F(HealthChecksTest, AFailingCommandGivesItsCodeAndLastLines) {
   // The reason quotes the command too: only the output holds the message whole.
   const std::string command =
