@@ -35,6 +35,12 @@ constexpr Signature kSignatures[] = {
      "RuntimeError: CUDA error: uncorrectable ECC error encountered"},
     {kGpuHardware, false, "GPU has fallen off the bus", kAnyExit,
      "NVRM: Xid (PCI:0000:3b:00): 79, pid=4711, name=python3, GPU has fallen off the bus."},
+    {kGpuHardware, false, "health check 'gpu-errors' failed", kAnyExit,
+     "health check 'gpu-errors' failed on node7: the NVIDIA driver reported Xid 79 (the GPU has fallen off "
+     "the bus) on PCI:0000:3b:00 (...)"},
+    {kHealthCheck, false, "health check '", kAnyExit,
+     "health check 'disk' failed on node7: the file system of the log folder /logs has 0.2 GiB free of "
+     "100.0 GiB, ..."},
     {kGpuHardware, false, "NVRM: Xid", kAnyExit,
      "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to "
      "activate."},
@@ -91,6 +97,7 @@ std::string_view kind_name(FailureKind kind) {
     case kHang: return "hang";
     case kLostNode: return "lost node";
     case kLauncher: return "launcher stopped";
+    case kHealthCheck: return "failed health check";
     case kExitCode: return "exit code";
   }
   return "exit code";
@@ -111,6 +118,7 @@ std::string_view kind_id(FailureKind kind) {
     case kHang: return "hang";
     case kLostNode: return "lost_node";
     case kLauncher: return "launcher";
+    case kHealthCheck: return "health_check";
     case kExitCode: return "exit_code";
   }
   return "exit_code";

@@ -27,6 +27,7 @@ enum class FailureKind {
   kHang,                // dlaunch's hang rule stopped the job (exit 124)
   kLostNode,            // a node's launcher was lost
   kLauncher,            // the launcher itself was stopped (Ctrl-C, scancel)
+  kHealthCheck,         // a node failed its health check before a restart
   kExitCode,            // a plain non-zero exit with nothing more to go on
 };
 

@@ -302,21 +302,37 @@ struct BetweenRounds {
 };
 
 // Before round ROUND > 0, this node's health checks (launch/health_check.h).
-// A single node stops the job on a failed check; on several, node 0 hears
-// it with the Join and benches this node for a spare or stops the job.
+// A single node stops the job on a failed check (health_stop below); on
+// several, node 0 hears it with the Join and benches this node for a spare
+// or stops the job.
 std::optional<std::string> check_health(int round, BetweenRounds& between, const LaunchConfig& config,
                                         rendezvous::Coordinator& coordinator) {
   if (round == 0 || between.benched) return std::nullopt;
   auto problem =
       between.checks.run(round, between.worker_groups, between.cgroup_dir, [&coordinator] { coordinator.keep_alive(); });
   between.worker_groups.clear();
-  if (problem && config.topology.launchers() == 1)
-    throw util::SystemError(fmt::format("{}. The job stops instead of starting restart {} of {} on this node",
-                                        *problem, round, config.job.max_restarts));
-  if (problem) say(fmt::format("dlaunch: {}; telling node 0, which benches this node for a spare or stops the job",
-                               *problem));
+  if (problem && config.topology.launchers() > 1)
+    say(fmt::format("dlaunch: {}; telling node 0, which benches this node for a spare or stops the job", *problem));
   coordinator.report_health(problem);
   return problem;
+}
+
+// A single node that failed its health check before round ROUND: the job
+// fails there, with PROBLEM as its root failure, and ends as a failed
+// round does (summary, exit code, result.json for `dlaunch status`).
+rendezvous::Verdict health_stop(const std::string& problem, int round, const LaunchConfig& config,
+                                const std::string& host) {
+  rendezvous::Failure failure;
+  failure.node_rank = 0;
+  failure.host = host;
+  failure.time = util::local_time_now();
+  failure.description = fmt::format("{}. The job stops instead of starting restart {} of {} on this node", problem,
+                                    round, config.job.max_restarts);
+  rendezvous::Verdict verdict;
+  verdict.kind = rendezvous::Verdict::Kind::kFailed;
+  verdict.exit_code = 1;
+  verdict.failure = failure;
+  return verdict;
 }
 
 // Rounds of workers until the job succeeds, fails or runs out of restarts;
@@ -329,27 +345,33 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
   for (int round = 0;; ++round) {
     const std::optional<std::string> unhealthy = check_health(round, between, config, coordinator);
     rendezvous::World world;
-    try {
-      world = coordinator.join(round);
-    } catch (const util::Interrupted& interrupted) {
-      say(fmt::format("dlaunch: stopped by {} while waiting for the other nodes",
-                      util::signal_name(interrupted.signal)));
-      return util::exit_code_of_signal(interrupted.signal);
-    }
-    round = world.round;  // a launcher that came late joins the round that runs
-    const unsigned warnings_before = signals.received(config.preempt_signal);
-    const std::optional<int> node_rank = world.node_rank_of(coordinator.slot());
-    between.benched = is_benched(world, coordinator.slot());
     rendezvous::NodeOutcome outcome;
     rendezvous::Verdict verdict;
-    try {
-      verdict = run_round(config, environment, coordinator, settings, signals, watchdog, log_root, host, world,
-                          node_rank, unhealthy, outcome);
-    } catch (const rendezvous::Fenced& fenced) {
-      // The job went on without this launcher: one line, and nothing of
-      // the job's is done here any more (no records, no take-over).
-      say(fmt::format("dlaunch: {}; exiting", fenced.what()));
-      return kFencedExitCode;
+    std::optional<int> node_rank = 0;
+    unsigned warnings_before = signals.received(config.preempt_signal);
+    if (unhealthy && config.topology.launchers() == 1) {
+      verdict = health_stop(*unhealthy, round, config, host);
+    } else {
+      try {
+        world = coordinator.join(round);
+      } catch (const util::Interrupted& interrupted) {
+        say(fmt::format("dlaunch: stopped by {} while waiting for the other nodes",
+                        util::signal_name(interrupted.signal)));
+        return util::exit_code_of_signal(interrupted.signal);
+      }
+      round = world.round;  // a launcher that came late joins the round that runs
+      warnings_before = signals.received(config.preempt_signal);
+      node_rank = world.node_rank_of(coordinator.slot());
+      between.benched = is_benched(world, coordinator.slot());
+      try {
+        verdict = run_round(config, environment, coordinator, settings, signals, watchdog, log_root, host, world,
+                            node_rank, unhealthy, outcome);
+      } catch (const rendezvous::Fenced& fenced) {
+        // The job went on without this launcher: one line, and nothing of
+        // the job's is done here any more (no records, no take-over).
+        say(fmt::format("dlaunch: {}; exiting", fenced.what()));
+        return kFencedExitCode;
+      }
     }
     // Slurm signals the workers too, and they may exit on the warning
     // before this launcher reads it: a warning read while waiting for the

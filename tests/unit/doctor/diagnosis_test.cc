@@ -81,6 +81,15 @@ TEST(Diagnosis, EveryKindFromRealText) {
        FailureKind::kGpuHardware, false},
       {"ECC from CUDA", worker(0, 1, traceback(30, "RuntimeError: CUDA error: uncorrectable ECC error encountered")),
        FailureKind::kGpuHardware, false},
+      {"a single node's failed health check",
+       [] {
+         Failure failure;
+         failure.node_rank = 0;
+         failure.description = "health check 'disk' failed on node7: the file system of the log folder /logs has "
+                               "0.2 GiB free of 100.0 GiB. The job stops instead of starting restart 1 of 3";
+         return failure;
+       }(),
+       FailureKind::kHealthCheck, false},
       {"fallen off the bus",
        worker(0, 1, {"NVRM: Xid (PCI:0000:3b:00): 79, pid=4711, name=python3, GPU has fallen off the bus."}),
        FailureKind::kGpuHardware, false},
