@@ -246,7 +246,7 @@ std::vector<std::string> expected_srun(const submit::JobRequest& request) {
   std::size_t program = request.srun_args.size();
   while (own[program - request.srun_args.size()] != dlaunch) ++program;
   // The first of each is dlaunch's own; a run-arg may name them again.
-  bool log_dir_seen = false, exit_code_file_seen = false;
+  bool log_dir_seen = false, exit_code_file_seen = false, bench_record_seen = false;
   for (std::size_t i = program + 1; i < words.size(); ++i) {
     if (words[i - 1] == "--log-dir" && !log_dir_seen) {
       words[i] = "$log_dir";
@@ -255,6 +255,11 @@ std::vector<std::string> expected_srun(const submit::JobRequest& request) {
     if (words[i - 1] == "--exit-code-file" && !exit_code_file_seen) {
       if (request.array) words[i] = own_file(request, submit::kExitCodeFileName);
       exit_code_file_seen = true;
+    }
+    // An array task keeps its bench record in its own folder, as its exit code.
+    if (words[i - 1] == "--bench-record" && !bench_record_seen) {
+      if (request.array) words[i] = own_file(request, submit::kBenchRecordFileName);
+      bench_record_seen = true;
     }
   }
   return words;
