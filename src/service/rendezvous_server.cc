@@ -1053,6 +1053,10 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     return (settings_.job.spare_nodes > 0 || min_nodes() < settings_.job.nnodes) && round_ < settings_.job.max_restarts;
   }
 
+  // Whether one more launcher can be benched and the job still train: a
+  // spare takes its place, or --min-nodes lets the job shrink.
+  bool one_can_go() const { return candidates_left() - 1 >= std::max(1, min_nodes()); }
+
   // Launchers that could train in the next round: connected, not benched.
   int candidates_left() const {
     int count = 0;
@@ -1067,22 +1071,23 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   // place or the job may shrink (--min-nodes); without either it keeps its
   // place, as without spares. True when a node was benched.
   bool bench_repeat_failer() {
-    std::optional<int> failed_slot = slot_of_node(first_failure_);
-    auto root = root_failure();
-    const bool hardware = root && doctor::is_hardware(doctor::diagnose(*root).kind) && slot_of_node(root);
-    if (hardware) failed_slot = slot_of_node(root);
+    const std::optional<Failure> root = root_failure();
+    std::optional<doctor::Diagnosis> hardware;
+    if (slot_of_node(root)) {
+      if (auto diagnosis = doctor::diagnose(*root); doctor::is_hardware(diagnosis.kind)) hardware = diagnosis;
+    }
+    const std::optional<int> failed_slot = hardware ? slot_of_node(root) : slot_of_node(first_failure_);
     for (int slot : members_) {
       if (slot != failed_slot) failure_streaks_.erase(slot);
     }
     const int limit = hardware ? 1 : settings_.job.node_fail_limit;
     if (!failed_slot || limit <= 0) return false;
     int streak = ++failure_streaks_[*failed_slot];
-    if (streak < limit || launchers_.count(*failed_slot) == 0) return false;
-    if (candidates_left() - 1 < std::max(1, min_nodes())) return false;
+    if (streak < limit || launchers_.count(*failed_slot) == 0 || !one_can_go()) return false;
     benched_.insert(*failed_slot);
     std::string event =
         hardware ? fmt::format("{} had a GPU hardware error ({}): it is benched", name(*launchers_[*failed_slot]),
-                               doctor::short_name(doctor::diagnose(*root)))
+                               doctor::short_name(*hardware))
                  : fmt::format("{} failed {} rounds in a row (--node-fail-limit {}): it is benched",
                                name(*launchers_[*failed_slot]), streak, settings_.job.node_fail_limit);
     log(event);
@@ -1107,7 +1112,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     if (benched_.count(slot) > 0 || losses == losses_.end() || losses->second < kLossesToBench) return;
     const std::string what =
         fmt::format("node {} ({}) was lost {} times in this job", slot, join.host, losses->second);
-    if (candidates_left() - 1 < std::max(1, min_nodes())) {
+    if (!one_can_go()) {
       log(fmt::format("{}; it keeps its place: no spare is left to take it (--spare-nodes)", what));
       return;
     }
@@ -1124,7 +1129,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     if (benched_.count(slot) > 0) return true;  // benched before: it stays so
     const std::string what = fmt::format("node {} ({}) failed its health check before round {}: {}", slot,
                                          join.host, join.round, join.health_error);
-    if (candidates_left() - 1 < std::max(1, min_nodes())) {
+    if (!one_can_go()) {
       abort_job(fmt::format("{}. No spare is left to take its place and the job needs {} node(s) (--min-nodes), "
                             "so it stops; fix or replace that node, or give --spare-nodes",
                             what, std::max(1, min_nodes())),
