@@ -16,6 +16,7 @@
 #include "collective/store_secret.h"
 #include "collective/communicator.h"
 #include "collective/worker_identity.h"
+#include "doctor/gpu_errors.h"
 #include "forensics/tool_runs.h"
 #include "util/environment.h"
 #include "util/ports.h"
@@ -170,9 +171,8 @@ GpuCheck read_nvidia_smi(const std::string& output, int exit_code, bool timed_ou
     auto index = whole_number(fields[0]);
     if (!index) continue;
     GpuReading gpu{static_cast<int>(*index), whole_number(fields[1]), fields[2], fields[3]};
-    if (gpu.ecc_uncorrected.value_or(0) > 0)
-      problems.push_back(fmt::format("GPU {}: {} uncorrected ECC errors", gpu.index, *gpu.ecc_uncorrected));
-    if (gpu.retired_pending == "Yes") problems.push_back(fmt::format("GPU {}: retired pages pending", gpu.index));
+    for (auto& finding : doctor::ecc_findings(gpu.index, gpu.ecc_uncorrected, gpu.retired_pending))
+      problems.push_back(std::move(finding));
     check.gpus.push_back(std::move(gpu));
   }
   check.ran = !check.gpus.empty();

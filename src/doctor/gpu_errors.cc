@@ -71,6 +71,15 @@ std::optional<std::string> xid_problem(const std::vector<std::string>& lines, co
   return std::nullopt;
 }
 
+std::vector<std::string> ecc_findings(std::int64_t gpu, std::optional<std::int64_t> uncorrected,
+                                      std::string_view retired_pending) {
+  std::vector<std::string> findings;
+  if (uncorrected.value_or(0) > 0)
+    findings.push_back(fmt::format("GPU {}: {} uncorrected ECC errors", gpu, *uncorrected));
+  if (retired_pending == "Yes") findings.push_back(fmt::format("GPU {}: retired pages pending", gpu));
+  return findings;
+}
+
 std::vector<std::string> ecc_query() {
   return {"--query-gpu=index,ecc.errors.uncorrected.volatile.total,retired_pages.pending", "--format=csv,noheader"};
 }
@@ -82,9 +91,8 @@ std::optional<std::string> ecc_problem(std::string_view nvidia_smi_output, const
     if (fields.size() != 3) continue;
     auto index = util::parse_int(util::trim(fields[0]));
     if (!index) continue;
-    auto errors = util::parse_int(util::trim(fields[1]));
-    if (errors && *errors > 0) problems.push_back(fmt::format("GPU {}: {} uncorrected ECC errors", *index, *errors));
-    if (util::trim(fields[2]) == "Yes") problems.push_back(fmt::format("GPU {}: retired pages pending", *index));
+    for (auto& finding : ecc_findings(*index, util::parse_int(util::trim(fields[1])), util::trim(fields[2])))
+      problems.push_back(std::move(finding));
   }
   if (problems.empty()) return std::nullopt;
   return fmt::format("health check 'gpu-errors' failed on {}: {}; the GPU needs a reset (nvidia-smi -r) or a "

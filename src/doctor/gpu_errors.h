@@ -7,6 +7,7 @@
 // the judgements are unit-tested without a GPU.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,13 @@ std::optional<std::string_view> hardware_xid_meaning(int code);
 // A reason when LINES (the kernel's messages since the last check) hold a
 // hardware Xid: names HOST, the device, the code and its meaning.
 std::optional<std::string> xid_problem(const std::vector<std::string>& lines, const std::string& host);
+
+// What one GPU's ECC reading shows wrong, one phrase each: "GPU 1: 2
+// uncorrected ECC errors", "GPU 1: retired pages pending"; none when
+// nothing is (nullopt UNCORRECTED: no ECC on it). The pre-start gate
+// (check/gate_check) and the health check between rounds judge alike.
+std::vector<std::string> ecc_findings(std::int64_t gpu, std::optional<std::int64_t> uncorrected,
+                                      std::string_view retired_pending);
 
 // The arguments after "nvidia-smi" that ecc_problem reads.
 std::vector<std::string> ecc_query();
