@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "util/cgroup.h"
+#include "util/outside_file.h"
 #include "util/strings.h"
 
 namespace dlaunch::util {
@@ -12,13 +13,17 @@ namespace {
 // memory.events and memory.oom_control are a few short lines.
 constexpr std::size_t kMaxCountFileBytes = 4096;
 
+// Through util/outside_file, as every file dlaunch reads: cut at the cap,
+// never blocking; nullopt when it is absent or cannot be read.
 std::optional<std::string> read_small_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return std::nullopt;
-  std::string text(kMaxCountFileBytes, '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(file.gcount()));
-  return text;
+  try {
+    std::string text =
+        read_outside_file_start(path, {"a cgroup's or /proc's own file", kMaxCountFileBytes, Links::kFollow});
+    if (text.empty()) return std::nullopt;
+    return text;
+  } catch (const std::runtime_error&) {
+    return std::nullopt;
+  }
 }
 
 bool readable(const std::string& path) { return read_small_file(path).has_value(); }
