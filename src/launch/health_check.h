@@ -90,7 +90,8 @@ class HealthChecks {
 
   // Every check before ROUND, in order: disk, leftovers, GPU memory, GPU
   // errors (Xid lines the kernel logged since this object was made or last
-  // asked; ECC counts where nvidia-smi is), the user's command. Returns the first problem, or nullopt when all pass.
+  // asked; ECC counts where nvidia-smi is), the user's command. Returns the
+  // first problem, or nullopt when all pass.
   // WORKER_GROUPS: the process groups of the previous round's workers;
   // CGROUP_DIR: their cgroup ("" without one). KEEP_ALIVE, when given, is
   // called at least every forensics::ToolRuns::kTickEvery while the checks

@@ -308,8 +308,8 @@ struct BetweenRounds {
 std::optional<std::string> check_health(int round, BetweenRounds& between, const LaunchConfig& config,
                                         rendezvous::Coordinator& coordinator) {
   if (round == 0 || between.benched) return std::nullopt;
-  auto problem =
-      between.checks.run(round, between.worker_groups, between.cgroup_dir, [&coordinator] { coordinator.keep_alive(); });
+  auto problem = between.checks.run(round, between.worker_groups, between.cgroup_dir,
+                                    [&coordinator] { coordinator.keep_alive(); });
   between.worker_groups.clear();
   if (problem && config.topology.launchers() > 1)
     say(fmt::format("dlaunch: {}; telling node 0, which benches this node for a spare or stops the job", *problem));
