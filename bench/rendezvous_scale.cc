@@ -13,13 +13,35 @@
 // World, which must have N nodes of --nproc workers (a wrong world is an
 // error).
 //
-// Timed: from just before the service is constructed, the client processes
-// being released at that moment through a pipe (so process start-up and
-// client set-up are not timed), to the last World any client received
-// (steady_clock is CLOCK_MONOTONIC, one clock for all processes).
+// Then the failure broadcast, as RendezvousCoordinator and the service do it
+// when a worker fails: once every launcher has its World, the launcher of
+// the last slot (N - 1: never node 0's, which this benchmark simulates too,
+// the service being only the in-process RendezvousServer) sends a Failure
+// and then its Outcome; node 0 relays the Failure as a Stop to every other
+// launcher, each answers with its Outcome (stopped), and node 0 then sends
+// every launcher the Verdict. Every launcher but the reporter must get a
+// Stop before its Verdict, and every Verdict must say failed, with the
+// reported failure as its root (anything else is an error).
+//
+// Timed: the World from just before the service is constructed, the client
+// processes being released at that moment through a pipe (so process
+// start-up and client set-up are not timed), to the last World any client
+// received; the failure broadcast from just before the Failure is sent to
+// the last Verdict any client received (steady_clock is CLOCK_MONOTONIC,
+// one clock for all processes).
+//
+// Connects are paced to a window: at most as many launchers of all the
+// client processes together are connected but not yet welcomed as both the
+// kernel's accept queue (the service's backlog of 4096, capped by
+// net.core.somaxconn) and node 0's cap on connections that have not proved
+// the token (derived from the open-file limit) hold. Beyond them the kernel
+// drops SYNs (a 1 s retransmit each) and node 0 closes the oldest unproven
+// connection, which a real launcher redials: --connect-window 0 connects all
+// at once to see that.
 //
 // stdout: one tab-separated line per N (bench/rendezvous_scale formats the
-// table); stderr: every run.
+// table); stderr: every run. --message-sizes prints the encoded size of
+// every message of the paths instead (for the cost model).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <arpa/inet.h>
@@ -65,6 +87,10 @@ struct Options {
   int processes = 4;  // client processes; each drives N / processes launchers
   int nproc = 8;      // workers per simulated node: world_size must be N * nproc
   int timeout_s = 60;
+  // Launchers of all client processes connected but not yet welcomed, at
+  // most: -1 derives it from the kernel's and node 0's limits, 0 is no limit.
+  int connect_window = -1;
+  bool message_sizes = false;  // print every message's encoded size and exit
 };
 
 Options parse_options(int argc, char** argv) {
@@ -79,13 +105,20 @@ Options parse_options(int argc, char** argv) {
   app.add_option("--nproc", options.nproc, "workers per simulated node")->check(CLI::PositiveNumber);
   app.add_option("--timeout", options.timeout_s, "seconds one run may take before it is an error")
       ->check(CLI::PositiveNumber);
+  app.add_option("--connect-window", options.connect_window,
+                 "launchers connected but not yet welcomed at once, all processes together (default: "
+                 "what the listen backlog and node 0's unproven-connection cap hold; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--message-sizes", options.message_sizes,
+               "print the encoded size of every message of the paths at each N, and exit");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     std::exit(app.exit(error));
   }
+  // Two at least: the failure is reported by a launcher that is not node 0's.
   for (int n : options.sizes)
-    if (n < 1 || n > 65536) throw util::InputError(fmt::format("--sizes: {} is not in 1..65536", n));
+    if (n < 2 || n > 65536) throw util::InputError(fmt::format("--sizes: {} is not in 2..65536", n));
   return options;
 }
 
@@ -104,24 +137,34 @@ std::int64_t process_cpu_ns(int who) {
 
 // ---------------------------------------------------------------------------
 // Descriptors and kernel limits. The service holds one socket per launcher
-// and the client processes one each too, so N = 4096 needs well over the
+// and the client processes one each too, so N = 16384 needs well over the
 // usual soft limit of 1024 descriptors.
 
-void raise_descriptor_limit(int largest_n, int processes) {
+// What node 0's service keeps for itself beyond its launchers
+// (kReservedDescriptors in service/rendezvous_server.cc), and the listen
+// backlog util/socket.cc asks for.
+constexpr long kServiceReserved = 256;
+constexpr long kListenBacklog = 4096;
+
+// Raises RLIMIT_NOFILE to the hard limit; the limit now. Throws InputError
+// naming the limit and what to do when the hard limit is below what N needs.
+long raise_descriptor_limit(int largest_n, int processes) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) throw util::system_error("cannot read RLIMIT_NOFILE", errno);
   limit.rlim_cur = limit.rlim_max;
   if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) throw util::system_error("cannot raise RLIMIT_NOFILE", errno);
-  // The service's process: N sockets, the listener, pipes and stdio; each
-  // client process: its share of N.
-  auto needed = static_cast<rlim_t>(largest_n + 64);
+  // The service's process: N sockets, the listener, what node 0 keeps for
+  // itself, pipes and stdio; each client process: its share of N.
+  auto needed = static_cast<rlim_t>(largest_n + kServiceReserved + 64);
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed)
     throw util::InputError(fmt::format(
         "the hard limit on open files (RLIMIT_NOFILE, `ulimit -Hn`) is {}, but N = {} needs at "
-        "least {} (one socket per launcher in the service, {} client processes); raise it as root "
+        "least {} (one socket per launcher in the service's process, {} more node 0 keeps for "
+        "itself; {} client processes share the launchers' sockets); raise it as root "
         "(`ulimit -Hn {}` in the shell that runs the benchmark, or LimitNOFILE= / limits.conf) or "
         "pass smaller --sizes",
-        limit.rlim_max, largest_n, needed, processes, needed));
+        limit.rlim_max, largest_n, needed, kServiceReserved, processes, needed));
+  return limit.rlim_max == RLIM_INFINITY ? 1L << 20 : static_cast<long>(limit.rlim_max);
 }
 
 std::optional<long> read_long_file(const char* path) {
@@ -131,15 +174,50 @@ std::optional<long> read_long_file(const char* path) {
   return std::nullopt;
 }
 
-// Limits that would not fail the run but would distort it: a listen backlog
-// smaller than N drops SYNs, and each dropped SYN costs a 1 s retransmit.
-void warn_about_kernel_limits(int largest_n) {
-  if (auto somaxconn = read_long_file("/proc/sys/net/core/somaxconn"); somaxconn && *somaxconn < largest_n)
+// The accept queue: the service's backlog, capped by net.core.somaxconn.
+long accept_queue() {
+  return std::min(kListenBacklog, read_long_file("/proc/sys/net/core/somaxconn").value_or(kListenBacklog));
+}
+
+// How many unproven connections node 0 holds with OPEN_FILES descriptors
+// and N launchers (unproven_capacity in service/rendezvous_server.cc).
+long unproven_capacity(long open_files, int n) {
+  long room = std::max(0L, open_files - kServiceReserved - n);
+  return std::clamp(room / 2, 16L, 16384L);
+}
+
+// The launchers of all client processes that may be connected but not yet
+// welcomed at once: what both the accept queue and node 0's unproven cap
+// hold (0: no limit).
+long connect_window(const Options& options, long open_files, int n) {
+  if (options.connect_window >= 0) return options.connect_window;
+  return std::min(accept_queue(), unproven_capacity(open_files, n));
+}
+
+// Limits that would not fail the run but would distort it.
+void warn_about_kernel_limits(const Options& options, long open_files) {
+  int largest = *std::max_element(options.sizes.begin(), options.sizes.end());
+  long queue = accept_queue();
+  long unproven = unproven_capacity(open_files, largest);
+  if (largest > std::min(queue, unproven))
     fmt::print(stderr,
-               "note: net.core.somaxconn is {} (the service listens with a backlog of 4096, capped by "
-               "it), below N = {}: connections beyond it wait for SYN retransmits (1 s), which the "
-               "figures then include\n",
-               *somaxconn, largest_n);
+               "note: at N = {} the accept queue (backlog {}, net.core.somaxconn {}) holds {} and node 0 "
+               "holds {} unproven connections (open-file limit {}): all-at-once connects would cost "
+               "dropped SYNs (1 s retransmits) and evicted launchers; connects are paced to {} in flight "
+               "({})\n",
+               largest, kListenBacklog, read_long_file("/proc/sys/net/core/somaxconn").value_or(-1), queue,
+               unproven, open_files,
+               options.connect_window == 0 ? std::string("none: --connect-window 0")
+                                           : std::to_string(connect_window(options, open_files, largest)),
+               options.connect_window >= 0 ? "--connect-window" : "the smaller of the two");
+  // Every client socket takes an ephemeral port on the one loopback address.
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  long low = 0, high = 0;
+  if (range >> low >> high && high - low + 1 < largest)
+    throw util::InputError(fmt::format(
+        "net.ipv4.ip_local_port_range ({}-{}) has {} ports, fewer than N = {} client connections; widen it "
+        "(sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\") or pass smaller --sizes",
+        low, high, high - low + 1, largest));
 }
 
 // ---------------------------------------------------------------------------
@@ -165,14 +243,21 @@ bool reset_peak_rss() {
 // ---------------------------------------------------------------------------
 // The client side: what each forked process runs.
 
-// What one client process reports, in one write() (smaller than PIPE_BUF,
-// so the reports of several processes never interleave on the shared pipe).
+// What one client process reports after each phase (the World, then the
+// failure broadcast), in one write() each (smaller than PIPE_BUF, so the
+// reports of several processes never interleave on the shared pipe).
 struct ClientReport {
-  std::int32_t worlds = 0;          // launchers that received a correct World
-  std::int64_t first_world_ns = 0;  // steady_clock when the first of them did
-  std::int64_t last_world_ns = 0;   // and when the last did
-  std::int64_t cpu_ns = 0;         // this process's CPU time from release to then
-  char error[400] = {};            // the first problem; empty when none
+  std::int32_t done = 0;            // launchers with a correct World (phase 1) or Verdict (phase 2)
+  std::int32_t stops = 0;           // phase 2: launchers that got a Stop
+  std::int64_t first_ns = 0;        // steady_clock when the first of them did
+  std::int64_t last_ns = 0;         // and when the last did
+  std::int64_t failure_sent_ns = 0; // phase 2, the reporter's process only: just before the Failure
+  std::int64_t cpu_ns = 0;          // this process's CPU time over the phase
+  // The frames as received, header and seal included (0: none arrived here).
+  std::int32_t world_bytes = 0;
+  std::int32_t stop_bytes = 0;
+  std::int32_t verdict_bytes = 0;
+  char error[400] = {};             // the first problem; empty when none
 };
 static_assert(sizeof(ClientReport) < PIPE_BUF);
 
@@ -183,6 +268,8 @@ struct SimulatedLauncher {
   rendezvous::Session session;   // sealed once the Join is sent
   bool welcomed = false;
   bool has_world = false;
+  bool stopped = false;
+  bool has_verdict = false;
 };
 
 // One client process's share of the launchers and what it needs to know.
@@ -193,8 +280,53 @@ struct ClientPlan {
   int first_rank = 0;
   int count = 0;
   int nproc = 0;
+  int window = 0;  // this process's launchers connected but not yet welcomed, at most (0: no limit)
   util::Clock::time_point deadline;
 };
+
+// The failure the last slot's launcher reports: a worker that exited 3,
+// with the 10 last lines of its output (the supervisor's summary_lines) of
+// a Python traceback, as a real one carries them.
+rendezvous::Failure reported_failure(int nnodes, int nproc) {
+  rendezvous::Failure failure;
+  failure.node_rank = nnodes - 1;
+  failure.local_rank = nproc > 3 ? 3 : 0;
+  failure.global_rank = (nnodes - 1) * nproc + failure.local_rank;
+  failure.host = fmt::format("node{}", nnodes - 1);
+  failure.pid = 424242;
+  failure.exit_code = 3;
+  failure.time = "2026-12-06T08:00:00.123+00:00";
+  failure.log_file = fmt::format("/scratch/dlaunch-logs/rendezvous-scale/attempt_0/rank_{}.log", failure.global_rank);
+  failure.last_lines = {
+      "Traceback (most recent call last):",
+      "  File \"/home/user/project/train.py\", line 214, in <module>",
+      "    main()",
+      "  File \"/home/user/project/train.py\", line 188, in main",
+      "    loss = step(model, batch, optimizer)",
+      "  File \"/home/user/project/train.py\", line 97, in step",
+      "    loss = criterion(model(batch.inputs), batch.targets)",
+      "  File \"/home/user/project/model.py\", line 61, in forward",
+      "    raise RuntimeError(\"CUDA error: an illegal memory access was encountered\")",
+      "RuntimeError: CUDA error: an illegal memory access was encountered",
+  };
+  return failure;
+}
+
+// What a launcher whose workers node 0 stopped reports (the supervisor's
+// outcome() after a remote Stop): failed, every worker a consequence.
+rendezvous::NodeOutcome stopped_outcome(int nproc) {
+  rendezvous::NodeOutcome outcome;
+  outcome.consequences = nproc;
+  return outcome;
+}
+
+// And the reporter's: its failure as the root, its other workers stopped.
+rendezvous::NodeOutcome failed_outcome(const rendezvous::Failure& failure, int nproc) {
+  rendezvous::NodeOutcome outcome;
+  outcome.failure = failure;
+  outcome.consequences = nproc - 1;
+  return outcome;
+}
 
 // Every launcher reports this host's interfaces, as a real launcher here
 // would (RendezvousCoordinator sends net::list_interfaces()), so each Join
@@ -236,6 +368,20 @@ void start_connect(SimulatedLauncher& launcher, int epoll_fd, std::uint32_t inde
     throw util::system_error("cannot watch a client socket", errno);
 }
 
+// Sends BYTES whole. A loopback socket that took the World takes a small
+// frame at once; a short write would mean something is badly wrong, not
+// that it should wait.
+void send_whole(SimulatedLauncher& launcher, const std::string& bytes, const char* what) {
+  ssize_t sent = ::send(launcher.socket.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  if (sent != static_cast<ssize_t>(bytes.size()))
+    throw util::system_error(fmt::format("node {} could not send its {}", launcher.join.node_rank, what), errno);
+}
+
+// A sealed frame of this launcher's, in round 0, as its coordinator sends it.
+void send_sealed(SimulatedLauncher& launcher, MessageType type, const std::string& payload, const char* what) {
+  send_whole(launcher, launcher.session.frame(type, payload, 0), what);
+}
+
 // The Join answering a Challenge, proved and sealed exactly as
 // ServiceDialer::send_join does with a token: a SealedJoin, whose nonce and
 // slot are all of the Join that travels in clear.
@@ -249,48 +395,108 @@ void answer_challenge(SimulatedLauncher& launcher, const ClientPlan& plan, const
   rendezvous::SealedJoinMessage sealed{
       join.nonce, join.node_rank,
       launcher.session.seal(MessageType::kSealedJoin, rendezvous::encode(join), join.round)};
-  std::string bytes =
-      rendezvous::encode_frame(MessageType::kSealedJoin, rendezvous::encode(sealed), join.round);
-  // A fresh loopback socket takes a few hundred bytes at once; a short
-  // write would mean something is badly wrong, not that it should wait.
-  ssize_t sent = ::send(launcher.socket.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  if (sent != static_cast<ssize_t>(bytes.size()))
-    throw util::system_error(fmt::format("node {} could not send its Join", launcher.join.node_rank), errno);
+  send_whole(launcher, rendezvous::encode_frame(MessageType::kSealedJoin, rendezvous::encode(sealed), join.round),
+             "Join");
 }
 
-// Handles one frame; true when it was this launcher's World.
-bool handle_frame(SimulatedLauncher& launcher, const ClientPlan& plan, rendezvous::Frame frame) {
-  if (frame.type == rendezvous::MessageType::kChallenge) {
+// What one launcher's frames did, for its process's counts.
+struct FrameEvents {
+  bool welcomed = false;
+  bool world = false;
+  bool verdict = false;
+};
+
+// The size of FRAME as it came on the wire: header, payload, seal.
+std::int32_t wire_size(const rendezvous::Frame& frame) {
+  return static_cast<std::int32_t>(rendezvous::encode_frame(frame.type, frame.payload, frame.generation).size());
+}
+
+// Checks the Verdict of the failure broadcast: failed, with the reported
+// failure as its root, after a Stop (the reporter gets none: node 0 does
+// not relay a failure to the launcher that reported it).
+void check_verdict(SimulatedLauncher& launcher, const ClientPlan& plan, const std::string& payload) {
+  const int node = static_cast<int>(launcher.join.node_rank);
+  const bool reporter = node == plan.nnodes - 1;
+  if (!reporter && !launcher.stopped) throw util::SystemError(fmt::format("node {} got the Verdict but no Stop", node));
+  rendezvous::VerdictMessage message = rendezvous::decode_verdict(payload);
+  const rendezvous::Failure expected = reported_failure(plan.nnodes, plan.nproc);
+  const rendezvous::Verdict& verdict = message.verdict;
+  if (message.round != 0 || verdict.kind != rendezvous::Verdict::Kind::kFailed || !verdict.failure ||
+      verdict.failure->node_rank != expected.node_rank || verdict.failure->global_rank != expected.global_rank ||
+      verdict.exit_code != expected.exit_code)
+    throw util::SystemError(fmt::format(
+        "node {} got a wrong Verdict: round {}, kind {}, exit code {}, root failure {} (expected round 0, "
+        "failed, exit code {}, rank {} on node {})",
+        node, message.round, static_cast<int>(verdict.kind), verdict.exit_code,
+        verdict.failure ? rendezvous::describe_failure(*verdict.failure) : std::string("none"), expected.exit_code,
+        expected.global_rank, expected.node_rank));
+}
+
+// Handles one frame of LAUNCHER's. FAILING: the failure was sent, so a
+// Stop and the Verdict may come.
+FrameEvents handle_frame(SimulatedLauncher& launcher, const ClientPlan& plan, rendezvous::Frame frame, bool failing,
+                         ClientReport& report) {
+  FrameEvents events;
+  const auto node = launcher.join.node_rank;
+  if (frame.type == MessageType::kChallenge) {
     answer_challenge(launcher, plan, frame);
-    return false;
+    return events;
   }
+  const std::int32_t size = wire_size(frame);
   frame.payload = launcher.session.open(frame);  // node 0's proof, on every frame
   switch (frame.type) {
-    case rendezvous::MessageType::kWelcome: launcher.welcomed = true; return false;
-    case rendezvous::MessageType::kHeartbeat: return false;
-    case rendezvous::MessageType::kWorld: {
-      if (!launcher.welcomed) throw util::SystemError("a World before the Welcome");
+    case MessageType::kWelcome:
+      if (launcher.welcomed) throw util::SystemError(fmt::format("node {} got a second Welcome", node));
+      launcher.welcomed = events.welcomed = true;
+      return events;
+    case MessageType::kHeartbeat: return events;
+    case MessageType::kWorld: {
+      if (!launcher.welcomed || launcher.has_world)
+        throw util::SystemError(fmt::format("node {} got a World before its Welcome or a second one", node));
       rendezvous::World world = rendezvous::decode_world(frame.payload);
       if (world.nnodes() != plan.nnodes || world.world_size() != plan.nnodes * plan.nproc)
         throw util::SystemError(fmt::format("node {} got a wrong world: {} nodes, world size {} (expected {} "
-                                      "and {})",
-                                      launcher.join.node_rank, world.nnodes(), world.world_size(),
-                                      plan.nnodes, plan.nnodes * plan.nproc));
-      return true;
+                                            "and {})",
+                                            node, world.nnodes(), world.world_size(), plan.nnodes,
+                                            plan.nnodes * plan.nproc));
+      report.world_bytes = size;
+      launcher.has_world = events.world = true;
+      return events;
     }
-    case rendezvous::MessageType::kAbort:
-      throw util::SystemError(fmt::format("the service aborted node {}: {}", launcher.join.node_rank,
-                                    rendezvous::decode_text(frame.payload).reason));
+    case MessageType::kStop: {
+      if (!failing || !launcher.has_world || launcher.stopped || launcher.has_verdict)
+        throw util::SystemError(fmt::format("node {} got a Stop {}", node,
+                                            failing ? "twice, or after its Verdict" : "before any failure"));
+      auto stop = rendezvous::decode_text(frame.payload);
+      if (stop.round != 0 || stop.reason.find(fmt::format("node {}", plan.nnodes - 1)) == std::string::npos)
+        throw util::SystemError(fmt::format("node {} got a Stop of round {} that does not name node {}: {}", node,
+                                            stop.round, plan.nnodes - 1, stop.reason));
+      report.stop_bytes = size;
+      launcher.stopped = true;
+      ++report.stops;
+      send_sealed(launcher, MessageType::kOutcome,
+                  rendezvous::encode(rendezvous::OutcomeMessage{0, stopped_outcome(plan.nproc)}), "Outcome");
+      return events;
+    }
+    case MessageType::kVerdict:
+      if (!failing || launcher.has_verdict)
+        throw util::SystemError(fmt::format("node {} got a Verdict before any failure, or twice", node));
+      check_verdict(launcher, plan, frame.payload);
+      report.verdict_bytes = size;
+      launcher.has_verdict = events.verdict = true;
+      return events;
+    case MessageType::kAbort:
+      throw util::SystemError(
+          fmt::format("the service aborted node {}: {}", node, rendezvous::decode_text(frame.payload).reason));
     default:
-      throw util::SystemError(fmt::format("node {} got unexpected message type {}", launcher.join.node_rank,
-                                    static_cast<int>(frame.type)));
+      throw util::SystemError(fmt::format("node {} got unexpected message type {}", node, static_cast<int>(frame.type)));
   }
 }
 
-// Reads what the socket holds and handles every whole frame. True when the
-// World arrived with it.
-bool on_readable(SimulatedLauncher& launcher, const ClientPlan& plan) {
-  char buffer[4096];
+// Reads what the socket holds and handles every whole frame.
+FrameEvents on_readable(SimulatedLauncher& launcher, const ClientPlan& plan, bool failing, ClientReport& report) {
+  char buffer[16384];
+  bool open = true;
   for (;;) {
     ssize_t got = ::recv(launcher.socket.get(), buffer, sizeof(buffer), 0);
     if (got > 0) {
@@ -299,39 +505,99 @@ bool on_readable(SimulatedLauncher& launcher, const ClientPlan& plan) {
     }
     if (got < 0 && errno == EINTR) continue;
     if (got < 0 && errno == EAGAIN) break;
-    throw util::SystemError(fmt::format("the service closed node {}'s connection before its World{}",
-                                  launcher.join.node_rank,
-                                  got < 0 ? fmt::format(" ({})", std::strerror(errno)) : ""));
+    if (got < 0)
+      throw util::SystemError(fmt::format("node {}'s connection failed: {}", launcher.join.node_rank,
+                                          std::strerror(errno)));
+    open = false;
+    break;
   }
-  bool world = false;
-  while (auto frame = launcher.reader.next()) world |= handle_frame(launcher, plan, std::move(*frame));
-  return world;
+  FrameEvents events;
+  while (auto frame = launcher.reader.next()) {
+    FrameEvents one = handle_frame(launcher, plan, std::move(*frame), failing, report);
+    events.welcomed |= one.welcomed;
+    events.world |= one.world;
+    events.verdict |= one.verdict;
+  }
+  // A reader keeps the capacity of the largest frame it held (the World,
+  // O(N) bytes): thousands of them would hold gigabytes.
+  if (launcher.reader.empty()) launcher.reader = rendezvous::FrameReader();
+  if (!open && !launcher.has_verdict)
+    throw util::SystemError(fmt::format("the service closed node {}'s connection before its {}",
+                                        launcher.join.node_rank, launcher.has_world ? "Verdict" : "World"));
+  return events;
 }
 
-// Connects every launcher of PLAN and drives them until each has its World.
-ClientReport drive_launchers(const ClientPlan& plan, std::vector<SimulatedLauncher>& launchers) {
+// Phase 1: connects every launcher of PLAN, at most plan.window of them
+// not yet welcomed at once, and drives them until each has its World.
+ClientReport drive_to_world(const ClientPlan& plan, std::vector<SimulatedLauncher>& launchers, int epoll_fd) {
   ClientReport report;
   std::int64_t cpu_start = process_cpu_ns(RUSAGE_SELF);
-  util::Fd epoll(::epoll_create1(EPOLL_CLOEXEC));
-  if (!epoll) throw util::system_error("cannot create a client epoll", errno);
-  for (std::size_t i = 0; i < launchers.size(); ++i)
-    start_connect(launchers[i], epoll.get(), static_cast<std::uint32_t>(i), plan.port);
+  std::size_t next = 0, connecting = 0;
+  auto connect_more = [&] {
+    while (next < launchers.size() && (plan.window == 0 || connecting < static_cast<std::size_t>(plan.window))) {
+      start_connect(launchers[next], epoll_fd, static_cast<std::uint32_t>(next), plan.port);
+      ++next;
+      ++connecting;
+    }
+  };
+  connect_more();
   epoll_event events[256];
-  while (report.worlds < plan.count) {
-    int ready = ::epoll_wait(epoll.get(), events, 256, util::millis_until(plan.deadline));
+  while (report.done < plan.count) {
+    int ready = ::epoll_wait(epoll_fd, events, 256, util::millis_until(plan.deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) throw util::system_error("client epoll_wait failed", errno);
     if (ready == 0)
       throw util::SystemError(fmt::format("only {} of this process's {} launchers had their World after the "
-                                    "--timeout",
-                                    report.worlds, plan.count));
+                                          "--timeout",
+                                          report.done, plan.count));
     for (int i = 0; i < ready; ++i) {
       auto& launcher = launchers[events[i].data.u32];
-      if (launcher.has_world) continue;  // later heartbeats or the close need nothing
-      if (on_readable(launcher, plan)) {
-        launcher.has_world = true;
-        report.last_world_ns = now_ns();
-        if (report.worlds++ == 0) report.first_world_ns = report.last_world_ns;
+      FrameEvents happened = on_readable(launcher, plan, false, report);
+      if (happened.welcomed) --connecting;
+      if (happened.world) {
+        report.last_ns = now_ns();
+        if (report.done++ == 0) report.first_ns = report.last_ns;
+      }
+    }
+    connect_more();
+  }
+  report.cpu_ns = process_cpu_ns(RUSAGE_SELF) - cpu_start;
+  return report;
+}
+
+// Phase 2: the last slot's launcher, when it is this process's, reports its
+// failure and its outcome; every launcher then waits for its Stop (answered
+// with its Outcome) and its Verdict.
+ClientReport drive_failure(const ClientPlan& plan, std::vector<SimulatedLauncher>& launchers, int epoll_fd) {
+  ClientReport report;
+  std::int64_t cpu_start = process_cpu_ns(RUSAGE_SELF);
+  if (plan.first_rank + plan.count == plan.nnodes) {
+    auto& reporter = launchers.back();
+    const rendezvous::Failure failure = reported_failure(plan.nnodes, plan.nproc);
+    report.failure_sent_ns = now_ns();
+    send_sealed(reporter, MessageType::kFailure, rendezvous::encode(failure), "Failure");
+    send_sealed(reporter, MessageType::kOutcome,
+                rendezvous::encode(rendezvous::OutcomeMessage{0, failed_outcome(failure, plan.nproc)}), "Outcome");
+  }
+  epoll_event events[256];
+  while (report.done < plan.count) {
+    int ready = ::epoll_wait(epoll_fd, events, 256, util::millis_until(plan.deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) throw util::system_error("client epoll_wait failed", errno);
+    if (ready == 0)
+      throw util::SystemError(fmt::format("only {} of this process's {} launchers had their Verdict ({} a Stop) "
+                                          "after the --timeout",
+                                          report.done, plan.count, report.stops));
+    for (int i = 0; i < ready; ++i) {
+      auto& launcher = launchers[events[i].data.u32];
+      if (launcher.has_verdict) {
+        // Nothing after the Verdict matters (a heartbeat, node 0 closing).
+        ::epoll_ctl(epoll_fd, EPOLL_CTL_DEL, launcher.socket.get(), nullptr);
+        continue;
+      }
+      if (on_readable(launcher, plan, true, report).verdict) {
+        report.last_ns = now_ns();
+        if (report.done++ == 0) report.first_ns = report.last_ns;
       }
     }
   }
@@ -344,28 +610,54 @@ void write_report(int fd, ClientReport report, const std::string& error) {
   if (::write(fd, &report, sizeof(report)) != static_cast<ssize_t>(sizeof(report))) ::_exit(3);
 }
 
+// Blocks until the write end of FD is closed everywhere.
+void wait_for_eof(int fd) {
+  char byte = 0;
+  while (util::read_retrying(fd, &byte, 1) > 0) {
+  }
+}
+
+// The pipes a client process reads from or writes to.
+struct ClientFds {
+  int ready = -1;   // write: prepared
+  int go = -1;      // read: EOF releases phase 1
+  int fail = -1;    // read: EOF starts phase 2 (every World is in)
+  int report = -1;  // write: a ClientReport per phase
+  int quit = -1;    // read: EOF lets the process exit
+};
+
 // The body of one forked client process. It prepares everything, says it
-// is ready, waits for the release (EOF on GO), runs, reports, then keeps its
-// connections open until QUIT closes, so no launcher leaves while the
-// service still counts on it.
-[[noreturn]] void client_process(const ClientPlan& plan, int ready_fd, int go_fd, int report_fd, int quit_fd) {
+// is ready, waits for the release (EOF on GO), drives its launchers to the
+// World and reports, waits for FAIL, drives the failure broadcast and
+// reports, then keeps its connections open until QUIT closes, so no
+// launcher leaves while the service still counts on it.
+[[noreturn]] void client_process(const ClientPlan& plan, const ClientFds& fds) {
   std::vector<SimulatedLauncher> launchers;
-  ClientReport report;
   std::string error;
+  util::Fd epoll;
   try {
     launchers = prepare_launchers(plan);
+    epoll = util::Fd(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll) throw util::system_error("cannot create a client epoll", errno);
     char byte = 'r';
-    if (!util::write_all(ready_fd, std::string_view(&byte, 1))) ::_exit(3);
-    while (util::read_retrying(go_fd, &byte, 1) > 0) {
-    }
-    report = drive_launchers(plan, launchers);
+    if (!util::write_all(fds.ready, std::string_view(&byte, 1))) ::_exit(3);
+    wait_for_eof(fds.go);
   } catch (const std::exception& caught) {
     error = caught.what();
   }
-  write_report(report_fd, report, error);
-  char byte = 0;
-  while (util::read_retrying(quit_fd, &byte, 1) > 0) {
+  for (int phase = 1; phase <= 2; ++phase) {
+    ClientReport report;
+    if (error.empty()) {
+      try {
+        report = phase == 1 ? drive_to_world(plan, launchers, epoll.get()) : drive_failure(plan, launchers, epoll.get());
+      } catch (const std::exception& caught) {
+        error = caught.what();
+      }
+    }
+    write_report(fds.report, report, error);
+    if (phase == 1) wait_for_eof(fds.fail);
   }
+  wait_for_eof(fds.quit);
   ::_exit(0);
 }
 
@@ -405,12 +697,16 @@ class ClientGroup {
 struct RunPipes {
   util::Pipe ready = util::make_pipe();   // clients -> service: prepared
   util::Pipe go = util::make_pipe();      // closed by the service: start now
+  util::Pipe fail = util::make_pipe();    // closed by the service: every World is in, fail now
   util::Pipe report = util::make_pipe();  // clients -> service: ClientReport
   util::Pipe quit = util::make_pipe();    // closed by the service: you may exit
 };
 
 struct RunResult {
   double ms = 0;                // service start to the last World
+  double failure_ms = 0;        // the Failure sent to the last Verdict
+  double failure_service_cpu_ms = 0;  // the service's CPU time over the failure broadcast
+  int world_bytes = 0, stop_bytes = 0, verdict_bytes = 0;  // frames as received
   // The first World to the last: the service sends the World as soon as the
   // last Join is in, so this is its fan-out to N sockets, and ms - fanout_ms
   // the time for all N to connect and join.
@@ -436,15 +732,17 @@ void fork_clients(ClientGroup& clients, RunPipes& pipes, util::Fd& listener, con
       listener.reset();  // only the service accepts
       pipes.ready.read_end.reset();
       pipes.go.write_end.reset();
+      pipes.fail.write_end.reset();
       pipes.report.read_end.reset();
       pipes.quit.write_end.reset();
-      client_process(plan, pipes.ready.write_end.get(), pipes.go.read_end.get(),
-                     pipes.report.write_end.get(), pipes.quit.read_end.get());
+      client_process(plan, ClientFds{pipes.ready.write_end.get(), pipes.go.read_end.get(), pipes.fail.read_end.get(),
+                                     pipes.report.write_end.get(), pipes.quit.read_end.get()});
     }
     clients.add(pid);
   }
   pipes.ready.write_end.reset();
   pipes.go.read_end.reset();
+  pipes.fail.read_end.reset();
   pipes.report.write_end.reset();
   pipes.quit.read_end.reset();
 }
@@ -466,45 +764,61 @@ void read_exactly(int fd, void* buffer, std::size_t size, util::Clock::time_poin
 }
 
 struct Collected {
-  std::int64_t first_world_ns = 0;
-  std::int64_t last_world_ns = 0;
+  std::int64_t first_ns = 0;
+  std::int64_t last_ns = 0;
+  std::int64_t failure_sent_ns = 0;
   std::int64_t clients_cpu_ns = 0;
+  int stops = 0;
+  int world_bytes = 0, stop_bytes = 0, verdict_bytes = 0;
 };
 
-// Collects every client process's report and checks it: all launchers got
-// the right World, or the run is an error, not a figure.
-Collected collect_reports(RunPipes& pipes, const ClientGroup& clients, int n,
+// Collects every client process's report of PHASE (1: the World, 2: the
+// failure broadcast) and checks it: every launcher got what it must, or
+// the run is an error, not a figure.
+Collected collect_reports(RunPipes& pipes, const ClientGroup& clients, int n, int phase,
                           util::Clock::time_point deadline) {
+  const char* what = phase == 1 ? "World" : "Verdict";
   Collected collected;
-  collected.first_world_ns = INT64_MAX;
-  int worlds = 0;
+  collected.first_ns = INT64_MAX;
+  int done = 0;
   std::string errors;
   for (std::size_t c = 0; c < clients.size(); ++c) {
     ClientReport report;
     read_exactly(pipes.report.read_end.get(), &report, sizeof(report), deadline, "the clients' reports");
     if (report.error[0] != '\0') errors += fmt::format("\n  {}", report.error);
-    worlds += report.worlds;
-    if (report.worlds > 0) collected.first_world_ns = std::min(collected.first_world_ns, report.first_world_ns);
-    collected.last_world_ns = std::max(collected.last_world_ns, report.last_world_ns);
+    done += report.done;
+    collected.stops += report.stops;
+    if (report.done > 0) collected.first_ns = std::min(collected.first_ns, report.first_ns);
+    collected.last_ns = std::max(collected.last_ns, report.last_ns);
+    collected.failure_sent_ns = std::max(collected.failure_sent_ns, report.failure_sent_ns);
     collected.clients_cpu_ns += report.cpu_ns;
+    collected.world_bytes = std::max(collected.world_bytes, report.world_bytes);
+    collected.stop_bytes = std::max(collected.stop_bytes, report.stop_bytes);
+    collected.verdict_bytes = std::max(collected.verdict_bytes, report.verdict_bytes);
   }
   if (!errors.empty()) throw util::SystemError(fmt::format("N = {}: the clients failed:{}", n, errors));
-  if (worlds != n)
-    throw util::SystemError(fmt::format("N = {}: {} launchers got their World, not {}", n, worlds, n));
+  if (done != n) throw util::SystemError(fmt::format("N = {}: {} launchers got their {}, not {}", n, done, what, n));
+  if (phase == 2 && (collected.stops < n - 1 || collected.failure_sent_ns == 0))
+    throw util::SystemError(fmt::format("N = {}: {} launchers got a Stop, not the {} besides the reporter{}", n,
+                                        collected.stops, n - 1,
+                                        collected.failure_sent_ns == 0 ? ", and no client sent the Failure" : ""));
   return collected;
 }
 
-RunResult run_once(int n, const Options& options, const std::string& token) {
+RunResult run_once(int n, const Options& options, const std::string& token, long open_files) {
   util::Fd listener = util::listen_tcp(0);
+  const int processes = std::min(options.processes, n);
   ClientPlan plan;
   plan.port = util::bound_port(listener.get());
   plan.token = token;
   plan.nnodes = n;
   plan.nproc = options.nproc;
+  if (long window = connect_window(options, open_files, n); window > 0)
+    plan.window = static_cast<int>(std::max(1L, window / processes));
   plan.deadline = util::Clock::now() + std::chrono::seconds(options.timeout_s);
   RunPipes pipes;
   ClientGroup clients;
-  fork_clients(clients, pipes, listener, plan, std::min(options.processes, n));
+  fork_clients(clients, pipes, listener, plan, processes);
   for (std::size_t c = 0; c < clients.size(); ++c) {
     char byte = 0;
     read_exactly(pipes.ready.read_end.get(), &byte, 1, plan.deadline, "the clients to be ready");
@@ -521,7 +835,8 @@ RunResult run_once(int n, const Options& options, const std::string& token) {
   settings.worker_master_addr = "127.0.0.1";
   settings.job.token = token;
   settings.job.join_timeout = std::chrono::seconds(options.timeout_s);
-  auto log = std::make_shared<std::vector<std::string>>();  // written by the service's thread only
+  // Written by the service's thread only, read once it is joined.
+  auto log = std::make_shared<std::vector<std::string>>();
   settings.log = [log](const std::string& message) { log->push_back(message); };
 
   ::malloc_trim(0);  // what earlier runs freed does not hide this run's growth
@@ -533,21 +848,32 @@ RunResult run_once(int n, const Options& options, const std::string& token) {
   pipes.go.write_end.reset();  // releases every client at once
 
   RunResult result;
-  Collected collected;
-  try {
-    collected = collect_reports(pipes, clients, n, plan.deadline);
-  } catch (...) {
-    server.reset();  // joins the service's thread, so its log can be read
-    for (std::size_t i = 0; i < log->size() && i < 5; ++i)
-      fmt::print(stderr, "  service log: {}\n", (*log)[i]);
-    throw;
-  }
-  result.ms = static_cast<double>(collected.last_world_ns - start_ns) / 1e6;
-  result.fanout_ms = static_cast<double>(collected.last_world_ns - collected.first_world_ns) / 1e6;
-  result.service_cpu_ms = static_cast<double>(process_cpu_ns(RUSAGE_SELF) - cpu_start) / 1e6;
-  result.clients_cpu_ms = static_cast<double>(collected.clients_cpu_ns) / 1e6;
+  // Phase 1, the World; then phase 2, the failure broadcast.
+  auto collect = [&](int phase) {
+    try {
+      return collect_reports(pipes, clients, n, phase, plan.deadline);
+    } catch (...) {
+      server.reset();  // joins the service's thread, so its log can be read
+      for (std::size_t i = 0; i < log->size() && i < 5; ++i) fmt::print(stderr, "  service log: {}\n", (*log)[i]);
+      throw;
+    }
+  };
+  Collected world = collect(1);
+  result.ms = static_cast<double>(world.last_ns - start_ns) / 1e6;
+  result.fanout_ms = static_cast<double>(world.last_ns - world.first_ns) / 1e6;
+  std::int64_t cpu_at_world = process_cpu_ns(RUSAGE_SELF);
+  result.service_cpu_ms = static_cast<double>(cpu_at_world - cpu_start) / 1e6;
+  result.clients_cpu_ms = static_cast<double>(world.clients_cpu_ns) / 1e6;
   auto peak = status_kib(peak_reset ? "VmHWM" : "VmRSS");
   if (peak && rss_start) result.rss_growth_kib = *peak - *rss_start;
+
+  pipes.fail.write_end.reset();  // every World is in: the last slot's launcher fails now
+  Collected failure = collect(2);
+  result.failure_ms = static_cast<double>(failure.last_ns - failure.failure_sent_ns) / 1e6;
+  result.failure_service_cpu_ms = static_cast<double>(process_cpu_ns(RUSAGE_SELF) - cpu_at_world) / 1e6;
+  result.world_bytes = world.world_bytes;
+  result.stop_bytes = failure.stop_bytes;
+  result.verdict_bytes = failure.verdict_bytes;
 
   server.reset();  // the service closes first, so TIME_WAIT stays on its side
   pipes.quit.write_end.reset();
@@ -569,46 +895,142 @@ double median(std::vector<double> values) {
 }
 
 void print_run(int n, int run, int runs, const RunResult& result) {
-  fmt::print(stderr, "  N={:<5} run {}/{}: {:9.2f} ms (World fan-out {:6.2f} ms)  service CPU {:7.1f} ms  "
-                     "clients CPU {:7.1f} ms  service peak RSS +{}\n",
+  fmt::print(stderr,
+             "  N={:<5} run {}/{}: World {:9.2f} ms (fan-out {:7.2f} ms)  service CPU {:7.1f} ms  clients CPU "
+             "{:7.1f} ms  service peak RSS +{}  failure -> last Verdict {:8.2f} ms (service CPU {:6.1f} ms)  "
+             "frames: World {} B, Stop {} B, Verdict {} B\n",
              n, run, runs, result.ms, result.fanout_ms, result.service_cpu_ms, result.clients_cpu_ms,
              result.rss_growth_kib ? fmt::format("{:.2f} MiB", static_cast<double>(*result.rss_growth_kib) / 1024)
-                                   : std::string("?"));
+                                   : std::string("?"),
+             result.failure_ms, result.failure_service_cpu_ms, result.world_bytes, result.stop_bytes,
+             result.verdict_bytes);
 }
 
 // One tab-separated line for N: N, median ms, min ms, the largest service
 // RSS growth (KiB, -1 unknown), median service and clients CPU ms, median
-// World fan-out ms.
+// World fan-out ms, median and min failure broadcast ms, median service CPU
+// ms of the failure broadcast.
 void print_summary(int n, const std::vector<RunResult>& runs) {
-  std::vector<double> ms, service_cpu, clients_cpu, fanout;
+  std::vector<double> ms, service_cpu, clients_cpu, fanout, failure, failure_cpu;
   long growth = -1;
   for (const auto& run : runs) {
     ms.push_back(run.ms);
     service_cpu.push_back(run.service_cpu_ms);
     clients_cpu.push_back(run.clients_cpu_ms);
     fanout.push_back(run.fanout_ms);
+    failure.push_back(run.failure_ms);
+    failure_cpu.push_back(run.failure_service_cpu_ms);
     if (run.rss_growth_kib) growth = std::max(growth, *run.rss_growth_kib);
   }
-  fmt::print("{}\t{:.3f}\t{:.3f}\t{}\t{:.1f}\t{:.1f}\t{:.3f}\n", n, median(ms),
+  fmt::print("{}\t{:.3f}\t{:.3f}\t{}\t{:.1f}\t{:.1f}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.1f}\n", n, median(ms),
              *std::min_element(ms.begin(), ms.end()), growth, median(service_cpu), median(clients_cpu),
-             median(fanout));
+             median(fanout), median(failure), *std::min_element(failure.begin(), failure.end()),
+             median(failure_cpu));
   std::fflush(stdout);
 }
 
+// ---------------------------------------------------------------------------
+// --message-sizes: every message of the paths the cost model counts,
+// encoded by protocol.cc and sealed by session.cc as they travel.
+
+// The World node 0 sends for N launchers of NPROC workers: as in this
+// benchmark (every address 127.0.0.1, no survey: no interface chosen), or
+// as on a cluster whose survey chose each host's interface (distinct
+// 10.x.y.z addresses, one interface name).
+rendezvous::World sample_world(int n, int nproc, bool surveyed) {
+  rendezvous::World world;
+  world.run_id = "rendezvous-scale";
+  world.worker_master_addr = surveyed ? "10.0.0.1" : "127.0.0.1";
+  world.worker_master_port = 29500;
+  world.heartbeat_timeout_ms = 30000;
+  world.incarnation = std::string(16, 'a');
+  world.nproc_per_node.assign(static_cast<std::size_t>(n), nproc);
+  for (int slot = 0; slot < n; ++slot) {
+    world.node_slots.push_back(slot);
+    std::string address =
+        surveyed ? fmt::format("10.{}.{}.{}", slot / 65536, (slot / 256) % 256, slot % 256 + 1) : "127.0.0.1";
+    world.addresses.push_back(address);
+    world.ifnames.push_back(surveyed ? "ens1f0np0" : "");
+    world.ifaddresses.push_back(surveyed ? address : "");
+  }
+  return world;
+}
+
+void print_message_sizes(const Options& options, const std::string& token) {
+  const int nproc = options.nproc;
+  const std::string challenge_nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
+  fmt::print("# message\tdirection\tN\tpayload_bytes\tframe_bytes\n");
+  for (int n : options.sizes) {
+    ClientPlan plan;
+    plan.nnodes = n;
+    plan.count = 1;
+    plan.first_rank = n - 1;
+    plan.nproc = nproc;
+    SimulatedLauncher launcher = std::move(prepare_launchers(plan).front());
+    auto& join = launcher.join;
+    join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
+    join.proof = rendezvous::join_proof(token, challenge_nonce, join.nonce, rendezvous::signed_part(join));
+    rendezvous::Session session(token, challenge_nonce, join.nonce, rendezvous::End::kLauncher);
+    auto row = [&](const char* name, const char* direction, MessageType type, const std::string& payload) {
+      fmt::print("{}\t{}\t{}\t{}\t{}\n", name, direction, n, payload.size(), session.frame(type, payload, 0).size());
+    };
+    const std::string challenge = rendezvous::encode(rendezvous::ChallengeMessage{challenge_nonce, true, 30000});
+    fmt::print("{}\t{}\t{}\t{}\t{}\n", "Challenge", "node0->launcher", n, challenge.size(),
+               rendezvous::encode_frame(MessageType::kChallenge, challenge).size());
+    const std::string sealed_join = rendezvous::encode(rendezvous::SealedJoinMessage{
+        join.nonce, join.node_rank, session.seal(MessageType::kSealedJoin, rendezvous::encode(join), 0)});
+    fmt::print("{}\t{}\t{}\t{}\t{}\n", "SealedJoin", "launcher->node0", n, sealed_join.size(),
+               rendezvous::encode_frame(MessageType::kSealedJoin, sealed_join).size());
+    row("Welcome", "node0->launcher", MessageType::kWelcome,
+        rendezvous::encode(rendezvous::WelcomeMessage{30000, join.node_rank}));
+    row("World(loopback,no-survey)", "node0->launcher", MessageType::kWorld,
+        rendezvous::encode(sample_world(n, nproc, false)));
+    row("World(surveyed-cluster)", "node0->launcher", MessageType::kWorld,
+        rendezvous::encode(sample_world(n, nproc, true)));
+    row("Started", "launcher->node0", MessageType::kStarted, "");
+    row("Heartbeat", "both", MessageType::kHeartbeat, "");
+    rendezvous::ProgressMessage progress{0, 1200, {}};
+    for (int local = 0; local < nproc; ++local)
+      progress.steps.push_back(rendezvous::RankStep{(n - 1) * nproc + local, 123456});
+    row("Progress", "launcher->node0", MessageType::kProgress, rendezvous::encode(progress));
+    const rendezvous::Failure failure = reported_failure(n, nproc);
+    row("Failure", "launcher->node0", MessageType::kFailure, rendezvous::encode(failure));
+    row("Stop", "node0->launcher", MessageType::kStop,
+        rendezvous::encode(rendezvous::TextMessage{
+            0, fmt::format("the job failed on node {}: {}", failure.node_rank, rendezvous::describe_failure(failure))}));
+    row("Outcome(stopped)", "launcher->node0", MessageType::kOutcome,
+        rendezvous::encode(rendezvous::OutcomeMessage{0, stopped_outcome(nproc)}));
+    row("Outcome(failed)", "launcher->node0", MessageType::kOutcome,
+        rendezvous::encode(rendezvous::OutcomeMessage{0, failed_outcome(failure, nproc)}));
+    rendezvous::Verdict verdict;
+    verdict.kind = rendezvous::Verdict::Kind::kFailed;
+    verdict.exit_code = failure.exit_code;
+    verdict.failure = failure;
+    verdict.consequences = n * nproc - 1;
+    row("Verdict(no-timeline)", "node0->launcher", MessageType::kVerdict,
+        rendezvous::encode(rendezvous::VerdictMessage{0, verdict}));
+  }
+}
+
 int run_benchmark(const Options& options) {
-  int largest = *std::max_element(options.sizes.begin(), options.sizes.end());
-  raise_descriptor_limit(largest, options.processes);
-  warn_about_kernel_limits(largest);
   std::string token = rendezvous::generate_token();  // as dlaunch submit gives a job
+  if (options.message_sizes) {
+    print_message_sizes(options, token);
+    return 0;
+  }
+  int largest = *std::max_element(options.sizes.begin(), options.sizes.end());
+  long open_files = raise_descriptor_limit(largest, options.processes);
+  warn_about_kernel_limits(options, open_files);
   fmt::print(stderr, "rendezvous_scale: {} client processes, {} workers per node, {} runs per N (+1 "
                      "untimed warm-up)\n",
              options.processes, options.nproc, options.runs);
-  run_once(options.sizes.front(), options, token);  // warm-up: first-use costs (libraries, RNG)
-  fmt::print("# N\tmedian_ms\tmin_ms\tservice_rss_growth_kib\tservice_cpu_ms\tclients_cpu_ms\tfanout_ms\n");
+  run_once(options.sizes.front(), options, token, open_files);  // warm-up: first-use costs (libraries, RNG)
+  fmt::print("# N\tmedian_ms\tmin_ms\tservice_rss_growth_kib\tservice_cpu_ms\tclients_cpu_ms\tfanout_ms\t"
+             "failure_median_ms\tfailure_min_ms\tfailure_service_cpu_ms\n");
   for (int n : options.sizes) {
     std::vector<RunResult> runs;
     for (int run = 1; run <= options.runs; ++run) {
-      runs.push_back(run_once(n, options, token));
+      runs.push_back(run_once(n, options, token, open_files));
       print_run(n, run, options.runs, runs.back());
     }
     print_summary(n, runs);
