@@ -91,6 +91,7 @@ struct Options {
   // most: -1 derives it from the kernel's and node 0's limits, 0 is no limit.
   int connect_window = -1;
   bool message_sizes = false;  // print every message's encoded size and exit
+  int heartbeat_timeout_s = 0;  // the service's --heartbeat-timeout; 0: the job's default
 };
 
 Options parse_options(int argc, char** argv) {
@@ -109,6 +110,10 @@ Options parse_options(int argc, char** argv) {
                  "launchers connected but not yet welcomed at once, all processes together (default: "
                  "what the listen backlog and node 0's unproven-connection cap hold; 0: no limit)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--heartbeat-timeout", options.heartbeat_timeout_s,
+                 "the service's --heartbeat-timeout in seconds (default: dlaunch's); its stall watch fires "
+                 "when one turn of its loop takes a good part of it, which the run counts as a problem")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--message-sizes", options.message_sizes,
                "print the encoded size of every message of the paths at each N, and exit");
   try {
@@ -835,6 +840,7 @@ RunResult run_once(int n, const Options& options, const std::string& token, long
   settings.worker_master_addr = "127.0.0.1";
   settings.job.token = token;
   settings.job.join_timeout = std::chrono::seconds(options.timeout_s);
+  if (options.heartbeat_timeout_s > 0) settings.job.heartbeat_timeout = std::chrono::seconds(options.heartbeat_timeout_s);
   // Written by the service's thread only, read once it is joined.
   auto log = std::make_shared<std::vector<std::string>>();
   settings.log = [log](const std::string& message) { log->push_back(message); };
@@ -959,7 +965,7 @@ rendezvous::World sample_world(int n, int nproc, bool surveyed) {
 void print_message_sizes(const Options& options, const std::string& token) {
   const int nproc = options.nproc;
   const std::string challenge_nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
-  fmt::print("# message\tdirection\tN\tpayload_bytes\tframe_bytes\n");
+  fmt::print("# message\tdirection\tN\tpayload_bytes\tframe_bytes\tseal_us\n");
   for (int n : options.sizes) {
     ClientPlan plan;
     plan.nnodes = n;
@@ -971,15 +977,27 @@ void print_message_sizes(const Options& options, const std::string& token) {
     join.nonce = rendezvous::random_bytes(rendezvous::kChallengeSize);
     join.proof = rendezvous::join_proof(token, challenge_nonce, join.nonce, rendezvous::signed_part(join));
     rendezvous::Session session(token, challenge_nonce, join.nonce, rendezvous::End::kLauncher);
+    // SEAL_US: microseconds to seal the payload into its frame (the median
+    // of 5 batches of about 8 MiB each), what each copy costs its sender.
     auto row = [&](const char* name, const char* direction, MessageType type, const std::string& payload) {
-      fmt::print("{}\t{}\t{}\t{}\t{}\n", name, direction, n, payload.size(), session.frame(type, payload, 0).size());
+      const std::size_t frame_size = session.frame(type, payload, 0).size();
+      const int batch = static_cast<int>(std::clamp<std::size_t>((8u << 20) / frame_size, 3, 20000));
+      std::vector<double> per_seal;
+      for (int round = 0; round < 5; ++round) {
+        std::int64_t start = now_ns();
+        std::size_t sink = 0;
+        for (int i = 0; i < batch; ++i) sink += session.frame(type, payload, 0).size();
+        if (sink == 0) throw util::SystemError("an empty frame");
+        per_seal.push_back(static_cast<double>(now_ns() - start) / 1e3 / batch);
+      }
+      fmt::print("{}\t{}\t{}\t{}\t{}\t{:.2f}\n", name, direction, n, payload.size(), frame_size, median(per_seal));
     };
     const std::string challenge = rendezvous::encode(rendezvous::ChallengeMessage{challenge_nonce, true, 30000});
-    fmt::print("{}\t{}\t{}\t{}\t{}\n", "Challenge", "node0->launcher", n, challenge.size(),
+    fmt::print("{}\t{}\t{}\t{}\t{}\t-\n", "Challenge", "node0->launcher", n, challenge.size(),
                rendezvous::encode_frame(MessageType::kChallenge, challenge).size());
     const std::string sealed_join = rendezvous::encode(rendezvous::SealedJoinMessage{
         join.nonce, join.node_rank, session.seal(MessageType::kSealedJoin, rendezvous::encode(join), 0)});
-    fmt::print("{}\t{}\t{}\t{}\t{}\n", "SealedJoin", "launcher->node0", n, sealed_join.size(),
+    fmt::print("{}\t{}\t{}\t{}\t{}\t-\n", "SealedJoin", "launcher->node0", n, sealed_join.size(),
                rendezvous::encode_frame(MessageType::kSealedJoin, sealed_join).size());
     row("Welcome", "node0->launcher", MessageType::kWelcome,
         rendezvous::encode(rendezvous::WelcomeMessage{30000, join.node_rank}));
@@ -1007,8 +1025,15 @@ void print_message_sizes(const Options& options, const std::string& token) {
     verdict.exit_code = failure.exit_code;
     verdict.failure = failure;
     verdict.consequences = n * nproc - 1;
-    row("Verdict(no-timeline)", "node0->launcher", MessageType::kVerdict,
+    row("Verdict(failed,no-timeline)", "node0->launcher", MessageType::kVerdict,
         rendezvous::encode(rendezvous::VerdictMessage{0, verdict}));
+    rendezvous::NodeOutcome succeeded;
+    succeeded.succeeded = true;
+    succeeded.top_step = 123456;
+    row("Outcome(succeeded)", "launcher->node0", MessageType::kOutcome,
+        rendezvous::encode(rendezvous::OutcomeMessage{0, succeeded}));
+    row("Verdict(succeeded)", "node0->launcher", MessageType::kVerdict,
+        rendezvous::encode(rendezvous::VerdictMessage{0, rendezvous::Verdict{}}));
   }
 }
 
