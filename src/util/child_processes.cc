@@ -1,6 +1,7 @@
 #include "util/child_processes.h"
 
 #include <cctype>
+#include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
 #include <string>
@@ -29,20 +30,61 @@ pid_t parent_of(const char* pid) {
   return parent ? static_cast<pid_t>(*parent) : -1;
 }
 
+// The numeric entries of the folder PATH (pids, thread ids).
+std::vector<std::string> numeric_entries(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* folder = ::opendir(path.c_str());
+  if (folder == nullptr) return names;
+  while (dirent* entry = ::readdir(folder)) {
+    if (std::isdigit(static_cast<unsigned char>(entry->d_name[0]))) names.emplace_back(entry->d_name);
+  }
+  ::closedir(folder);
+  return names;
+}
+
+// Appends the pids of one thread's children file ("1 2 3 ") to PIDS; false
+// when the file is missing (the kernel has no such lists). A thread that
+// ended meanwhile has no file either: its task folder is gone too.
+bool read_children_file(const std::string& task, std::vector<pid_t>& pids) {
+  Fd file(::open((task + "/children").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!file) return errno != ENOENT || ::access(task.c_str(), F_OK) != 0;
+  std::string text;
+  char buffer[4096];
+  // Bounded by the kernel (a pid is at most 8 characters and a space).
+  while (true) {
+    ssize_t got = read_retrying(file.get(), buffer, sizeof(buffer));
+    if (got <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  for (const std::string& word : split(text, ' ')) {
+    if (auto pid = parse_int(trim(word)); pid && *pid > 0) pids.push_back(static_cast<pid_t>(*pid));
+  }
+  return true;
+}
+
 }  // namespace
 
-std::vector<pid_t> child_processes(pid_t parent) {
+std::optional<std::vector<pid_t>> child_processes_from_task_lists(pid_t parent) {
+  std::string tasks = "/proc/" + std::to_string(parent) + "/task";
   std::vector<pid_t> children;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return children;
-  while (dirent* entry = ::readdir(proc)) {
-    if (!std::isdigit(static_cast<unsigned char>(entry->d_name[0]))) continue;
-    if (parent_of(entry->d_name) == parent) {
-      if (auto pid = parse_int(entry->d_name)) children.push_back(static_cast<pid_t>(*pid));
-    }
+  for (const std::string& tid : numeric_entries(tasks)) {
+    if (!read_children_file(tasks + "/" + tid, children)) return std::nullopt;
   }
-  ::closedir(proc);
   return children;
+}
+
+std::vector<pid_t> child_processes_by_scan(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const std::string& pid : numeric_entries("/proc")) {
+    if (parent_of(pid.c_str()) != parent) continue;
+    if (auto number = parse_int(pid)) children.push_back(static_cast<pid_t>(*number));
+  }
+  return children;
+}
+
+std::vector<pid_t> child_processes(pid_t parent) {
+  if (auto listed = child_processes_from_task_lists(parent)) return *listed;
+  return child_processes_by_scan(parent);
 }
 
 }  // namespace dlaunch::util
