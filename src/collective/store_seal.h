@@ -6,10 +6,10 @@
 // fill the store. With a secret, the store greets each connection with a
 // random challenge; the client answers with a nonce of its own and an
 // HMAC-SHA256 of both under the secret; from then on each direction seals
-// its messages (AES-256-GCM, wire/aead.h) under a key derived from
+// its messages (ChaCha20-Poly1305, wire/aead.h) under a key derived from
 // the secret and both nonces, with a per-direction counter. The store's
 // first sealed message is its proof to the client. The secret never
-// crosses the wire; libcrypto does all the cryptography.
+// crosses the wire; libsodium does all the cryptography.
 #pragma once
 
 #include <cstdint>

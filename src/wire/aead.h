@@ -1,10 +1,10 @@
-// Authenticated encryption of one message (AES-256-GCM from OpenSSL's
-// libcrypto): what keeps a rendezvous connection's frames confidential and
+// Authenticated encryption of one message (ChaCha20-Poly1305, the IETF
+// construction, from libsodium): what keeps a rendezvous connection's frames confidential and
 // unforgeable once both ends hold the session keys (wire/session.h).
 //
 // Each key serves one direction of one connection, and each message under it
-// has its own counter, which becomes the GCM nonce: a (key, nonce) pair is
-// never used twice, which is the one rule GCM needs. The associated data
+// has its own counter, which becomes the nonce: a (key, nonce) pair is
+// never used twice, which is the one rule the construction needs. The associated data
 // (the frame's type and generation) is authenticated, not encrypted: the
 // frame header must stay readable to find the frame's end.
 #pragma once
@@ -17,7 +17,7 @@
 
 namespace dlaunch::rendezvous {
 
-// Bytes of the key, and of the tag GCM appends to every sealed message.
+// Bytes of the key, and of the tag the construction appends to every sealed message.
 inline constexpr std::size_t kAeadKeySize = 32;
 inline constexpr std::size_t kAeadTagSize = 16;
 

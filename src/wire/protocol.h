@@ -46,7 +46,7 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 //    job's incarnation, a Verdict says when its side steps aside; launchers
 //    report their workers running (Started), for the job's down time.
 // 8: confidentiality: with a token every frame from the first Join on is
-//    encrypted (AES-256-GCM) instead of only tagged; the first Join travels
+//    encrypted (AES-256-GCM until 13) instead of only tagged; the first Join travels
 //    as a SealedJoin.
 // 9: node ranks by arrival (torchrun's c10d rendezvous without
 //    --node-rank): a Join may ask for any free slot (kAnySlot), and the
@@ -57,7 +57,10 @@ inline constexpr std::uint32_t kMagic = 0x444c5256;  // "DLRV"
 //    as a consequence (NodeOutcome::consequences), a Verdict the job's.
 // 12: an Outcome carries its node's highest progress step (top_step), so
 //    node 0 weighs "no further" in steps across nodes, not in time only.
-inline constexpr std::uint16_t kVersion = 12;
+// 13: sealed frames use ChaCha20-Poly1305 (libsodium) instead of
+//    AES-256-GCM (OpenSSL): the same sizes, another cipher, so a launcher
+//    of 12 is refused by the version rather than failing every frame.
+inline constexpr std::uint16_t kVersion = 13;
 inline constexpr std::size_t kHeaderSize = 4 + 2 + 1 + 4 + 4;
 inline constexpr std::uint32_t kMaxPayload = 1 << 20;
 // A Join's slot when the launcher has none yet: node 0's service gives it

@@ -1,5 +1,5 @@
 // One rendezvous connection's protection: with a token, every frame from the
-// Join on, both ways, is encrypted and authenticated (AES-256-GCM,
+// Join on, both ways, is encrypted and authenticated (ChaCha20-Poly1305,
 // wire/aead.h), so what crosses the wire (hosts, the World, every
 // rank's stacks) is readable by the two ends only.
 //

@@ -1,12 +1,10 @@
 #include "wire/token.h"
 
 #include <fmt/format.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <sodium.h>
 
 #include "util/error.h"
+#include "wire/sodium_init.h"
 
 namespace dlaunch::rendezvous {
 namespace {
@@ -21,18 +19,24 @@ std::string hex(std::string_view bytes) {
 }  // namespace
 
 std::string hmac_sha256(std::string_view key, std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest, &size) == nullptr)
-    throw util::SystemError("cannot compute the rendezvous proof: OpenSSL's HMAC-SHA256 failed");
-  return std::string(reinterpret_cast<const char*>(digest), size);
+  ensure_sodium();
+  // HMAC as RFC 2104 defines it, for a key of any length (a longer one is
+  // hashed first): the same digests OpenSSL gave, so tokens, proofs and
+  // derived tokens are unchanged.
+  crypto_auth_hmacsha256_state state;
+  unsigned char digest[crypto_auth_hmacsha256_BYTES];
+  if (crypto_auth_hmacsha256_init(&state, reinterpret_cast<const unsigned char*>(key.data()), key.size()) != 0 ||
+      crypto_auth_hmacsha256_update(&state, reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 0 ||
+      crypto_auth_hmacsha256_final(&state, digest) != 0)
+    throw util::SystemError("cannot compute the rendezvous proof: libsodium's HMAC-SHA256 failed");
+  sodium_memzero(&state, sizeof state);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof digest);
 }
 
 std::string random_bytes(std::size_t size) {
+  ensure_sodium();
   std::string bytes(size, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(size)) != 1)
-    throw util::SystemError("cannot draw random bytes for the rendezvous: OpenSSL's RAND_bytes failed");
+  randombytes_buf(bytes.data(), size);
   return bytes;
 }
 
@@ -61,7 +65,7 @@ std::string probe_proof(std::string_view token, std::string_view label, std::str
 
 bool proofs_match(std::string_view expected, std::string_view given) {
   return expected.size() == given.size() &&
-         CRYPTO_memcmp(expected.data(), given.data(), expected.size()) == 0;
+         sodium_memcmp(expected.data(), given.data(), expected.size()) == 0;
 }
 
 std::string derive_token(std::string_view run_id, std::string_view job_id, unsigned user_id) {

@@ -6,8 +6,8 @@
 // request, so a recorded answer is useless on another connection and a peer
 // without the token cannot forge one. Node 0 proves itself in turn with the
 // session keys derived from the token and both nonces (wire/session.h).
-// OpenSSL's libcrypto provides the HMAC, the constant-time comparison and
-// the random bytes: no cryptography is written here.
+// libsodium provides the HMAC, the constant-time comparison and the random
+// bytes: no cryptography is written here.
 #pragma once
 
 #include <string>

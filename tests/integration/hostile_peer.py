@@ -22,7 +22,7 @@ import struct
 import sys
 
 MAGIC = 0x444C5256  # "DLRV"
-VERSION = 12  # src/wire/protocol.h kVersion
+VERSION = 13  # src/wire/protocol.h kVersion
 CHALLENGE, WELCOME, WORLD, SEALED_JOIN = 8, 10, 2, 23
 
 

@@ -29,7 +29,7 @@ section "dpkg -I: its Debian dependencies are declared"
 info=$(dpkg -I "$deb")
 depends=$(grep '^ Depends:' <<<"$info")
 expect_contains "Package: dlaunch" "$info" " Package: dlaunch"
-for library in libc6 libstdc++6 libfmt9 libssl3 libelf1 libgloo0; do
+for library in libc6 libstdc++6 libfmt9 libsodium23 libelf1 libgloo0; do
   expect_contains "Depends names $library" "$depends" "$library"
 done
 expect_contains "Recommends the tools it runs" "$info" " Recommends: python3, openssh-client, slurm-client"
