@@ -1,6 +1,7 @@
 #include "survey/network_survey.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace dlaunch::rendezvous {
 
@@ -17,13 +18,56 @@ std::vector<int> NetworkSurvey::unsurveyed(const std::vector<int>& joined) const
   return slots;
 }
 
+std::string NetworkSurvey::machine_key(int slot) const {
+  const Host& host = hosts_.at(slot);
+  std::string key = host.name;
+  for (const auto& interface : host.interfaces) {
+    key += '\n' + interface.name;
+    for (const auto& address : interface.addresses) key += ' ' + address;
+  }
+  return key;
+}
+
+std::vector<NetworkSurvey::Machine> NetworkSurvey::machines_of(const std::vector<int>& slots) const {
+  std::vector<Machine> machines;
+  std::map<std::string, std::size_t> index;
+  for (int slot : slots) {
+    if (hosts_.count(slot) == 0) continue;
+    std::string key = machine_key(slot);
+    auto [at, added] = index.emplace(key, machines.size());
+    if (added) machines.push_back({std::move(key), {slot}});
+    else machines[at->second].slots.push_back(slot);
+  }
+  return machines;
+}
+
+std::vector<int> NetworkSurvey::probers_for(const Machine& target_machine, const std::vector<Machine>& joined) const {
+  const int target = target_machine.slots.front();
+  std::vector<int> others{target};  // probers_of needs the target among the slots, and leaves it out
+  std::vector<int> own_machine;
+  for (const auto& machine : joined) {
+    if (machine.key != target_machine.key) {
+      others.push_back(machine.slots.front());
+      continue;
+    }
+    for (int slot : machine.slots)
+      if (slot != target) own_machine.push_back(slot);
+  }
+  std::sort(others.begin(), others.end());
+  auto probers = net::probers_of(target, others);
+  if (probers.empty() && !own_machine.empty()) probers.push_back(own_machine.front());
+  return probers;
+}
+
 std::map<int, ProbeMessage> NetworkSurvey::ask(const std::vector<int>& joined, const std::vector<int>& targets,
                                                int round) {
   std::map<int, ProbeMessage> requests;
-  for (int target : targets) {
+  const auto joined_machines = machines_of(joined);
+  for (const auto& machine : machines_of(targets)) {
+    int target = machine.slots.front();
     const Host& host = hosts_.at(target);
     if (host.probe_port == 0) continue;  // it could not listen: nobody can reach it by probe
-    for (int prober : net::probers_of(target, joined)) {
+    for (int prober : probers_for(machine, joined_machines)) {
       ProbeMessage& request = requests[prober];
       request.round = static_cast<std::uint32_t>(round);
       for (const auto& interface : host.interfaces) {
@@ -47,15 +91,26 @@ void NetworkSurvey::take_report(int slot, const ProbeReportMessage& report) {
 }
 
 std::vector<std::string> NetworkSurvey::settle(const std::vector<int>& targets) {
+  auto machines = machines_of(targets);
   std::vector<net::HostInterfaces> hosts;
-  for (int slot : targets) {
-    auto found = hosts_.find(slot);
-    if (found != hosts_.end()) hosts.push_back({slot, found->second.name, found->second.interfaces});
+  for (const auto& machine : machines) {
+    const Host& host = hosts_.at(machine.slots.front());
+    hosts.push_back({machine.slots.front(), host.name, host.interfaces});
   }
   std::vector<std::string> lines;
   for (auto& choice : net::choose_interfaces(hosts, results_)) {
-    lines.push_back(choice.why);
-    chosen_[choice.slot] = std::move(choice);
+    auto machine = std::find_if(machines.begin(), machines.end(),
+                                [&](const Machine& each) { return each.slots.front() == choice.slot; });
+    std::size_t launchers = machine == machines.end() ? 1 : machine->slots.size();
+    lines.push_back(launchers == 1 ? choice.why
+                                   : fmt::format("{} (for its {} launchers)", choice.why, launchers));
+    if (machine != machines.end()) {
+      for (int slot : machine->slots) {
+        net::InterfaceChoice shared = choice;
+        shared.slot = slot;
+        chosen_[slot] = std::move(shared);
+      }
+    }
   }
   asked_.clear();
   return lines;

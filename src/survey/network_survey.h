@@ -8,6 +8,13 @@
 // to 33 hosts, then 32 each, so the probes stay O(N) per host). From the
 // reports, net::choose_interfaces picks each host's interface. A host keeps
 // its choice for the job's life.
+//
+// The survey is of machines, not launchers: launchers that report the same
+// host name and the same interfaces are one machine (several launchers per
+// host, or a whole job on one). Only the lowest slot of each is probed, from
+// other machines (from one launcher of its own when there is no other), and
+// the others share its choice and its one line. 1,024 launchers on one
+// machine made 32,768 probes before, and one now (docs/BENCHMARKS.md).
 #pragma once
 
 #include <map>
@@ -53,6 +60,20 @@ class NetworkSurvey {
     std::vector<net::Interface> interfaces;
     std::uint32_t probe_port = 0;
   };
+  // Launchers on one machine; the first of SLOTS speaks for it.
+  struct Machine {
+    std::string key;  // machine_key of its slots
+    std::vector<int> slots;
+  };
+  // What makes SLOT's machine: its host name and every interface's name and
+  // addresses, as its Join reported them.
+  std::string machine_key(int slot) const;
+  // The known slots of SLOTS grouped by machine, each group in slot order.
+  std::vector<Machine> machines_of(const std::vector<int>& slots) const;
+  // Who probes TARGET's first slot: probers_of over one launcher per other
+  // machine of JOINED, or one other launcher of its own when there is none.
+  std::vector<int> probers_for(const Machine& target, const std::vector<Machine>& joined) const;
+
   std::map<int, Host> hosts_;
   std::set<int> asked_;
   std::vector<net::ProbeResult> results_;

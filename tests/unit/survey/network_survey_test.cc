@@ -87,5 +87,71 @@ TEST(NetworkSurvey, AReportFromASlotNotAskedIsIgnored) {
   EXPECT_FALSE(survey.complete());
 }
 
+// Launchers that report the same host and interfaces are one machine: it
+// is probed once, from another machine, and every launcher on it gets its
+// choice; the line says how many launchers it speaks for.
+TEST(NetworkSurvey, LaunchersOnOneMachineAreSurveyedOnce) {
+  NetworkSurvey survey;
+  auto machine_a = [&](int slot) {
+    survey.add_host(slot, "nodeA", {candidate("eth0", "10.0.0.11", 2)}, 41000 + static_cast<std::uint32_t>(slot));
+  };
+  for (int slot : {0, 1, 2}) machine_a(slot);
+  survey.add_host(3, "nodeB", {candidate("eth0", "10.0.0.12", 2)}, 41003);
+  auto requests = survey.ask({0, 1, 2, 3}, {0, 1, 2, 3}, 0);
+  // nodeA (slot 0) is probed by nodeB's launcher, nodeB by slot 0 only.
+  ASSERT_EQ(requests.size(), 2u);
+  ASSERT_EQ(requests.count(3), 1u);
+  ASSERT_EQ(requests[3].targets.size(), 1u);
+  EXPECT_EQ(requests[3].targets[0].slot, 0u);
+  ASSERT_EQ(requests.count(0), 1u);
+  ASSERT_EQ(requests[0].targets.size(), 1u);
+  EXPECT_EQ(requests[0].targets[0].slot, 3u);
+  for (const auto& [slot, request] : requests) survey.take_report(slot, report_for(request));
+  EXPECT_TRUE(survey.complete());
+  auto lines = survey.settle({0, 1, 2, 3});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("for its 3 launchers"), std::string::npos) << lines[0];
+  for (int slot : {0, 1, 2}) {
+    const auto* choice = survey.choice(slot);
+    ASSERT_NE(choice, nullptr) << slot;
+    EXPECT_EQ(choice->ifname, "eth0");
+    EXPECT_EQ(choice->address, "10.0.0.11");
+  }
+  ASSERT_NE(survey.choice(3), nullptr);
+  EXPECT_EQ(survey.choice(3)->address, "10.0.0.12");
+}
+
+// A whole job on one machine: one probe, from another launcher of it.
+TEST(NetworkSurvey, AJobOnOneMachineMakesOneProbe) {
+  NetworkSurvey survey;
+  for (int slot = 0; slot < 64; ++slot)
+    survey.add_host(slot, "vm", {candidate("eth0", "10.0.0.11", 2)}, 42000 + static_cast<std::uint32_t>(slot));
+  std::vector<int> all;
+  for (int slot = 0; slot < 64; ++slot) all.push_back(slot);
+  auto requests = survey.ask(all, all, 0);
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests.begin()->first, 1);
+  ASSERT_EQ(requests.begin()->second.targets.size(), 1u);
+  EXPECT_EQ(requests.begin()->second.targets[0].slot, 0u);
+  for (const auto& [slot, request] : requests) survey.take_report(slot, report_for(request));
+  auto lines = survey.settle(all);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("for its 64 launchers"), std::string::npos) << lines[0];
+  for (int slot : all) ASSERT_NE(survey.choice(slot), nullptr) << slot;
+}
+
+// The same host name with other addresses is another machine (a name given
+// twice by mistake), surveyed on its own.
+TEST(NetworkSurvey, TheSameNameWithOtherAddressesIsAnotherMachine) {
+  NetworkSurvey survey;
+  survey.add_host(0, "node", {candidate("eth0", "10.0.0.11", 2)}, 43000);
+  survey.add_host(1, "node", {candidate("eth0", "10.0.0.12", 2)}, 43001);
+  auto requests = survey.ask({0, 1}, {0, 1}, 0);
+  EXPECT_EQ(requests.size(), 2u);
+  for (const auto& [slot, request] : requests) survey.take_report(slot, report_for(request));
+  EXPECT_EQ(survey.settle({0, 1}).size(), 2u);
+  EXPECT_EQ(survey.choice(1)->address, "10.0.0.12");
+}
+
 }  // namespace
 }  // namespace dlaunch::rendezvous
