@@ -35,7 +35,7 @@ done
 
 section "what the runs left behind"
 expect_eq "all $N ranks of the start have their logs" "$N" \
-  "$(grep -c '' "$SWARM_OUT/dlaunch-start-$N-1/logs/attempt_0"/*/stdout.log 2>/dev/null | wc -l)"
+  "$(find "$SWARM_OUT/dlaunch-start-$N-1/logs/attempt_0" -name stdout.log | wc -l)"
 expect_file "the spare's attempt has logs" "$SWARM_OUT/dlaunch-spare-$N-1/logs/attempt_1"
 expect_contains "the hang names rank $((N - 1))" "$(cat "$SWARM_OUT/dlaunch-hang-$N-1/node.0.log")" \
   "rank $((N - 1)) on"
