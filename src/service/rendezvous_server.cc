@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "doctor/diagnosis.h"
@@ -95,7 +96,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     if (settings_.incarnation.empty()) settings_.incarnation = generate_token().substr(0, 16);
     auto now = util::Clock::now();
     round_ = settings_.first_round;
-    members_ = settings_.previous_members;
+    set_members(settings_.previous_members);
     benched_.insert(settings_.benched.begin(), settings_.benched.end());
     if (taking_over()) {
       recovery_.failure_noticed(now);  // node 0 was lost just now
@@ -390,10 +391,19 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   }
 
   // SLOT's node rank in the current (or, between rounds, the last) round.
+  // Looked up, not searched: every relayed Stop, Outcome and Progress asks,
+  // and a search of N slots each made the failure broadcast O(N^2).
   std::optional<int> member_rank(int slot) const {
-    auto found = std::find(members_.begin(), members_.end(), slot);
-    if (slot < 0 || found == members_.end()) return std::nullopt;
-    return static_cast<int>(found - members_.begin());
+    auto found = rank_of_slot_.find(slot);
+    if (slot < 0 || found == rank_of_slot_.end()) return std::nullopt;
+    return found->second;
+  }
+
+  void set_members(std::vector<int> members) {
+    members_ = std::move(members);
+    rank_of_slot_.clear();
+    for (std::size_t rank = 0; rank < members_.size(); ++rank)
+      rank_of_slot_.emplace(members_[rank], static_cast<int>(rank));  // the first, as a search found it
   }
 
   int launcher_count() const { return settings_.job.nnodes + settings_.job.spare_nodes; }
@@ -485,11 +495,16 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   // (the first to join train, the rest stand by). A later round starts once
   // every launcher still connected has joined again, so nodes that stay
   // keep their node ranks, with at least --min-nodes of them.
+  // Called on every Join: what it counts it counts only once enough have
+  // joined, as counting the joined on each of N Joins was O(N^2).
   void maybe_start_round() {
     if (phase_ != Phase::kJoining || pre_round_ != PreRound::kNone) return;
-    int eligible = 0;
-    for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
-    if (taking_over() && round_ == settings_.first_round) return gather_after_takeover(eligible);
+    auto count_eligible = [this] {
+      int eligible = 0;
+      for (int slot : joined_) eligible += benched_.count(slot) == 0 ? 1 : 0;
+      return eligible;
+    };
+    if (taking_over() && round_ == settings_.first_round) return gather_after_takeover(count_eligible());
     if (round_ == 0 && gate_pending()) {
       // The gate checks every launcher of the allocation, spares included:
       // it waits for all of them, or for --gate-timeout.
@@ -497,14 +512,19 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
       if (joined_.count(settings_.service_slot) > 0 && (all_here || gate_arrival_passed_)) prepare_round();
       return;
     }
+    // No more are eligible than have joined.
     if (round_ == 0) {
-      if (eligible >= settings_.job.nnodes && joined_.count(settings_.service_slot) > 0) prepare_round();
+      if (static_cast<int>(joined_.size()) >= settings_.job.nnodes && joined_.count(settings_.service_slot) > 0 &&
+          count_eligible() >= settings_.job.nnodes)
+        prepare_round();
       return;
     }
+    // Fewer joined than connected: one connected launcher has not joined.
+    if (joined_.size() < launchers_.size()) return;
     for (const auto& [slot, peer] : launchers_) {
       if (joined_.count(slot) == 0) return;
     }
-    if (eligible >= std::max(1, min_nodes())) prepare_round();
+    if (count_eligible() >= std::max(1, min_nodes())) prepare_round();
   }
 
   bool taking_over() const { return settings_.first_round > 0; }
@@ -626,7 +646,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     }
     record_roster_change(roster);
     started_.clear();
-    members_ = roster.node_slots;
+    set_members(roster.node_slots);
     world_ = world;
     phase_ = Phase::kRunning;
     outcomes_.clear();
@@ -1322,7 +1342,8 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   util::Clock::time_point last_heartbeat_;
   std::map<int, Peer*> launchers_;  // every launcher that joined and is still connected, by slot
   std::set<int> joined_;            // the slots that joined round_
-  std::vector<int> members_;        // the slot of each node rank, this round (or the last)
+  std::vector<int> members_;        // the slot of each node rank, this round (or the last): set_members()
+  std::unordered_map<int, int> rank_of_slot_;  // members_ inverted: each slot's node rank
   World world_;                     // the current round's
   std::set<int> benched_;
   std::map<int, int> failure_streaks_;  // by slot: rounds in a row its node failed first
