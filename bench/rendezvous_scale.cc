@@ -494,7 +494,8 @@ FrameEvents handle_frame(SimulatedLauncher& launcher, const ClientPlan& plan, re
       throw util::SystemError(
           fmt::format("the service aborted node {}: {}", node, rendezvous::decode_text(frame.payload).reason));
     default:
-      throw util::SystemError(fmt::format("node {} got unexpected message type {}", node, static_cast<int>(frame.type)));
+      throw util::SystemError(
+          fmt::format("node {} got unexpected message type {}", node, static_cast<int>(frame.type)));
   }
 }
 
@@ -654,7 +655,8 @@ struct ClientFds {
     ClientReport report;
     if (error.empty()) {
       try {
-        report = phase == 1 ? drive_to_world(plan, launchers, epoll.get()) : drive_failure(plan, launchers, epoll.get());
+        report = phase == 1 ? drive_to_world(plan, launchers, epoll.get())
+                            : drive_failure(plan, launchers, epoll.get());
       } catch (const std::exception& caught) {
         error = caught.what();
       }
@@ -840,7 +842,8 @@ RunResult run_once(int n, const Options& options, const std::string& token, long
   settings.worker_master_addr = "127.0.0.1";
   settings.job.token = token;
   settings.job.join_timeout = std::chrono::seconds(options.timeout_s);
-  if (options.heartbeat_timeout_s > 0) settings.job.heartbeat_timeout = std::chrono::seconds(options.heartbeat_timeout_s);
+  if (options.heartbeat_timeout_s > 0)
+    settings.job.heartbeat_timeout = std::chrono::seconds(options.heartbeat_timeout_s);
   // Written by the service's thread only, read once it is joined.
   auto log = std::make_shared<std::vector<std::string>>();
   settings.log = [log](const std::string& message) { log->push_back(message); };
@@ -1015,7 +1018,8 @@ void print_message_sizes(const Options& options, const std::string& token) {
     row("Failure", "launcher->node0", MessageType::kFailure, rendezvous::encode(failure));
     row("Stop", "node0->launcher", MessageType::kStop,
         rendezvous::encode(rendezvous::TextMessage{
-            0, fmt::format("the job failed on node {}: {}", failure.node_rank, rendezvous::describe_failure(failure))}));
+            0, fmt::format("the job failed on node {}: {}", failure.node_rank,
+                           rendezvous::describe_failure(failure))}));
     row("Outcome(stopped)", "launcher->node0", MessageType::kOutcome,
         rendezvous::encode(rendezvous::OutcomeMessage{0, stopped_outcome(nproc)}));
     row("Outcome(failed)", "launcher->node0", MessageType::kOutcome,
