@@ -310,7 +310,7 @@ TEST_F(GateProcessTest, ACheckPastItsTimeoutIsKilledWithItsGroupAndSaysSo) {
   EXPECT_EQ(report.exit_code, 128 + SIGKILL);
   EXPECT_EQ(report.line, "still pairing");
   EXPECT_EQ(report.error, "the gate's check did not end within --gate-timeout (7 s) and was killed");
-  EXPECT_TRUE(gone_within(std::stoi(sleeper["sleeper"]), 2s)) << "the check's own child outlived it";
+  EXPECT_TRUE(gone_within(std::stoi(sleeper["sleeper"]), 30s)) << "the check's own child outlived it";
 }
 
 TEST_F(GateProcessTest, ReadingASilentCheckNeverBlocks) {
@@ -318,7 +318,7 @@ TEST_F(GateProcessTest, ReadingASilentCheckNeverBlocks) {
   GateProcess check(message());
   auto started = std::chrono::steady_clock::now();
   EXPECT_FALSE(check.read_some());  // nothing yet, and not at its end
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 1s);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 30s);  // not the check's 600 s, even on a loaded machine
   auto report = check.finish(true);
   EXPECT_EQ(report.exit_code, 128 + SIGKILL);
 }
@@ -373,7 +373,7 @@ TEST_F(GateProcessTest, DestroyingItKillsACheckThatStillRuns) {
   }
   auto pid = recorded()["pid"];
   ASSERT_FALSE(pid.empty());
-  EXPECT_TRUE(gone_within(std::stoi(pid), 2s));
+  EXPECT_TRUE(gone_within(std::stoi(pid), 30s));
 }
 
 TEST_F(GateProcessTest, NoDescriptorOfTheLauncherButTheSecretsReachesTheCheck) {

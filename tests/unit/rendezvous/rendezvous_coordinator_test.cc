@@ -69,8 +69,11 @@ class RendezvousCoordinatorTest : public ::testing::Test {
     result.nproc = 1;
     result.host = "host" + std::to_string(node_rank);
     result.job.run_id = "job";
-    result.job.join_timeout = 1500ms;
-    result.job.handshake_timeout = 300ms;
+    // Far beyond what a loaded machine needs to answer: a test must not
+    // fail because a thread was not scheduled in time (issue 28). A test
+    // whose scenario ends on a deadline sets a short one itself.
+    result.job.join_timeout = 120s;
+    result.job.handshake_timeout = 60s;
     result.job.heartbeat_timeout = 5s;
     result.notice = [this](const std::string& line) {
       std::lock_guard lock(mutex_);
@@ -107,6 +110,7 @@ TEST_F(RendezvousCoordinatorTest, ATokenHolderBelievesNoPeerThatCannotProveTheTo
   // Its World would start 200 workers on this one-worker node.
   FakeNode0 stranger(impostor(true, world_of({1, 200})));
   RendezvousSettings node = settings(stranger.port());
+  node.job.join_timeout = 1500ms;  // it dials again until the join's deadline ends it
   node.job.token = rendezvous::generate_token();
   std::string error = join_error(node);
   std::string address = "127.0.0.1:" + std::to_string(stranger.port());
@@ -121,6 +125,7 @@ TEST_F(RendezvousCoordinatorTest, ATokenHolderBelievesNoPeerThatCannotProveTheTo
 TEST_F(RendezvousCoordinatorTest, APeerThatRequiresNoTokenCannotBeNodeZeroForATokenHolder) {
   FakeNode0 stranger(impostor(false, world_of({1, 1})));
   RendezvousSettings node = settings(stranger.port());
+  node.job.join_timeout = 1500ms;  // it dials again until the join's deadline ends it
   node.job.token = rendezvous::generate_token();
   std::string error = join_error(node);
   EXPECT_TRUE(contains(error, "requires no rendezvous token, so it cannot prove it holds this job's")) << error;
@@ -130,12 +135,16 @@ TEST_F(RendezvousCoordinatorTest, ASilentListenerIsNamedWithinTheHandshakeDeadli
   util::Fd silent = util::listen_tcp(0);  // the kernel completes connections; nobody ever speaks
   RendezvousSettings node = settings(util::bound_port(silent.get()));
   node.job.token = rendezvous::generate_token();
+  // The notice names the handshake's deadline (300 ms): the join's own (3 s)
+  // would end with another message. Nothing here is timed, so a loaded
+  // machine only makes it slower.
+  node.job.handshake_timeout = 300ms;
+  node.job.join_timeout = 3s;
   auto start = util::Clock::now();
   auto done = std::async(std::launch::async, [&] { return join_error(node); });
   std::string seen;
-  while (!contains(seen = notices(), "not a dlaunch rendezvous") && util::Clock::now() - start < 5s)
+  while (!contains(seen = notices(), "not a dlaunch rendezvous") && util::Clock::now() - start < 20s)
     std::this_thread::sleep_for(10ms);  // polling a condition, bounded: nothing tells us
-  EXPECT_LT(util::Clock::now() - start, 1s) << "not reported within the 300 ms handshake deadline";
   EXPECT_TRUE(contains(seen, "127.0.0.1:" + std::to_string(util::bound_port(silent.get())) +
                                  " answered but is not a dlaunch rendezvous (no greeting within 300 ms)"))
       << seen;
@@ -192,7 +201,9 @@ TEST_F(RendezvousCoordinatorTest, AMalformedWorldIsAProtocolErrorNamingNodeZero)
     send_frame(fd, MessageType::kWelcome, rendezvous::encode(rendezvous::WelcomeMessage{30'000, 1}));
     send_frame(fd, MessageType::kWorld, "\x01truncated");
   });
-  std::string error = join_error(settings(peer.port()));
+  RendezvousSettings node = settings(peer.port());
+  node.job.join_timeout = 1500ms;  // it dials again until the join's deadline ends it
+  std::string error = join_error(node);
   EXPECT_TRUE(contains(error, "protocol error: node 0 (127.0.0.1:" + std::to_string(peer.port()) +
                                   ") sent a malformed message"))
       << error;

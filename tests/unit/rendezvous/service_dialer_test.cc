@@ -55,7 +55,9 @@ class ServiceDialerTest : public ::testing::Test {
     result.port = port;
     result.node_rank = 3;
     result.token = std::move(token);
-    result.handshake_timeout = 200ms;
+    // Far beyond what a loaded machine needs (issue 28); a test that ends
+    // on the handshake's deadline sets a short one itself.
+    result.handshake_timeout = 60s;
     result.rendezvous_timeout = 60s;
     result.notice = [this](const std::string& line) {
       std::lock_guard lock(mutex_);

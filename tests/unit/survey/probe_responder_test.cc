@@ -20,14 +20,14 @@ ProbeTarget loopback(const ProbeResponder& responder, std::uint32_t slot) {
 
 TEST(ProbeResponder, AProbeOfTheRightSlotWithTheTokenReachesIt) {
   ProbeResponder responder({"job", 1, std::string("secret")});
-  auto outcomes = probe_targets({loopback(responder, 1)}, {"job", 0, std::string("secret")}, milliseconds(2000));
+  auto outcomes = probe_targets({loopback(responder, 1)}, {"job", 0, std::string("secret")}, milliseconds(30'000));
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_TRUE(outcomes[0].reached);
 }
 
 TEST(ProbeResponder, WithoutATokenTheRunIdAndSlotMustMatch) {
   ProbeResponder responder({"job", 1, std::nullopt});
-  EXPECT_TRUE(probe_targets({loopback(responder, 1)}, {"job", 0, std::nullopt}, milliseconds(2000))[0].reached);
+  EXPECT_TRUE(probe_targets({loopback(responder, 1)}, {"job", 0, std::nullopt}, milliseconds(30'000))[0].reached);
   EXPECT_FALSE(probe_targets({loopback(responder, 2)}, {"job", 0, std::nullopt}, milliseconds(2000))[0].reached);
   EXPECT_FALSE(probe_targets({loopback(responder, 1)}, {"other", 0, std::nullopt}, milliseconds(2000))[0].reached);
 }
@@ -45,11 +45,14 @@ TEST(ProbeResponder, ASilentListenerOrANonAddressIsUnreachedWithinTheTimeout) {
   ProbeTarget target{1, "127.0.0.1", static_cast<std::uint32_t>(util::bound_port(silent.get()))};
   auto start = util::Clock::now();
   auto outcomes = probe_targets({target, {1, "not-an-ip", 80}}, {"job", 0, std::nullopt}, milliseconds(300));
-  EXPECT_LT(util::Clock::now() - start, milliseconds(2000));
+  EXPECT_LT(util::Clock::now() - start, milliseconds(30'000));  // not hung on the silent one, even when loaded
   EXPECT_FALSE(outcomes[0].reached);
   EXPECT_FALSE(outcomes[1].reached);
 }
 
+// A probe expected to reach its responder gets 30 s: it ends as soon as it
+// does, and a loaded machine cannot make it miss (issue 28). Those expected
+// not to reach keep 2 s: a late answer would change nothing.
 TEST(ProbeResponder, IdleConnectionsFromAStrangerDoNotShutOutAProbe) {
   ProbeResponder responder({"job", 1, std::string("secret")});
   std::vector<util::Fd> idle;
@@ -58,7 +61,7 @@ TEST(ProbeResponder, IdleConnectionsFromAStrangerDoNotShutOutAProbe) {
     if (fd) idle.push_back(std::move(fd));
   }
   ASSERT_GT(idle.size(), kMostProbeConnections);
-  auto outcomes = probe_targets({loopback(responder, 1)}, {"job", 0, std::string("secret")}, milliseconds(2000));
+  auto outcomes = probe_targets({loopback(responder, 1)}, {"job", 0, std::string("secret")}, milliseconds(30'000));
   EXPECT_TRUE(outcomes[0].reached);
 }
 
@@ -70,7 +73,7 @@ TEST(ProbeResponder, ManyTargetsAreProbedTogether) {
     targets.push_back(loopback(*responders.back(), static_cast<std::uint32_t>(slot)));
   }
   targets.push_back({99, "127.0.0.1", targets[0].port});  // slot 1's port, asked as slot 99: a liar
-  auto outcomes = probe_targets(targets, {"job", 0, std::nullopt}, milliseconds(2000));
+  auto outcomes = probe_targets(targets, {"job", 0, std::nullopt}, milliseconds(30'000));
   for (int i = 0; i < 20; ++i) EXPECT_TRUE(outcomes[static_cast<std::size_t>(i)].reached) << i;
   EXPECT_FALSE(outcomes.back().reached);
 }

@@ -123,9 +123,11 @@ TEST(Socket, AConnectionNobodyAcceptsIsRefusedAtOnce) {
     port = bound_port(listener.get());
   }
   auto start = Clock::now();
-  Fd client = try_connect_tcp("127.0.0.1", port, start + milliseconds(5000));
+  // Refused, not waited out: far below the minute a retrying dial would
+  // take, and far above what a loaded machine needs (issue 28).
+  Fd client = try_connect_tcp("127.0.0.1", port, start + milliseconds(60'000));
   EXPECT_FALSE(client.valid());
-  EXPECT_LT(Clock::now() - start, milliseconds(2000));
+  EXPECT_LT(Clock::now() - start, milliseconds(30'000));
 }
 
 TEST(Socket, ConnectionsAreNonBlockingWithoutNagle) {
