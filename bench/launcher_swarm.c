@@ -26,6 +26,8 @@
 //          of the next attempt running (then they exit 0 and the job completes)
 //   hang   every worker stops (the last rank in another function); with the
 //          EXTRA_RUN_ARGS' --hang-timeout: -> every launcher exited (exit 124)
+//   gate   start with --gate: the survey and the gate's check before the
+//          first attempt, -> every worker running
 //
 // The same binary is the worker: launchers run `launcher_swarm worker`,
 // which reports "RANK RESTART PID" on the FIFO named by $SWARM_FIFO.
@@ -53,7 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { MODE_START, MODE_FAIL, MODE_SPARE, MODE_HANG };
+enum mode { MODE_START, MODE_FAIL, MODE_SPARE, MODE_HANG, MODE_GATE };
 
 static double now_s(void) {
   struct timespec t;
@@ -206,11 +208,13 @@ static void start_launcher(struct swarm* s, int k, const char* self) {
   int fixed_count = s->torchrun ? (int)(sizeof torchrun_args / sizeof torchrun_args[0])
                                 : (int)(sizeof dlaunch_args / sizeof dlaunch_args[0]);
   const char* spare[] = {"--spare-nodes", "1", "--max-restarts", "1"};
-  int spare_count = s->mode == MODE_SPARE ? 4 : 0;
+  const char* gate[] = {"--gate"};
+  const char** mode_args = s->mode == MODE_GATE ? gate : spare;
+  int spare_count = s->mode == MODE_SPARE ? 4 : s->mode == MODE_GATE ? 1 : 0;
   const char** argv = calloc((size_t)(fixed_count + spare_count + s->extra_count + 4), sizeof *argv);
   int n = 0;
   for (int i = 0; i < fixed_count; ++i) argv[n++] = fixed[i];
-  for (int i = 0; i < spare_count; ++i) argv[n++] = spare[i];
+  for (int i = 0; i < spare_count; ++i) argv[n++] = mode_args[i];
   for (int i = 0; i < s->extra_count; ++i) argv[n++] = s->extra[i];
   if (!s->torchrun) argv[n++] = "--";
   argv[n++] = self;
@@ -355,7 +359,7 @@ static void report(struct swarm* s) {
   if (s->still_running_after_grace >= 0)
     printf("still_running_after_%.0f_s %d\n", s->grace_s, s->still_running_after_grace);
   printf("all_running_s %.3f\n", s->all_running_at[0] - s->started_at);
-  if (s->mode == MODE_START) printf("all_exited_s %.3f\n", last_exit - s->started_at);
+  if (s->mode == MODE_START || s->mode == MODE_GATE) printf("all_exited_s %.3f\n", last_exit - s->started_at);
   if (s->mode == MODE_FAIL) {
     printf("failure_to_all_exited_s %.3f\n", last_exit - s->event_at);
     // Where the time goes: node 0 decides once every launcher's Outcome is
@@ -399,7 +403,8 @@ static int run_swarm(struct swarm* s, const char* self) {
   int children = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
   s->port = free_port();
   setenv("SWARM_FIFO", s->fifo, 1);
-  setenv("SWARM_MODE", s->mode == MODE_START ? "start" : s->mode == MODE_FAIL ? "fail"
+  // The gate's workers behave as start's: report, exit 0.
+  setenv("SWARM_MODE", s->mode == MODE_START || s->mode == MODE_GATE ? "start" : s->mode == MODE_FAIL ? "fail"
                        : s->mode == MODE_SPARE ? "spare" : "hang", 1);
   s->started_at = now_s();
   for (int k = 0; k < s->launchers; ++k) start_launcher(s, k, self);
@@ -446,7 +451,7 @@ static int run_swarm(struct swarm* s, const char* self) {
 }
 
 static int usage(void) {
-  fputs("usage: launcher_swarm start|fail|spare|hang N DLAUNCH OUT_DIR TIMEOUT_S [EXTRA_RUN_ARGS...]\n"
+  fputs("usage: launcher_swarm start|fail|spare|hang|gate N DLAUNCH OUT_DIR TIMEOUT_S [EXTRA_RUN_ARGS...]\n"
         "       launcher_swarm worker   (run by the launchers)\n",
         stderr);
   return 2;
@@ -463,6 +468,7 @@ int main(int argc, char** argv) {
   else if (strcmp(argv[1], "fail") == 0) s.mode = MODE_FAIL;
   else if (strcmp(argv[1], "spare") == 0) s.mode = MODE_SPARE;
   else if (strcmp(argv[1], "hang") == 0) s.mode = MODE_HANG;
+  else if (strcmp(argv[1], "gate") == 0) s.mode = MODE_GATE;
   else return usage();
   s.nnodes = atoi(argv[2]);
   s.dlaunch = argv[3];
@@ -471,8 +477,8 @@ int main(int argc, char** argv) {
   s.extra = argv + 6;
   s.extra_count = argc - 6;
   if (s.nnodes < 2 || s.nnodes > 100000 || s.timeout_s <= 0 || s.grace_s <= 0) return usage();
-  if (s.torchrun && (s.mode == MODE_SPARE || s.mode == MODE_HANG)) {
-    fputs("launcher_swarm: torchrun runs start and fail only (it has no spares and no hang verdict)\n", stderr);
+  if (s.torchrun && (s.mode == MODE_SPARE || s.mode == MODE_HANG || s.mode == MODE_GATE)) {
+    fputs("launcher_swarm: torchrun runs start and fail only (it has no spares, hang verdict or gate)\n", stderr);
     return 2;
   }
   char self[4096];
