@@ -12,6 +12,8 @@ constexpr std::size_t kReadSize = 16 * 1024;
 // At most this much per receive(): one flooding peer gets its turn, then the
 // others get theirs.
 constexpr std::size_t kReadBudget = 4 * kReadSize;
+// What a drained outbox may keep of its capacity.
+constexpr std::size_t kKeptCapacity = 4096;
 
 }  // namespace
 
@@ -41,9 +43,28 @@ bool PeerConnection::receive(util::Clock::time_point now) {
 }
 
 bool PeerConnection::send(std::string_view frame, util::Clock::time_point now) {
-  if (outbox_.empty()) backlog_since_ = now;
-  outbox_.append(frame);
-  return flush(now);
+  if (!outbox_.empty()) {
+    outbox_.append(frame);
+    return flush(now);
+  }
+  // Nothing waits: straight to the socket, and only what it does not take
+  // is copied to the outbox (node 0 sends each of N launchers its own copy
+  // of an O(N) World: copying each whole was a tenth of that turn).
+  backlog_since_ = now;
+  std::size_t sent = 0;
+  while (sent < frame.size()) {
+    ssize_t took = ::send(fd_.get(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (took > 0) {
+      sent += static_cast<std::size_t>(took);
+      continue;
+    }
+    if (took < 0 && errno == EINTR) continue;
+    if (took < 0 && errno != EAGAIN) return false;
+    break;
+  }
+  outbox_.assign(frame.substr(sent));
+  outbox_sent_ = 0;
+  return true;
 }
 
 bool PeerConnection::flush(util::Clock::time_point now) {
@@ -58,7 +79,11 @@ bool PeerConnection::flush(util::Clock::time_point now) {
     if (sent < 0 && errno == EINTR) continue;
     return sent < 0 && errno == EAGAIN;
   }
-  outbox_.clear();
+  // A drained outbox keeps at most a little of its capacity: a World's
+  // worth per launcher, kept for the job's life, was most of node 0's
+  // memory at 1,024 launchers (issue 28).
+  if (outbox_.capacity() > kKeptCapacity) std::string().swap(outbox_);
+  else outbox_.clear();
   outbox_sent_ = 0;
   return true;
 }

@@ -308,6 +308,10 @@ std::optional<Frame> FrameReader::next() {
   if (buffer_.size() < kHeaderSize + length) return std::nullopt;
   Frame frame{static_cast<MessageType>(type), buffer_.substr(kHeaderSize, length), generation};
   buffer_.erase(0, kHeaderSize + length);
+  // An emptied buffer keeps its capacity: node 0 holds one reader per
+  // launcher, and 1,024 of them kept 16 KiB and more each for the job's
+  // life (issue 28). A large one is given back.
+  if (buffer_.empty() && buffer_.capacity() > kKeptCapacity) std::string().swap(buffer_);
   return frame;
 }
 

@@ -142,9 +142,13 @@ class FrameReader {
   std::optional<Frame> next();
   bool empty() const { return buffer_.empty(); }
   std::size_t buffered() const { return buffer_.size(); }
+  // The memory the buffer holds (at most kKeptCapacity once emptied).
+  std::size_t capacity() const { return buffer_.capacity(); }
   // The longest payload accepted (default kMaxPayload): what bounds the
   // buffer, since a header is checked as soon as it arrives.
   void set_max_payload(std::uint32_t bytes) { max_payload_ = bytes; }
+  // What an emptied buffer may keep of its capacity.
+  static constexpr std::size_t kKeptCapacity = 4096;
 
  private:
   std::string buffer_;

@@ -414,4 +414,20 @@ TEST(Protocol7, AVerdictSaysWhenItsSideStepsAside) {
 }
 
 }  // namespace
+// Node 0 holds a reader per launcher for the job's life: once a large
+// frame (a World) is read, the emptied buffer gives its memory back.
+TEST(FrameReader, AnEmptiedBufferGivesBackALargeCapacity) {
+  FrameReader reader;
+  std::string frame = encode_frame(MessageType::kWorld, std::string(64 * 1024, 'w'));
+  reader.append(frame.substr(0, 100));
+  EXPECT_FALSE(reader.next());
+  reader.append(frame.substr(100));
+  EXPECT_GE(reader.capacity(), frame.size());
+  auto read = reader.next();
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->payload.size(), 64u * 1024u);
+  EXPECT_TRUE(reader.empty());
+  EXPECT_LE(reader.capacity(), FrameReader::kKeptCapacity);
+}
+
 }  // namespace dlaunch::rendezvous
