@@ -9,6 +9,7 @@
 #   hang   with --hang-timeout, every launcher exited with 124 and the
 #          report names rank 127 as the one that differs, with every rank's
 #          stack
+#   gate   with --gate, every node passed the gate and every worker ran
 # Not timed: the figures are bench/many_launchers' business; this only
 # fails when a path breaks at N. Then, that nothing of it is left, and what
 # node 0 said of the network survey of one machine.
@@ -22,14 +23,14 @@ N=128
   skip "the open-file hard limit ($(ulimit -Hn)) is below $((N + 256))"
 
 SWARM_OUT=$TEST_DIR/swarm
-section "bench/many_launchers --check at N=$N: start, fail, spare and hang"
-DLAUNCH=$DLAUNCH "$DLAUNCH_SOURCE_DIR/bench/many_launchers" --check --sizes "$N" --hang-timeout 5 \
-  --out "$SWARM_OUT" >"$OUT" 2>"$ERR"
+section "bench/many_launchers --check at N=$N: start, fail, spare, hang and gate"
+DLAUNCH=$DLAUNCH "$DLAUNCH_SOURCE_DIR/bench/many_launchers" --check --sizes "$N" --gate-sizes "$N" \
+  --hang-timeout 5 --out "$SWARM_OUT" >"$OUT" 2>"$ERR"
 STATUS=$?
 cat "$OUT"
 expect_eq "every path ended as it must" 0 "$STATUS"
 [ "$STATUS" -eq 0 ] || show_last_output
-for path in start fail spare hang; do
+for path in start fail spare hang gate; do
   expect_contains "the $path path was measured at N=$N" "$(cat "$OUT")" "$(printf '%-6s %6s' "$path" "$N")"
 done
 
