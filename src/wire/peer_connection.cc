@@ -12,8 +12,6 @@ constexpr std::size_t kReadSize = 16 * 1024;
 // At most this much per receive(): one flooding peer gets its turn, then the
 // others get theirs.
 constexpr std::size_t kReadBudget = 4 * kReadSize;
-// What a drained outbox may keep of its capacity.
-constexpr std::size_t kKeptCapacity = 4096;
 
 }  // namespace
 
@@ -51,38 +49,40 @@ bool PeerConnection::send(std::string_view frame, util::Clock::time_point now) {
   // is copied to the outbox (node 0 sends each of N launchers its own copy
   // of an O(N) World: copying each whole was a tenth of that turn).
   backlog_since_ = now;
+  auto sent = send_some(frame);
+  if (!sent) return false;
+  outbox_.assign(frame.substr(*sent));
+  outbox_sent_ = 0;
+  return true;
+}
+
+std::optional<std::size_t> PeerConnection::send_some(std::string_view bytes) {
   std::size_t sent = 0;
-  while (sent < frame.size()) {
-    ssize_t took = ::send(fd_.get(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (sent < bytes.size()) {
+    ssize_t took = ::send(fd_.get(), bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (took > 0) {
       sent += static_cast<std::size_t>(took);
       continue;
     }
     if (took < 0 && errno == EINTR) continue;
-    if (took < 0 && errno != EAGAIN) return false;
-    break;
+    if (took < 0 && errno != EAGAIN) return std::nullopt;
+    break;  // the socket takes no more now
   }
-  outbox_.assign(frame.substr(sent));
-  outbox_sent_ = 0;
-  return true;
+  return sent;
 }
 
 bool PeerConnection::flush(util::Clock::time_point now) {
-  while (outbox_sent_ < outbox_.size()) {
-    ssize_t sent = ::send(fd_.get(), outbox_.data() + outbox_sent_, outbox_.size() - outbox_sent_,
-                          MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent > 0) {
-      outbox_sent_ += static_cast<std::size_t>(sent);
-      backlog_since_ = now;  // the peer is reading: the stall clock restarts
-      continue;
-    }
-    if (sent < 0 && errno == EINTR) continue;
-    return sent < 0 && errno == EAGAIN;
+  if (outbox_sent_ < outbox_.size()) {
+    auto sent = send_some(std::string_view(outbox_).substr(outbox_sent_));
+    if (!sent) return false;
+    if (*sent > 0) backlog_since_ = now;  // the peer is reading: the stall clock restarts
+    outbox_sent_ += *sent;
+    if (outbox_sent_ < outbox_.size()) return true;
   }
   // A drained outbox keeps at most a little of its capacity: a World's
   // worth per launcher, kept for the job's life, was most of node 0's
   // memory at 1,024 launchers (issue 28).
-  if (outbox_.capacity() > kKeptCapacity) std::string().swap(outbox_);
+  if (outbox_.capacity() > kKeptBufferCapacity) std::string().swap(outbox_);
   else outbox_.clear();
   outbox_sent_ = 0;
   return true;

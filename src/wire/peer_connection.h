@@ -55,6 +55,10 @@ class PeerConnection {
   util::Clock::time_point last_heard() const { return last_heard_; }
 
  private:
+  // Writes what the socket takes of BYTES now, without blocking: how many
+  // bytes it took, or nullopt when the connection failed.
+  std::optional<std::size_t> send_some(std::string_view bytes);
+
   util::Fd fd_;
   mutable std::string address_;
   FrameReader reader_;

@@ -311,7 +311,7 @@ std::optional<Frame> FrameReader::next() {
   // An emptied buffer keeps its capacity: node 0 holds one reader per
   // launcher, and 1,024 of them kept 16 KiB and more each for the job's
   // life (issue 28). A large one is given back.
-  if (buffer_.empty() && buffer_.capacity() > kKeptCapacity) std::string().swap(buffer_);
+  if (buffer_.empty() && buffer_.capacity() > kKeptBufferCapacity) std::string().swap(buffer_);
   return frame;
 }
 

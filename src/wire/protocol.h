@@ -134,6 +134,10 @@ struct Frame {
 std::string encode_frame(MessageType type, std::string_view payload, std::uint32_t generation = 0);
 
 // Accumulates bytes from a stream socket and yields whole frames.
+// What an emptied frame buffer or a drained outbox may keep of its
+// capacity: node 0 holds one of each per launcher for the job's life.
+inline constexpr std::size_t kKeptBufferCapacity = 4096;
+
 class FrameReader {
  public:
   void append(std::string_view bytes) { buffer_.append(bytes); }
@@ -142,14 +146,11 @@ class FrameReader {
   std::optional<Frame> next();
   bool empty() const { return buffer_.empty(); }
   std::size_t buffered() const { return buffer_.size(); }
-  // The memory the buffer holds (at most kKeptCapacity once emptied).
+  // The memory the buffer holds (at most kKeptBufferCapacity once emptied).
   std::size_t capacity() const { return buffer_.capacity(); }
   // The longest payload accepted (default kMaxPayload): what bounds the
   // buffer, since a header is checked as soon as it arrives.
   void set_max_payload(std::uint32_t bytes) { max_payload_ = bytes; }
-  // What an emptied buffer may keep of its capacity.
-  static constexpr std::size_t kKeptCapacity = 4096;
-
  private:
   std::string buffer_;
   std::uint32_t max_payload_ = kMaxPayload;

@@ -427,7 +427,7 @@ TEST(FrameReader, AnEmptiedBufferGivesBackALargeCapacity) {
   ASSERT_TRUE(read);
   EXPECT_EQ(read->payload.size(), 64u * 1024u);
   EXPECT_TRUE(reader.empty());
-  EXPECT_LE(reader.capacity(), FrameReader::kKeptCapacity);
+  EXPECT_LE(reader.capacity(), kKeptBufferCapacity);
 }
 
 }  // namespace dlaunch::rendezvous
