@@ -91,25 +91,23 @@ void NetworkSurvey::take_report(int slot, const ProbeReportMessage& report) {
 }
 
 std::vector<std::string> NetworkSurvey::settle(const std::vector<int>& targets) {
-  auto machines = machines_of(targets);
+  // Each machine's slots, by the slot that speaks for it.
+  std::map<int, std::vector<int>> machines;
   std::vector<net::HostInterfaces> hosts;
-  for (const auto& machine : machines) {
+  for (auto& machine : machines_of(targets)) {
     const Host& host = hosts_.at(machine.slots.front());
     hosts.push_back({machine.slots.front(), host.name, host.interfaces});
+    machines[machine.slots.front()] = std::move(machine.slots);
   }
   std::vector<std::string> lines;
   for (auto& choice : net::choose_interfaces(hosts, results_)) {
-    auto machine = std::find_if(machines.begin(), machines.end(),
-                                [&](const Machine& each) { return each.slots.front() == choice.slot; });
-    std::size_t launchers = machine == machines.end() ? 1 : machine->slots.size();
-    lines.push_back(launchers == 1 ? choice.why
-                                   : fmt::format("{} (for its {} launchers)", choice.why, launchers));
-    if (machine != machines.end()) {
-      for (int slot : machine->slots) {
-        net::InterfaceChoice shared = choice;
-        shared.slot = slot;
-        chosen_[slot] = std::move(shared);
-      }
+    const std::vector<int>& slots = machines.at(choice.slot);
+    lines.push_back(slots.size() == 1 ? choice.why
+                                      : fmt::format("{} (for its {} launchers)", choice.why, slots.size()));
+    for (int slot : slots) {
+      net::InterfaceChoice shared = choice;
+      shared.slot = slot;
+      chosen_[slot] = std::move(shared);
     }
   }
   asked_.clear();
