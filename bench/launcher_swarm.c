@@ -55,6 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vm_hwm.h"
+
 enum mode { MODE_START, MODE_FAIL, MODE_SPARE, MODE_HANG, MODE_GATE };
 
 static double now_s(void) {
@@ -178,18 +180,6 @@ static int free_port(void) {
 // The launcher other than node 0 whose own peak RSS is read: not the one
 // spare mode kills.
 static int traced_rank(const struct swarm* s) { return s->launchers > 2 ? 2 : 1; }
-
-static long read_hwm_kib(pid_t pid) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  FILE* file = fopen(path, "r");
-  if (!file) return -1;
-  long kib = -1;
-  while (fgets(line, sizeof line, file))
-    if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
-  fclose(file);
-  return kib;
-}
 
 static void start_launcher(struct swarm* s, int k, const char* self) {
   char nnodes[16], rank[16], port[16], log[4200];

@@ -20,17 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static long read_hwm_kib(pid_t pid) {
-  char path[64], line[256];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  long kib = -1;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
-  fclose(f);
-  return kib;
-}
+#include "vm_hwm.h"
 
 static long read_cpu_ms(pid_t pid) {
   char path[64], text[1024];
