@@ -471,9 +471,11 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
                                    rank, existing->second->host, join.host),
                        &peer, rank);
     // A launcher that comes while a round runs (a spare started late, a
-    // lost node's launcher started again) stands by in that round.
+    // lost node's launcher started again) stands by in that round; one that
+    // comes while the others gather for a later round joins that round.
     bool late = phase_ == Phase::kRunning && peer.slot < 0 && settings_.job.spare_nodes > 0;
-    if (!late && (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_))
+    if (!late && !new_between_rounds(peer, join) &&
+        (phase_ != Phase::kJoining || static_cast<int>(join.round) != round_))
       return refuse(peer, fmt::format("refused {}: it joined round {} but the job is in round {} and {}",
                                       who(), join.round, round_, phase_name()),
                     fmt::format("the job is in round {}, this launcher joined round {}", round_, join.round));
@@ -528,6 +530,23 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   }
 
   bool taking_over() const { return settings_.first_round > 0; }
+
+  // JOIN is a launcher's first (round 0, on a new link) while the others
+  // gather for a later round: a spare whose srun task started after the
+  // first failure. It joins the round they gather for.
+  bool new_between_rounds(const Peer& peer, const JoinMessage& join) const {
+    return phase_ == Phase::kJoining && round_ > 0 && peer.slot < 0 && join.round == 0 &&
+           settings_.job.spare_nodes > 0;
+  }
+
+  // Slots no launcher has joined yet in this job: spares on their way (on
+  // a loaded cluster one srun task may start seconds after the others).
+  // Until the join deadline the job counts on them to replace a node. A
+  // service that took over never saw the first joins: it counts none.
+  int spares_on_their_way() const {
+    if (taking_over()) return 0;
+    return std::max(0, launcher_count() - static_cast<int>(nodes_.size()));
+  }
 
   // The first round of a service that took over from a lost node 0: the
   // launchers arrive as each notices the loss.
@@ -645,6 +664,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
       if (slot >= 0 && slot < launcher_count()) world.addresses[static_cast<std::size_t>(slot)] = info.address;
     }
     record_roster_change(roster);
+    awaiting_spare_for_.reset();
     started_.clear();
     set_members(roster.node_slots);
     world_ = world;
@@ -1019,7 +1039,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     // can replace a node, and has a restart left), this side steps aside:
     // its launchers write none of the job's records (Verdict::stepped_aside).
     bool minority = silent_losses_ > 0 && 2 * end.nodes_left <= end.nodes_left + silent_losses_;
-    if (minority) end.nodes_left = 0;
+    // A spare not joined yet may still replace a lost node: the next round
+    // waits for it until the join deadline.
+    end.nodes_left = minority ? 0 : end.nodes_left + spares_on_their_way();
     Verdict verdict = decide_verdict(end);
     if (minority && verdict.kind == Verdict::Kind::kFailed && job_may_go_on_elsewhere()) {
       verdict.stepped_aside = true;
@@ -1149,22 +1171,55 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     if (benched_.count(slot) > 0) return true;  // benched before: it stays so
     const std::string what = fmt::format("node {} ({}) failed its health check before round {}: {}", slot,
                                          join.host, join.round, join.health_error);
-    if (!one_can_go()) {
+    const int needed = std::max(1, min_nodes());
+    const int coming = spares_on_their_way();
+    const bool replaceable_now = one_can_go();
+    if (!replaceable_now && candidates_left() - 1 + coming < needed) {
       abort_job(fmt::format("{}. No spare is left to take its place and the job needs {} node(s) (--min-nodes), "
                             "so it stops; fix or replace that node, or give --spare-nodes",
-                            what, std::max(1, min_nodes())),
+                            what, needed),
                 nullptr, -1);  // its launcher holds SLOT now: told with every launcher
       return false;
     }
     const bool spare_left = candidates_left() - 1 >= settings_.job.nnodes;
     benched_.insert(slot);
+    if (!replaceable_now) {
+      // The spare has not joined yet: the round waits for it until the join
+      // deadline, which then stops the job with this reason.
+      awaiting_spare_for_ = what;
+      log(fmt::format("{}; it is benched, and the round waits up to {} s for a spare that has not joined yet "
+                      "({} of --spare-nodes {})",
+                      what, std::chrono::duration_cast<std::chrono::seconds>(join_time_left()).count(), coming,
+                      settings_.job.spare_nodes));
+      add_to_timeline(fmt::format("health check: {} (slot {}) benched: {}", join.host, slot, join.health_error));
+      return true;
+    }
     log(fmt::format("{}; it is benched and {}", what,
                     spare_left ? "a spare takes its place" : "the job goes on with fewer nodes (--min-nodes)"));
     add_to_timeline(fmt::format("health check: {} (slot {}) benched: {}", join.host, slot, join.health_error));
     return true;
   }
 
+  // What is left of this gathering's --rdzv-timeout.
+  util::Clock::duration join_time_left() const {
+    return std::max<util::Clock::duration>(util::Clock::duration::zero(),
+                                           gathering_since_ + settings_.job.join_timeout - util::Clock::now());
+  }
+
   void abort_missing() {
+    if (awaiting_spare_for_) {
+      std::vector<int> absent;
+      for (int slot = 0; slot < launcher_count(); ++slot)
+        if (nodes_.count(slot) == 0) absent.push_back(slot);
+      return abort_job(
+          fmt::format("{}. No spare took its place within {} s (--rdzv-timeout; slot(s) {} never joined) and the "
+                      "job needs {} node(s) (--min-nodes), so it stops; fix or replace that node, or check why "
+                      "the spare's launcher did not start",
+                      *awaiting_spare_for_,
+                      std::chrono::duration_cast<std::chrono::seconds>(settings_.job.join_timeout).count(),
+                      fmt::join(absent, ", "), std::max(1, min_nodes())),
+          nullptr, -1);
+    }
     std::vector<std::string> missing;
     std::vector<std::string> refusals;
     for (int rank = 0; rank < launcher_count(); ++rank) {
@@ -1364,6 +1419,9 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   doctor::RepeatGuard repeats_;
   util::Clock::time_point round_start_{};  // when this round's workers were told to start
   std::optional<std::string> abort_reason_;
+  // Why this gathering waits for a spare that has not joined yet (a node
+  // benched by its health check), for the join deadline's error.
+  std::optional<std::string> awaiting_spare_for_;
   bool lost_node_ = false;
   int silent_losses_ = 0;  // launchers of this round lost to silence, not a closed connection
   bool grace_passed_ = false;

@@ -9,6 +9,10 @@
 #      the job completes, and the benched launcher says it was benched and
 #      why
 #   2  no spare: the job stops before round 1, naming the node and the reason
+#   2b the spare's launcher starts only after round 0 failed: node 0 waits
+#      for it (the rest of --rdzv-timeout), and it takes node rank 1
+#   2c the spare never starts: the job stops at --rdzv-timeout, naming the
+#      node, its check and the slot that never joined
 #   3  one node: a failed check stops the job with a clear error instead of
 #      the restart
 # After each case no process of it is left.
@@ -35,20 +39,25 @@ EOF
 )
 CHECK="if [ -e '$TEST_DIR'/bad.\$DLAUNCH_TEST_SLOT ]; then echo 'scratch is not mounted here' >&2; exit 1; fi"
 
-# start_job SPARES: 2 + SPARES launchers (slot K's output in node$K.{out,err});
-# sets LAUNCHERS (by slot).
+# start_job SPARES [STARTED]: a job of 2 nodes and SPARES spares; STARTED
+# (all by default) of its launchers start now, the rest with
+# start_launcher (slot K's output in node$K.{out,err}); sets LAUNCHERS (by
+# slot). RDZV_TIMEOUT: --rdzv-timeout (60 by default).
 start_job() {
   rm -rf "$TEST_DIR"/started.* "$TEST_DIR"/bad.* "$TEST_DIR/go" "$TEST_DIR/logs"
-  local port slot spares=$1
-  port=$(free_port)
+  local slot
+  JOB_SPARES=$1
+  JOB_PORT=$(free_port)
   LAUNCHERS=()
-  for ((slot = 0; slot < 2 + spares; slot++)); do
-    DLAUNCH_TEST_SLOT=$slot timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nnodes 2 --spare-nodes "$spares" \
-      --node-rank "$slot" --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" \
-      --rdzv-timeout 60 --max-restarts 1 --health-check "$CHECK" --health-check-timeout 20 \
-      -- "$WORKER" >"$TEST_DIR/node$slot.out" 2>"$TEST_DIR/node$slot.err" &
-    LAUNCHERS+=($!)
-  done
+  for ((slot = 0; slot < ${2:-2 + JOB_SPARES}; slot++)); do start_launcher "$slot"; done
+}
+
+start_launcher() {
+  DLAUNCH_TEST_SLOT=$1 timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nnodes 2 --spare-nodes "$JOB_SPARES" \
+    --node-rank "$1" --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$JOB_PORT" \
+    --rdzv-timeout "${RDZV_TIMEOUT:-60}" --max-restarts 1 --health-check "$CHECK" --health-check-timeout 20 \
+    -- "$WORKER" >"$TEST_DIR/node$1.out" 2>"$TEST_DIR/node$1.err" &
+  LAUNCHERS[$1]=$!
 }
 
 # Some launcher stands by as the spare in round 0.
@@ -99,6 +108,36 @@ for slot in 0 1; do
     "node $bad ($(hostname)) failed its health check before round 1"
 done
 expect_contains "and says why the job cannot go on" "$(cat "$TEST_DIR/node0.err")" "No spare is left"
+expect_true "round 1 never started" test ! -e "$TEST_DIR/started.0.1"
+no_leftovers
+
+section "2b: the spare's launcher starts only after round 0 failed: node 0 waits for it"
+# On a loaded cluster one srun task may start seconds after the others.
+# Slots 0 and 1 run round 0; slot 1 fails its check; slot 2 starts once
+# node 0 says the round waits for the spare.
+start_job 1 2
+waits_for_spare() { grep -q "the round waits up to .* for a spare that has not joined yet" "$TEST_DIR/node0.err"; }
+wait_until 60 waits_for_spare || fail "node 0 waits for the spare" "$(cat "$TEST_DIR"/node*.err)"
+start_launcher 2
+for slot in 0 1 2; do
+  wait_pid 90 "${LAUNCHERS[$slot]}"
+  expect_eq "slot $slot's launcher exits 0" 0 "$STATUS"
+done
+expect_eq "round 0's rank 1 ran on slot 1" 1 "$(cat "$TEST_DIR/started.1.0" 2>/dev/null)"
+expect_eq "round 1's node rank 1 ran on the late spare (slot 2)" 2 "$(cat "$TEST_DIR/started.1.1" 2>/dev/null)"
+no_leftovers
+
+section "2c: the spare never starts: the job stops at --rdzv-timeout, naming the check"
+RDZV_TIMEOUT=10 start_job 1 2
+for slot in 0 1; do
+  wait_pid 90 "${LAUNCHERS[$slot]}"
+  expect_true "slot $slot's launcher fails (exit $STATUS)" test "$STATUS" != 0
+done
+err0=$(cat "$TEST_DIR/node0.err")
+expect_contains "node 0 names the node and the check" "$err0" \
+  "node 1 ($(hostname)) failed its health check before round 1"
+expect_contains "and that no spare came in time" "$err0" \
+  "No spare took its place within 10 s (--rdzv-timeout; slot(s) 2 never joined)"
 expect_true "round 1 never started" test ! -e "$TEST_DIR/started.0.1"
 no_leftovers
 

@@ -1087,6 +1087,65 @@ TEST(RendezvousServer, WithoutASpareAFailedHealthCheckStopsTheJobNamingTheNode) 
   EXPECT_TRUE(contains(reason_of(node1.receive()), expected));
 }
 
+// On a loaded cluster the spare's srun task may start after round 0 has
+// run and failed: a node benched by its health check then waits for it.
+TEST(RendezvousServer, ASpareThatComesBetweenRoundsTakesTheUnhealthyNodesPlace) {
+  Service service = spare_service(2, 1, 2);
+  Client node0(service.port), node1(service.port);
+  ASSERT_NO_FATAL_FAILURE(fail_round_zero(node0, node1, nullptr, 1));
+  join_with_spares(node0, 0, 2, 1, 1);
+  join_unhealthy(node1, 1, 1, "health check 'disk' failed on host1: full");
+  ASSERT_TRUE(service.await_log("the round waits up to")) << service.joined_log();
+  EXPECT_TRUE(contains(service.joined_log(), "for a spare that has not joined yet (1 of --spare-nodes 1)"))
+      << service.joined_log();
+  Client spare(service.port);
+  join_with_spares(spare, 2, 2, 1);  // its first Join: round 0
+  World second = receive_world(spare);
+  EXPECT_EQ(second.round, 1) << "the late spare joins the round the others gather for";
+  EXPECT_EQ(second.node_rank_of(2), 1);
+  EXPECT_EQ(receive_world(node0).node_slots, (std::vector<int>{0, 2}));
+  EXPECT_EQ(receive_world(node1).benched_slots, (std::vector<int>{1}));
+}
+
+TEST(RendezvousServer, ASpareThatNeverComesStopsTheJobAtTheJoinDeadlineNamingTheHealthCheck) {
+  Service service = spare_service(2, 1, 2, [](ServerSettings& settings) {
+    settings.job.join_timeout = std::chrono::seconds(3);
+  });
+  Client node0(service.port), node1(service.port);
+  ASSERT_NO_FATAL_FAILURE(fail_round_zero(node0, node1, nullptr, 1));
+  join_with_spares(node0, 0, 2, 1, 1);
+  join_unhealthy(node1, 1, 1, "health check 'disk' failed on host1: full");
+  std::string told0 = reason_of(node0.receive());
+  EXPECT_TRUE(contains(told0, "node 1 (host1) failed its health check before round 1: health check 'disk'"))
+      << told0;
+  EXPECT_TRUE(contains(told0, "No spare took its place within 3 s (--rdzv-timeout; slot(s) 2 never joined)"))
+      << told0;
+  EXPECT_TRUE(contains(reason_of(node1.receive()), "No spare took its place")) << "the benched node hears why";
+}
+
+TEST(RendezvousServer, ANodeLostBeforeTheSpareCameIsReplacedWhenItComes) {
+  Service service = spare_service(2, 1, 1);
+  Client node0(service.port);
+  {
+    Client node1(service.port);
+    join_with_spares(node0, 0, 2, 1);
+    join_with_spares(node1, 1, 2, 1);
+    receive_world(node0);
+    receive_world(node1);
+  }  // node 1's launcher vanishes before the spare's has joined
+  ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+  node0.send(MessageType::kOutcome, encode(OutcomeMessage{0, NodeOutcome{}}));
+  Verdict verdict = receive_verdict(node0);
+  ASSERT_EQ(verdict.kind, Verdict::Kind::kRestart) << verdict.not_restarted;
+  join_with_spares(node0, 0, 2, 1, 1);
+  Client spare(service.port);
+  join_with_spares(spare, 2, 2, 1);
+  World second = receive_world(node0);
+  EXPECT_EQ(second.round, 1);
+  EXPECT_EQ(second.node_slots, (std::vector<int>{0, 2}));
+  EXPECT_EQ(receive_world(spare).node_rank_of(2), 1);
+}
+
 TEST(RendezvousServer, LaunchersMustAgreeOnTheSpareCount) {
   Service service = spare_service(2, 1, 0);
   Client node0(service.port), node1(service.port);
