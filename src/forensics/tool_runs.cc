@@ -35,6 +35,14 @@ std::optional<int> reap(pid_t pid, bool wait) {
 ToolRuns::ToolRuns(std::size_t max_running, KeptOutput kept)
     : max_running_(max_running > 0 ? max_running : std::max(2U, std::thread::hardware_concurrency())), kept_(kept) {}
 
+ToolRuns::~ToolRuns() {
+  for (auto& running : running_) {
+    if (running.pipe >= 0) ::close(running.pipe);
+    ::kill(-running.pid, SIGKILL);
+    reap(running.pid, true);
+  }
+}
+
 void ToolRuns::start(ToolRequest request) {
   if (running_.size() >= max_running_) {
     waiting_.push_back(std::move(request));

@@ -47,6 +47,11 @@ class ToolRuns {
   // holds its worker stopped while it works. KEPT: each tool's output past
   // the cap.
   explicit ToolRuns(std::size_t max_running = 0, KeptOutput kept = KeptOutput::kHead);
+  // Tools still running (a TICK threw: the launcher was told to stop) are
+  // killed with their process groups and reaped: none outlives its runner.
+  ~ToolRuns();
+  ToolRuns(const ToolRuns&) = delete;
+  ToolRuns& operator=(const ToolRuns&) = delete;
 
   // Starts REQUEST now, or when a running tool ends. A program that cannot
   // be started ends at once with exit code 127 and the reason as its
@@ -54,7 +59,8 @@ class ToolRuns {
   void start(ToolRequest request);
   // Until every request (and every one added meanwhile) has ended. TICK,
   // when given, is called at least every kTickEvery meanwhile (a launcher
-  // between rounds keeps its link to node 0 alive with it).
+  // between rounds keeps its link to node 0 alive with it, and throws when
+  // told to stop: what runs is then killed with this object).
   void run(const std::function<void()>& tick = {});
   static constexpr std::chrono::milliseconds kTickEvery{250};
 

@@ -20,6 +20,7 @@
 #include "launch/report_duty.h"
 #include "launch/requeue_exclusion.h"
 #include "launch/verdict_line.h"
+#include "process/link_wait.h"
 #include "process/signal_channel.h"
 #include "process/stdin_watch.h"
 #include "launch/supervisor.h"
@@ -306,10 +307,15 @@ struct BetweenRounds {
 // several, node 0 hears it with the Join and benches this node for a spare
 // or stops the job.
 std::optional<std::string> check_health(int round, BetweenRounds& between, const LaunchConfig& config,
-                                        rendezvous::Coordinator& coordinator) {
+                                        rendezvous::Coordinator& coordinator, process::SignalChannel& signals) {
   if (round == 0 || between.benched) return std::nullopt;
-  auto problem = between.checks.run(round, between.worker_groups, between.cgroup_dir,
-                                    [&coordinator] { coordinator.keep_alive(); });
+  // A check may hang as long as its timeout (a stuck mount is what sites
+  // check for): a stop signal (scancel, Ctrl-C) ends it at once, instead
+  // of after --health-check-timeout, past Slurm's KillWait.
+  auto problem = between.checks.run(round, between.worker_groups, between.cgroup_dir, [&coordinator, &signals] {
+    coordinator.keep_alive();
+    process::throw_if_stopped(signals);
+  });
   between.worker_groups.clear();
   if (problem && config.topology.launchers() > 1)
     say(fmt::format("dlaunch: {}; telling node 0, which benches this node for a spare or stops the job", *problem));
@@ -343,7 +349,14 @@ int run_rounds(const LaunchConfig& config, const util::Environment& environment,
                const std::string& host, BetweenRounds& between) {
   const std::string started = util::local_time_now();
   for (int round = 0;; ++round) {
-    const std::optional<std::string> unhealthy = check_health(round, between, config, coordinator);
+    std::optional<std::string> unhealthy;
+    try {
+      unhealthy = check_health(round, between, config, coordinator, signals);
+    } catch (const util::Interrupted& interrupted) {
+      say(fmt::format("dlaunch: stopped by {} during the health check before round {}",
+                      util::signal_name(interrupted.signal), round));
+      return util::exit_code_of_signal(interrupted.signal);
+    }
     rendezvous::World world;
     rendezvous::NodeOutcome outcome;
     rendezvous::Verdict verdict;

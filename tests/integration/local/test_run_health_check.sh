@@ -15,6 +15,9 @@
 #      node, its check and the slot that never joined
 #   3  one node: a failed check stops the job with a clear error instead of
 #      the restart
+#   4  a check slower than --heartbeat-timeout drops no node
+#   5  SIGTERM during a hanging check ends it (its process group too) and
+#      the launcher at once, not at --health-check-timeout
 # After each case no process of it is left.
 . "$(dirname "$0")/../lib.sh"
 
@@ -173,5 +176,27 @@ expect_true "round 1 ran on both nodes" test -e "$TEST_DIR/started.0.1" -a -e "$
 expect_not_contains "node 0 took no launcher for silent" "$(cat "$TEST_DIR"/node0.err)" "sent nothing for"
 expect_not_contains "no launcher took node 0 for silent" "$(cat "$TEST_DIR"/node1.err)" "sent nothing for"
 no_leftovers
+
+section "5: a stop signal during a long health check ends the check and the launcher at once"
+rm -rf "$TEST_DIR"/started.* "$TEST_DIR"/bad.* "$TEST_DIR/checking" "$TEST_DIR/logs"
+# The site's check hangs (a stuck mount); scancel's SIGTERM must not wait
+# for its 300 s timeout, past Slurm's KillWait.
+HANGING_CHECK=$(write_worker hanging_check.sh <<'EOF'
+touch "$DIR/checking"
+marked_sleep 300
+EOF
+)
+DLAUNCH_TEST_SLOT=0 NO_MARK=1 timeout -k 10 "$RUN_LIMIT" "$DLAUNCH" run --nproc-per-node 2 --max-restarts 1 \
+  --health-check "$HANGING_CHECK" --health-check-timeout 300 -- "$WORKER" \
+  >"$TEST_DIR/stop.out" 2>"$TEST_DIR/stop.err" &
+launcher=$!
+wait_for_files 60 "$TEST_DIR/checking" || fail "the check before round 1 started" "$(cat "$TEST_DIR/stop.err")"
+kill -TERM "$launcher"
+wait_pid 30 "$launcher"
+expect_eq "the launcher exits as SIGTERM asks (128 + 15), not after the check's timeout" 143 "$STATUS"
+expect_contains "it says what stopped it and where" "$(cat "$TEST_DIR/stop.err")" \
+  "stopped by SIGTERM during the health check before round 1"
+expect_true "round 1 never started" test ! -e "$TEST_DIR/started.0.1"
+no_leftovers "the check and its children are gone with the launcher"
 
 finish

@@ -208,6 +208,30 @@ TEST_F(HealthChecksTest, ACommandPastItsTimeoutIsKilledWithItsChildren) {
   EXPECT_TRUE(gone) << "the command's child " << grandchild << " outlived the timeout";
 }
 
+// A launcher told to stop (scancel) throws from its keep-alive: the check
+// ends at once, its whole process group killed, not at its timeout.
+TEST_F(HealthChecksTest, AStopDuringTheCommandKillsItWithItsChildrenAtOnce) {
+  struct Stopped {};
+  std::string pid_file = dir_.path() + "/child.pid";
+  auto keep_alive = [&] {
+    if (std::ifstream(pid_file).peek() != std::ifstream::traits_type::eof()) throw Stopped{};
+  };
+  auto health = checks("sleep 300 & echo $! > " + pid_file + "; wait", 600s);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(health.run(1, {}, "", keep_alive), Stopped);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s) << "the stop waited for the command";
+  pid_t grandchild = 0;
+  std::ifstream(pid_file) >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    ::waitpid(grandchild, nullptr, WNOHANG);
+    gone = ::kill(grandchild, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(gone) << "the command's child " << grandchild << " outlived the stop";
+}
+
 TEST_F(HealthChecksTest, AFloodingCommandKeepsOnlyItsLastLines) {
   auto problem =
       checks("i=0; while [ $i -lt 200000 ]; do echo \"line $i\"; i=$((i+1)); done; exit 3").run(1, {}, "");
