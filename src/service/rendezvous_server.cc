@@ -1096,14 +1096,30 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   }
 
   // Whether one more launcher can be benched and the job still train: a
-  // spare takes its place, or --min-nodes lets the job shrink.
-  bool one_can_go() const { return candidates_left() - 1 >= std::max(1, min_nodes()); }
+  // spare takes its place (one connected, or one on its way, waited for
+  // until the next round's join deadline), or --min-nodes lets the job
+  // shrink.
+  bool one_can_go() const { return candidates_left() - 1 + spares_on_their_way() >= std::max(1, min_nodes()); }
 
   // Launchers that could train in the next round: connected, not benched.
   int candidates_left() const {
     int count = 0;
     for (const auto& [slot, peer] : launchers_) count += benched_.count(slot) == 0 ? 1 : 0;
     return count;
+  }
+
+  // Benches SLOT, for WHAT. When only a spare on its way can take its
+  // place, the round gathering waits for it and its join deadline stops
+  // the job with WHAT: then the clause that says so (WAIT: the gathering's
+  // time left), to end the caller's line; else "".
+  std::string bench(int slot, const std::string& what, util::Clock::duration wait) {
+    const bool replaceable_now = candidates_left() - 1 >= std::max(1, min_nodes());
+    benched_.insert(slot);
+    if (replaceable_now) return "";
+    awaiting_spare_for_ = what;
+    return fmt::format("; the round waits up to {} s for a spare that has not joined yet ({} of --spare-nodes {})",
+                       std::chrono::duration_cast<std::chrono::seconds>(wait).count(), spares_on_their_way(),
+                       settings_.job.spare_nodes);
   }
 
   // The node where the job's first failure began has now failed
@@ -1126,12 +1142,13 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     if (!failed_slot || limit <= 0) return false;
     int streak = ++failure_streaks_[*failed_slot];
     if (streak < limit || launchers_.count(*failed_slot) == 0 || !one_can_go()) return false;
-    benched_.insert(*failed_slot);
     std::string event =
         hardware ? fmt::format("{} had a GPU hardware error ({}): it is benched", name(*launchers_[*failed_slot]),
                                doctor::short_name(*hardware))
                  : fmt::format("{} failed {} rounds in a row (--node-fail-limit {}): it is benched",
                                name(*launchers_[*failed_slot]), streak, settings_.job.node_fail_limit);
+    // Decided at the round's end: the next gathering has the whole timeout.
+    event += bench(*failed_slot, event, settings_.job.join_timeout);
     log(event);
     add_to_timeline(event);
     return true;
@@ -1158,8 +1175,8 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
       log(fmt::format("{}; it keeps its place: no spare is left to take it (--spare-nodes)", what));
       return;
     }
-    benched_.insert(slot);
-    log(fmt::format("{}; it is benched and another launcher takes its place", what));
+    const std::string waiting = bench(slot, what, join_time_left());
+    log(fmt::format("{}; it is benched and another launcher takes its place{}", what, waiting));
     add_to_timeline(fmt::format("{} (slot {}) benched: lost {} times", join.host, slot, losses->second));
   }
 
@@ -1171,31 +1188,19 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
     if (benched_.count(slot) > 0) return true;  // benched before: it stays so
     const std::string what = fmt::format("node {} ({}) failed its health check before round {}: {}", slot,
                                          join.host, join.round, join.health_error);
-    const int needed = std::max(1, min_nodes());
-    const int coming = spares_on_their_way();
-    const bool replaceable_now = one_can_go();
-    if (!replaceable_now && candidates_left() - 1 + coming < needed) {
+    if (!one_can_go()) {
       abort_job(fmt::format("{}. No spare is left to take its place and the job needs {} node(s) (--min-nodes), "
                             "so it stops; fix or replace that node, or give --spare-nodes",
-                            what, needed),
+                            what, std::max(1, min_nodes())),
                 nullptr, -1);  // its launcher holds SLOT now: told with every launcher
       return false;
     }
-    const bool spare_left = candidates_left() - 1 >= settings_.job.nnodes;
-    benched_.insert(slot);
-    if (!replaceable_now) {
-      // The spare has not joined yet: the round waits for it until the join
-      // deadline, which then stops the job with this reason.
-      awaiting_spare_for_ = what;
-      log(fmt::format("{}; it is benched, and the round waits up to {} s for a spare that has not joined yet "
-                      "({} of --spare-nodes {})",
-                      what, std::chrono::duration_cast<std::chrono::seconds>(join_time_left()).count(), coming,
-                      settings_.job.spare_nodes));
-      add_to_timeline(fmt::format("health check: {} (slot {}) benched: {}", join.host, slot, join.health_error));
-      return true;
-    }
-    log(fmt::format("{}; it is benched and {}", what,
-                    spare_left ? "a spare takes its place" : "the job goes on with fewer nodes (--min-nodes)"));
+    const bool spare_left = candidates_left() - 1 + spares_on_their_way() >= settings_.job.nnodes;
+    const std::string waiting = bench(slot, what, join_time_left());
+    log(fmt::format("{}; it is benched{}", what,
+                    !waiting.empty() ? waiting
+                    : spare_left     ? " and a spare takes its place"
+                                     : " and the job goes on with fewer nodes (--min-nodes)"));
     add_to_timeline(fmt::format("health check: {} (slot {}) benched: {}", join.host, slot, join.health_error));
     return true;
   }

@@ -925,6 +925,40 @@ TEST(RendezvousServer, ANodeThatFailsFirstRoundAfterRoundIsBenchedForASpare) {
       << service.joined_log();
 }
 
+// The spare's srun task started late: after round 1 node 1 has failed twice
+// and only a spare on its way can take its place. It is benched all the
+// same (not stopped as a repeat of the same failure), and round 2 waits
+// for the spare.
+TEST(RendezvousServer, ARepeatFailerIsBenchedForASpareThatHasNotJoinedYet) {
+  Service service = spare_service(2, 1, 3, [](ServerSettings& settings) { settings.job.node_fail_limit = 2; });
+  Client node0(service.port), node1(service.port);
+  join_with_spares(node0, 0, 2, 1);
+  join_with_spares(node1, 1, 2, 1);
+  for (int round = 0; round < 2; ++round) {
+    receive_world(node0);
+    receive_world(node1);
+    auto r = static_cast<std::uint32_t>(round);
+    node1.send(MessageType::kOutcome, encode(OutcomeMessage{r, outcome_of(worker_failure(1, 1, 1))}));
+    ASSERT_EQ(node0.receive()->type, MessageType::kStop);
+    node0.send(MessageType::kOutcome, encode(OutcomeMessage{r, NodeOutcome{}}));
+    Verdict verdict = receive_verdict(node0);
+    ASSERT_EQ(verdict.kind, Verdict::Kind::kRestart) << "round " << round << ": " << verdict.not_restarted;
+    receive_verdict(node1);
+    join_with_spares(node0, 0, 2, 1, round + 1);
+    join_with_spares(node1, 1, 2, 1, round + 1);
+  }
+  EXPECT_TRUE(contains(service.joined_log(),
+                       "node 1 (host1) failed 2 rounds in a row (--node-fail-limit 2): it is benched; the round "
+                       "waits up to 30 s for a spare that has not joined yet (1 of --spare-nodes 1)"))
+      << service.joined_log();
+  Client spare(service.port);
+  join_with_spares(spare, 2, 2, 1);
+  World third = receive_world(node0);
+  EXPECT_EQ(third.round, 2);
+  EXPECT_EQ(third.node_slots, (std::vector<int>{0, 2}));
+  EXPECT_EQ(third.benched_slots, (std::vector<int>{1}));
+}
+
 TEST(RendezvousServer, ANodeWhoseGpuFailedIsBenchedAtOnceForASpare) {
   // --node-fail-limit 5: only the hardware kind can bench node 1 after one round.
   Service service = spare_service(2, 1, 3, [](ServerSettings& settings) { settings.job.node_fail_limit = 5; });
