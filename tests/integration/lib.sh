@@ -162,11 +162,33 @@ _short_command() {
 }
 
 # A TCP port that is free now on 127.0.0.1.
+# A port the kernel never hands out by itself: one of the ephemeral range
+# (what bind to port 0 gives) may go to any connect() or bind(0) of the
+# tests beside this one (a hundred launchers of test_many_launchers) before
+# the launcher binds it. Free now on IPv4 and IPv6, so only a test that
+# picks the same random port at the same moment can collide.
 free_port() {
-  "$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+  "$PY" -c 'import random, socket
+def free(family, host, port):
+    try:
+        s = socket.socket(family)
+    except OSError:  # no IPv6 on this host
+        return True
+    with s:
+        if family == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+for _ in range(500):
+    port = random.randint(20000, 32767)
+    if free(socket.AF_INET, "0.0.0.0", port) and free(socket.AF_INET6, "::", port):
+        print(port)
+        break
+else:
+    raise SystemExit("free_port: no free TCP port in 20000..32767")'
 }
 
 # Nanosecond clock, for bounds on timeout features.
