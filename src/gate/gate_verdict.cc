@@ -311,17 +311,29 @@ GateResult judge_gate(const std::vector<int>& gate_slots, const std::vector<Gate
     if (!problem.empty()) bench(node_of_rank(rank), fmt::format("GPU problem: {}", problem));
   }
 
-  // Speed: among the nodes that passed the rest, against their median.
-  std::vector<double> figures;
+  // Speed: among the nodes that passed the rest, each host against the
+  // median of the hosts. Launchers that share a host share its NIC: the
+  // spread between them is that host's scheduling, not a slower link (a
+  // test runs a hundred launchers on one loaded machine), so a host's
+  // figure is the upper median of its launchers'.
+  std::map<std::string, std::vector<double>> links_by_host;
+  auto host_key = [](const GateNodeVerdict& node) {
+    return node.host.empty() ? fmt::format("#slot{}", node.slot) : node.host;  // unknown: its own
+  };
   for (int rank = 0; rank < size; ++rank) {
     const auto& node = node_of_rank(rank);
-    if (!node.benched && node.link_gbps > 0) figures.push_back(node.link_gbps);
+    if (!node.benched && node.link_gbps > 0) links_by_host[host_key(node)].push_back(node.link_gbps);
   }
+  std::map<std::string, double> host_gbps;
+  std::vector<double> figures;
+  for (auto& [host, links] : links_by_host) figures.push_back(host_gbps[host] = upper_median(links));
   result.median_gbps = upper_median(figures);
   for (int rank = 0; rank < size; ++rank) {
     auto& node = node_of_rank(rank);
-    if (!node.benched && node.link_gbps > 0 && node.link_gbps < 0.5 * result.median_gbps)
-      bench(node, fmt::format("its links run at {:.2f} Gb/s, under half the median {:.2f} Gb/s", node.link_gbps,
+    if (node.benched || node.link_gbps <= 0) continue;
+    const double gbps = host_gbps[host_key(node)];
+    if (gbps < 0.5 * result.median_gbps)
+      bench(node, fmt::format("its links run at {:.2f} Gb/s, under half the median {:.2f} Gb/s", gbps,
                               result.median_gbps));
   }
 

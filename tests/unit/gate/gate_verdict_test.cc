@@ -71,6 +71,33 @@ TEST(GateVerdict, TheSlowNodeOfThreeIsBenched) {
   EXPECT_NE(gate_summary(result).find("2 of 3 nodes passed"), std::string::npos);
 }
 
+// Launchers that share a host share its NIC: the slow one of three on one
+// loaded machine is that machine's scheduling, not a slow link; judged as
+// one host, nobody is benched. A host whose launchers are all slow still is.
+TEST(GateVerdict, LaunchersOnOneHostAreJudgedAsTheirHost) {
+  auto on_one_host = three(9.8, 0.1, 0.1);
+  for (auto& report : on_one_host) report.host = "vm";
+  auto shared = judge_gate({0, 1, 2}, on_one_host);
+  EXPECT_TRUE(shared.benched_hosts.empty()) << gate_summary(shared);
+  EXPECT_NE(gate_summary(shared).find("3 of 3 nodes passed"), std::string::npos) << gate_summary(shared);
+
+  // Two launchers on each of hosts A, B and C; every link to C is slow.
+  std::vector<GateNodeReport> three_hosts;
+  const std::string hosts[] = {"A", "A", "B", "B", "C", "C"};
+  for (int slot = 0; slot < 6; ++slot) {
+    std::map<int, double> links;
+    for (int peer = 0; peer < 6; ++peer)
+      if (peer != slot) links[peer] = (hosts[slot] == "C") != (hosts[peer] == "C") ? 0.1 : 9.8;
+    three_hosts.push_back(reported(slot, gate_line(slot, links)));
+    three_hosts.back().host = hosts[slot];
+  }
+  auto result = judge_gate({0, 1, 2, 3, 4, 5}, three_hosts);
+  for (int slot = 0; slot < 4; ++slot) EXPECT_FALSE(node(result, slot).benched) << slot << ": " << gate_summary(result);
+  EXPECT_TRUE(node(result, 4).benched) << gate_summary(result);
+  EXPECT_TRUE(node(result, 5).benched) << gate_summary(result);
+  EXPECT_EQ(node(result, 4).why, "its links run at 0.10 Gb/s, under half the median 9.80 Gb/s");
+}
+
 // Each link is the lower of both ends' figures.
 TEST(GateVerdict, ALinkIsTheLowerOfBothEnds) {
   auto reports = std::vector<GateNodeReport>{reported(0, gate_line(0, {{1, 9.0}})),
