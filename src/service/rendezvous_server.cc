@@ -543,9 +543,13 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   // a loaded cluster one srun task may start seconds after the others).
   // Until the join deadline the job counts on them to replace a node. A
   // service that took over never saw the first joins: it counts none.
-  int spares_on_their_way() const {
-    if (taking_over()) return 0;
-    return std::max(0, launcher_count() - static_cast<int>(nodes_.size()));
+  int spares_on_their_way() const { return taking_over() ? 0 : static_cast<int>(slots_never_joined().size()); }
+
+  std::vector<int> slots_never_joined() const {
+    std::vector<int> absent;
+    for (int slot = 0; slot < launcher_count(); ++slot)
+      if (nodes_.count(slot) == 0) absent.push_back(slot);
+    return absent;
   }
 
   // The first round of a service that took over from a lost node 0: the
@@ -1100,6 +1104,8 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   // until the next round's join deadline), or --min-nodes lets the job
   // shrink.
   bool one_can_go() const { return candidates_left() - 1 + spares_on_their_way() >= std::max(1, min_nodes()); }
+  // The same, counting only the launchers connected now.
+  bool one_can_go_now() const { return candidates_left() - 1 >= std::max(1, min_nodes()); }
 
   // Launchers that could train in the next round: connected, not benched.
   int candidates_left() const {
@@ -1113,7 +1119,7 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   // the job with WHAT: then the clause that says so (WAIT: the gathering's
   // time left), to end the caller's line; else "".
   std::string bench(int slot, const std::string& what, util::Clock::duration wait) {
-    const bool replaceable_now = candidates_left() - 1 >= std::max(1, min_nodes());
+    const bool replaceable_now = one_can_go_now();
     benched_.insert(slot);
     if (replaceable_now) return "";
     awaiting_spare_for_ = what;
@@ -1213,16 +1219,13 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
 
   void abort_missing() {
     if (awaiting_spare_for_) {
-      std::vector<int> absent;
-      for (int slot = 0; slot < launcher_count(); ++slot)
-        if (nodes_.count(slot) == 0) absent.push_back(slot);
       return abort_job(
           fmt::format("{}. No spare took its place within {} s (--rdzv-timeout; slot(s) {} never joined) and the "
                       "job needs {} node(s) (--min-nodes), so it stops; fix or replace that node, or check why "
                       "the spare's launcher did not start",
                       *awaiting_spare_for_,
                       std::chrono::duration_cast<std::chrono::seconds>(settings_.job.join_timeout).count(),
-                      fmt::join(absent, ", "), std::max(1, min_nodes())),
+                      fmt::join(slots_never_joined(), ", "), std::max(1, min_nodes())),
           nullptr, -1);
     }
     std::vector<std::string> missing;
@@ -1424,8 +1427,8 @@ class RendezvousServer::Loop final : public PeerTableHost, public HangDutyHost, 
   doctor::RepeatGuard repeats_;
   util::Clock::time_point round_start_{};  // when this round's workers were told to start
   std::optional<std::string> abort_reason_;
-  // Why this gathering waits for a spare that has not joined yet (a node
-  // benched by its health check), for the join deadline's error.
+  // Why this gathering waits for a spare that has not joined yet (the
+  // bench() that only such a spare can fill), for the join deadline's error.
   std::optional<std::string> awaiting_spare_for_;
   bool lost_node_ = false;
   int silent_losses_ = 0;  // launchers of this round lost to silence, not a closed connection
