@@ -14,7 +14,7 @@
 namespace dlaunch::cli {
 namespace {
 
-constexpr const char* kDescription =
+constexpr const char* kCancelDescription =
     "Cancel a submitted job (optionally first sending the preemption signal so the workers save a "
     "checkpoint) and wait until Slurm has ended it";
 
@@ -27,7 +27,7 @@ struct CancelArgs {
   bool json = false;
 };
 
-void configure_app(CLI::App& app, CancelArgs& args) {
+void configure_cancel(CLI::App& app, CancelArgs& args) {
   util::set_usage(app, "dlaunch cancel [options] JOB");
   add_job_argument(app, args.job, args.output_dir);
   app.add_option("--signal", args.signal,
@@ -67,7 +67,7 @@ std::optional<int> parse_signal(const std::string& text) {
 }  // namespace
 
 int cancel_command(const CommandArgs& raw) {
-  std::optional<CancelArgs> parsed = parse_with(raw, kDescription, "dlaunch cancel", configure_app);
+  std::optional<CancelArgs> parsed = parse_with(raw, kCancelDescription, "dlaunch cancel", configure_cancel);
   if (!parsed) return 0;
   const CancelArgs& args = *parsed;
   jobs::CancelRequest request;
@@ -97,6 +97,6 @@ int cancel_command(const CommandArgs& raw) {
   return 0;
 }
 
-util::CommandLineSpec cancel_command_line() { return command_line_of(kDescription, "dlaunch cancel", configure_app); }
+util::CommandLineSpec cancel_command_line() { return command_line_of(kCancelDescription, "dlaunch cancel", configure_cancel); }
 
 }  // namespace dlaunch::cli

@@ -11,11 +11,11 @@
 namespace dlaunch::cli {
 namespace {
 
-constexpr const char* kDescription =
+constexpr const char* kCompletionDescription =
     "Print a completion script for bash, zsh or fish that knows every dlaunch command and its "
     "options. It is written from dlaunch's own parsers, so it matches this dlaunch.";
 
-void configure(CLI::App& app, std::string& shell) {
+void configure_completion(CLI::App& app, std::string& shell) {
   util::set_usage(app, "dlaunch completion bash|zsh|fish");
   app.add_option("shell", shell, "The shell to complete in")->type_name("bash|zsh|fish");
   util::finish_help(
@@ -42,9 +42,9 @@ std::vector<CompletedCommand> completed_commands(std::span<const Command> comman
 }
 
 int completion_command(const CommandArgs& args, std::span<const Command> commands) {
-  CLI::App app(kDescription, "dlaunch completion");
+  CLI::App app(kCompletionDescription, "dlaunch completion");
   std::string shell;
-  configure(app, shell);
+  configure_completion(app, shell);
   if (!util::parse_command_line(app, args, "dlaunch completion")) return 0;
   auto script = completion_script(shell, completed_commands(commands));
   if (!script)
@@ -56,9 +56,9 @@ int completion_command(const CommandArgs& args, std::span<const Command> command
 }
 
 util::CommandLineSpec completion_command_line() {
-  CLI::App app(kDescription, "dlaunch completion");
+  CLI::App app(kCompletionDescription, "dlaunch completion");
   std::string shell;
-  configure(app, shell);
+  configure_completion(app, shell);
   util::CommandLineSpec spec = util::describe_command_line(app);
   spec.words = kCompletionShells;
   return spec;

@@ -222,11 +222,11 @@ void print_json(const std::vector<Row>& rows, const launch::LaunchConfig& config
   fmt::print("{}\n", document.dump(2));
 }
 
-constexpr const char* kDescription =
+constexpr const char* kEnvDescription =
     "Show the topology 'dlaunch run' would use here with the same options and environment, and "
     "where each value came from (a flag, a PET_ or SLURM_ variable, or a default).";
 
-void configure(CLI::App& app, bool& json) {
+void configure_env(CLI::App& app, bool& json) {
   app.prefix_command();
   util::set_usage(app, "dlaunch env [--json] [run options] [PROGRAM ...]");
   app.add_flag("--json", json, "Print the values and their sources as JSON")->group("Report");
@@ -242,9 +242,9 @@ void configure(CLI::App& app, bool& json) {
 }  // namespace
 
 int env_command(const CommandArgs& args) {
-  CLI::App app(kDescription, "dlaunch env");
+  CLI::App app(kEnvDescription, "dlaunch env");
   bool json = false;
-  configure(app, json);
+  configure_env(app, json);
   if (!util::parse_command_line(app, args, "dlaunch env")) return 0;
   util::Environment environment = util::Environment::from_process();
   launch::RunOptions options = launch::run_options_from(app, environment);
@@ -263,6 +263,6 @@ int env_command(const CommandArgs& args) {
   return 0;
 }
 
-util::CommandLineSpec env_command_line() { return command_line_of(kDescription, "dlaunch env", configure); }
+util::CommandLineSpec env_command_line() { return command_line_of(kEnvDescription, "dlaunch env", configure_env); }
 
 }  // namespace dlaunch::cli

@@ -8,7 +8,7 @@
 namespace dlaunch::cli {
 namespace {
 
-void configure(CLI::App& app, std::string& command) {
+void configure_help(CLI::App& app, std::string& command) {
   util::set_usage(app, "dlaunch help [COMMAND]");
   app.add_option("command", command, "The command to show the help of")->type_name("COMMAND");
   util::finish_help(app, {
@@ -43,7 +43,7 @@ void print_overview(std::span<const Command> commands) {
 int help_command(const CommandArgs& args, std::span<const Command> commands) {
   CLI::App app("Show the list of commands, or a command's help.", "dlaunch help");
   std::string command;
-  configure(app, command);
+  configure_help(app, command);
   if (!util::parse_command_line(app, args, "dlaunch help")) return 0;
   if (!command.empty()) return find_command(commands, command).function({"--help"});
   print_overview(commands);
@@ -53,7 +53,7 @@ int help_command(const CommandArgs& args, std::span<const Command> commands) {
 util::CommandLineSpec help_command_line(std::span<const Command> commands) {
   CLI::App app("Show the list of commands, or a command's help.", "dlaunch help");
   std::string command;
-  configure(app, command);
+  configure_help(app, command);
   util::CommandLineSpec spec = util::describe_command_line(app);
   for (const auto& entry : commands) {
     if (is_public(entry)) spec.words.emplace_back(entry.name);

@@ -21,7 +21,7 @@ namespace dlaunch::cli {
 namespace {
 
 const std::vector<std::string> kActions = {"expand", "compress", "first", "count"};
-constexpr const char* kDescription = "Expand and compress Slurm hostlist expressions";
+constexpr const char* kHostlistDescription = "Expand and compress Slurm hostlist expressions";
 
 struct HostlistRequest {
   std::string action;
@@ -54,7 +54,7 @@ class Output {
   std::string buffer_;
 };
 
-void configure_app(CLI::App& app) {
+void configure_hostlist(CLI::App& app) {
   // ACTION and EXPR... are taken verbatim from remaining(): CLI11 would read
   // an argument like "[1-3],n5" as its own list syntax and strip the brackets.
   app.prefix_command();
@@ -103,8 +103,8 @@ bool split_words(const std::vector<std::string>& words, HostlistRequest& request
 
 // Returns nullopt when --help was printed.
 std::optional<HostlistRequest> parse_request(const CommandArgs& args) {
-  CLI::App app(kDescription, "dlaunch hostlist");
-  configure_app(app);
+  CLI::App app(kHostlistDescription, "dlaunch hostlist");
+  configure_hostlist(app);
   HostlistRequest request;
   if (!util::parse_command_line(app, args, "dlaunch hostlist")) return std::nullopt;
   if (split_words(app.remaining(), request)) return request;
@@ -197,8 +197,8 @@ int hostlist_command(const CommandArgs& args) {
 }
 
 util::CommandLineSpec hostlist_command_line() {
-  CLI::App app(kDescription, "dlaunch hostlist");
-  configure_app(app);
+  CLI::App app(kHostlistDescription, "dlaunch hostlist");
+  configure_hostlist(app);
   util::CommandLineSpec spec = util::describe_command_line(app);
   spec.words = kActions;
   return spec;

@@ -13,7 +13,7 @@
 namespace dlaunch::cli {
 namespace {
 
-constexpr const char* kDescription =
+constexpr const char* kJobsDescription =
     "List the jobs dlaunch submit made from here, newest first: state live from Slurm, or the final "
     "state recorded in the folder once Slurm forgot the job";
 
@@ -23,7 +23,7 @@ struct JobsRequest {
   bool json = false;
 };
 
-void configure_app(CLI::App& app, JobsRequest& request) {
+void configure_jobs(CLI::App& app, JobsRequest& request) {
   util::set_usage(app, "dlaunch jobs [options]");
   add_output_dir_option(app, request.output_dir);
   util::add_count_option(app, "-n,--limit", request.limit, "Show the newest N submissions (0: all; default 20)",
@@ -62,7 +62,7 @@ void print_table(const std::vector<std::pair<jobs::SubmissionRecord, jobs::JobSt
 }  // namespace
 
 int jobs_command(const CommandArgs& args) {
-  std::optional<JobsRequest> parsed = parse_with(args, kDescription, "dlaunch jobs", configure_app);
+  std::optional<JobsRequest> parsed = parse_with(args, kJobsDescription, "dlaunch jobs", configure_jobs);
   if (!parsed) return 0;
   const JobsRequest& request = *parsed;
   auto dirs = submission_dirs_for(request.output_dir);
@@ -91,6 +91,6 @@ int jobs_command(const CommandArgs& args) {
   return 0;
 }
 
-util::CommandLineSpec jobs_command_line() { return command_line_of(kDescription, "dlaunch jobs", configure_app); }
+util::CommandLineSpec jobs_command_line() { return command_line_of(kJobsDescription, "dlaunch jobs", configure_jobs); }
 
 }  // namespace dlaunch::cli

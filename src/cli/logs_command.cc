@@ -18,7 +18,7 @@
 namespace dlaunch::cli {
 namespace {
 
-constexpr const char* kDescription =
+constexpr const char* kLogsDescription =
     "Show a submitted job's worker output, or a run's by its --log-dir, from the per-rank log files, merged "
     "in time order with [rankR]: prefixes, or one rank's alone";
 
@@ -34,7 +34,7 @@ struct LogsArgs {
   bool json = false;
 };
 
-void configure_app(CLI::App& app, LogsArgs& args) {
+void configure_logs(CLI::App& app, LogsArgs& args) {
   util::set_usage(app, "dlaunch logs [options] JOB");
   add_job_argument(app, args.job, args.output_dir);
   app.add_option("--rank", args.ranks, "Only these global ranks: 0, 0,3 or 0-3 (one rank: its lines without prefix)")
@@ -105,7 +105,7 @@ FollowWorld follow_world(const jobs::FoundJob& found) {
 }  // namespace
 
 int logs_command(const CommandArgs& raw) {
-  std::optional<LogsArgs> parsed = parse_with(raw, kDescription, "dlaunch logs", configure_app);
+  std::optional<LogsArgs> parsed = parse_with(raw, kLogsDescription, "dlaunch logs", configure_logs);
   if (!parsed) return 0;
   const LogsArgs& args = *parsed;
   LinePrinter printer(args.grep, args.tail);
@@ -121,6 +121,6 @@ int logs_command(const CommandArgs& raw) {
   return 0;
 }
 
-util::CommandLineSpec logs_command_line() { return command_line_of(kDescription, "dlaunch logs", configure_app); }
+util::CommandLineSpec logs_command_line() { return command_line_of(kLogsDescription, "dlaunch logs", configure_logs); }
 
 }  // namespace dlaunch::cli

@@ -178,7 +178,7 @@ Captured capture_here(const JobTarget& target, const StacksRequest& request) {
   return {fmt::format("{} ({})", capture.headline, util::local_time_now()), std::move(capture.workers)};
 }
 
-void configure(CLI::App& app, StacksRequest& request) {
+void configure_stacks(CLI::App& app, StacksRequest& request) {
   app.description("Show where every rank of a running job is now: every worker's stack, Python and "
                   "native, ranks with the same stack grouped, outliers first. The job goes on.");
   util::set_usage(app, "dlaunch stacks [options] (JOB | --master HOST:PORT)");
@@ -220,7 +220,7 @@ void configure(CLI::App& app, StacksRequest& request) {
 int stacks_command(const CommandArgs& args) {
   CLI::App app("dlaunch stacks", "dlaunch stacks");
   StacksRequest request;
-  configure(app, request);
+  configure_stacks(app, request);
   if (!util::parse_command_line(app, args, "dlaunch stacks")) return 0;
   if (request.job.empty() && request.master.empty())
     throw util::UsageError("dlaunch stacks needs one of JOB (a Slurm job id or a folder) or --master HOST:PORT");
@@ -261,7 +261,7 @@ int stacks_command(const CommandArgs& args) {
 util::CommandLineSpec stacks_command_line() {
   CLI::App app("dlaunch stacks", "dlaunch stacks");
   StacksRequest request;
-  configure(app, request);
+  configure_stacks(app, request);
   return util::describe_command_line(app);
 }
 

@@ -15,7 +15,7 @@
 namespace dlaunch::cli {
 namespace {
 
-constexpr const char* kDescription =
+constexpr const char* kStatusDescription =
     "Show a submitted job, or a run by its --log-dir: state and reason, elapsed and time limit, nodes, "
     "restarts and requeues, the job's timeline (nodes lost and how, spares that took their place), and the "
     "failure summary if it failed";
@@ -26,7 +26,7 @@ struct StatusRequest {
   bool json = false;
 };
 
-void configure_app(CLI::App& app, StatusRequest& request) {
+void configure_status(CLI::App& app, StatusRequest& request) {
   util::set_usage(app, "dlaunch status [options] JOB");
   add_job_argument(app, request.job, request.output_dir);
   app.add_flag("--json", request.json, "One JSON object (the fields of the text, and each task's)")->group("Output");
@@ -128,7 +128,7 @@ void print_status(const jobs::SubmissionRecord& record, const jobs::JobStatus& s
 }  // namespace
 
 int status_command(const CommandArgs& args) {
-  std::optional<StatusRequest> parsed = parse_with(args, kDescription, "dlaunch status", configure_app);
+  std::optional<StatusRequest> parsed = parse_with(args, kStatusDescription, "dlaunch status", configure_status);
   if (!parsed) return 0;
   const StatusRequest& request = *parsed;
   auto found = find_job_argument(request.job, request.output_dir);
@@ -144,6 +144,6 @@ int status_command(const CommandArgs& args) {
   return status.state == jobs::kNotSubmittedState ? util::kExitFailure : util::kExitSuccess;
 }
 
-util::CommandLineSpec status_command_line() { return command_line_of(kDescription, "dlaunch status", configure_app); }
+util::CommandLineSpec status_command_line() { return command_line_of(kStatusDescription, "dlaunch status", configure_status); }
 
 }  // namespace dlaunch::cli

@@ -9,11 +9,11 @@
 namespace dlaunch::cli {
 namespace {
 
-constexpr const char* kDescription = "Print dlaunch's version.";
+constexpr const char* kVersionDescription = "Print dlaunch's version.";
 
 // A parser although there are no options, so that --help and a typo
 // answer as in every other command.
-void configure(CLI::App& app) {
+void configure_version(CLI::App& app) {
   util::set_usage(app, "dlaunch version");
   util::finish_help(app, {
                              {"dlaunch version", "prints e.g. 'dlaunch 0.1.0'"},
@@ -26,11 +26,11 @@ void configure(CLI::App& app) {
 }  // namespace
 
 int version_command(const CommandArgs& args) {
-  if (!parse_with(args, kDescription, "dlaunch version", configure)) return 0;
+  if (!parse_with(args, kVersionDescription, "dlaunch version", configure_version)) return 0;
   fmt::print("dlaunch {}\n", DLAUNCH_VERSION);
   return 0;
 }
 
-util::CommandLineSpec version_command_line() { return command_line_of(kDescription, "dlaunch version", configure); }
+util::CommandLineSpec version_command_line() { return command_line_of(kVersionDescription, "dlaunch version", configure_version); }
 
 }  // namespace dlaunch::cli

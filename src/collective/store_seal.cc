@@ -1,5 +1,6 @@
 #include "collective/store_seal.h"
 
+#include "util/big_endian.h"
 #include "util/error.h"
 #include "wire/aead.h"
 #include "wire/token.h"
@@ -20,15 +21,8 @@ std::string derive(std::string_view secret, std::string_view label, std::string_
 constexpr std::string_view kToClient = "dlaunch store v1 store to client\n";
 constexpr std::string_view kToStore = "dlaunch store v1 client to store\n";
 
-void put_u32(std::string& out, std::uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xff));
-}
-
-std::uint32_t get_u32(std::string_view bytes) {
-  std::uint32_t value = 0;
-  for (std::size_t i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[i]);
-  return value;
-}
+using util::get_u32;
+using util::put_u32;
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include "collective/store_seal.h"
 #include "process/event_loop.h"
+#include "util/big_endian.h"
 #include "util/error.h"
 #include "util/socket.h"
 #include "util/strings.h"
@@ -37,15 +38,8 @@ constexpr std::size_t kMostStoredBytes = std::size_t{256} << 20;
 constexpr std::size_t kMostUnprovenInput = 256;
 constexpr std::chrono::seconds kProofTimeout{10};
 
-void put_u32(std::string& out, std::uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((value >> shift) & 0xff));
-}
-
-std::uint32_t get_u32(std::string_view bytes) {
-  std::uint32_t value = 0;
-  for (int i = 0; i < 4; ++i) value = (value << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
-  return value;
-}
+using util::get_u32;
+using util::put_u32;
 
 std::string encode(char op, const std::string& key, const std::string& value) {
   std::string out(1, op);

@@ -21,11 +21,6 @@ std::vector<std::string> lines_of(const std::string& message) {
   return lines;
 }
 
-std::string text_in(const nlohmann::json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
-
 }  // namespace
 
 std::string never_submitted_summary(const NeverSubmitted& why) {
@@ -60,10 +55,10 @@ std::optional<NeverSubmitted> read_never_submitted(const std::string& folder) {
   }
   if (!document || !document->is_object()) return std::nullopt;
   NeverSubmitted why;
-  why.program = text_in(*document, "program");
+  why.program = util::string_member(*document, "program");
   if (why.program.empty()) why.program = "sbatch";
-  why.message = text_in(*document, "message");
-  why.recorded = text_in(*document, "recorded");
+  why.message = util::string_member(*document, "message");
+  why.recorded = util::string_member(*document, "recorded");
   auto code = document->find("exit_code");
   if (code != document->end() && code->is_number_integer()) why.exit_code = code->get<int>();
   auto queued = document->find("may_be_queued");

@@ -8,17 +8,13 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "util/bounded_json.h"
 #include "util/strings.h"
 
 namespace dlaunch::jobs {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string text_in(const nlohmann::json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
 
 // When PATH was last written, in seconds since the epoch; nullopt when it
 // is not there.
@@ -89,7 +85,7 @@ SubmissionRecord read_run_folder(const std::string& folder) {
   auto nodes = last_node_records(record.folder);
   record.nodes = std::max<int>(1, static_cast<int>(nodes.size()));
   record.gpus_per_node = nodes.empty() ? 0 : workers_of(nodes.front());
-  if (auto result = run_result(record.folder)) record.submitted = text_in(*result, "started");
+  if (auto result = run_result(record.folder)) record.submitted = util::string_member(*result, "started");
   if (record.submitted.empty())
     if (auto made = modified(record.folder + "/attempt_0")) record.submitted = local_time(*made);
   return record;
@@ -98,8 +94,8 @@ SubmissionRecord read_run_folder(const std::string& folder) {
 JobStatus run_status(const SubmissionRecord& record, const std::vector<LiveWorker>& live) {
   JobStatus status = job_status(record, {}, {});
   if (auto result = run_result(record.folder)) {
-    status.source = fmt::format("result.json, written by dlaunch run on {} at {}", text_in(*result, "written_by"),
-                                text_in(*result, "ended"));
+    status.source = fmt::format("result.json, written by dlaunch run on {} at {}", util::string_member(*result, "written_by"),
+                                util::string_member(*result, "ended"));
     return status;
   }
   status.elapsed.clear();
@@ -170,8 +166,8 @@ std::optional<std::string> run_ending(const std::string& folder) {
   auto code = result->find("exit_code");
   std::string with_code =
       code != result->end() && code->is_number_integer() ? fmt::format(" with exit code {}", code->get<int>()) : "";
-  std::string state = text_in(*result, "state");
-  return fmt::format("{}{} at {}", state.empty() ? "ended" : state, with_code, text_in(*result, "ended"));
+  std::string state = util::string_member(*result, "state");
+  return fmt::format("{}{} at {}", state.empty() ? "ended" : state, with_code, util::string_member(*result, "ended"));
 }
 
 }  // namespace dlaunch::jobs

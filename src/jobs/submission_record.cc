@@ -42,16 +42,11 @@ std::string iso_from_timestamp(const std::string& timestamp) {
                      timestamp.substr(9, 2), timestamp.substr(11, 2), timestamp.substr(13, 2));
 }
 
-std::string string_in(const nlohmann::json& object, const char* key) {
-  auto found = object.find(key);
-  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
-}
-
 // A setting's value as config.json holds it ({"value": "4", "source": ...}).
 std::string setting(const nlohmann::json& settings, const char* name) {
   auto found = settings.find(name);
   if (found == settings.end() || !found->is_object()) return "";
-  return string_in(*found, "value");
+  return util::string_member(*found, "value");
 }
 
 int setting_int(const nlohmann::json& settings, const char* name, int fallback) {
@@ -67,7 +62,7 @@ std::vector<TaskRecord> read_tasks(const std::string& folder) {
     if (!entry.is_object() || !entry.contains("index") || !entry["index"].is_number_integer()) continue;
     TaskRecord task;
     task.index = entry["index"].get<int>();
-    std::string name = string_in(entry, "folder");
+    std::string name = util::string_member(entry, "folder");
     if (name.empty()) name = fmt::format("task_{}", task.index);
     // Only a folder inside the submission's, whatever the file says.
     if (name.find('/') != std::string::npos || name == "..") continue;
@@ -85,7 +80,7 @@ std::vector<TaskRecord> read_tasks(const std::string& folder) {
 // The job's name as the job script gave it: --job-name, else the
 // program's file name.
 std::string job_name(const nlohmann::json& config, const nlohmann::json& settings) {
-  std::string name = string_in(config, "job_name");
+  std::string name = util::string_member(config, "job_name");
   if (name.empty()) name = setting(settings, "job-name");
   if (name.empty() && config.contains("command") && config["command"].is_array()) {
     for (const auto& word : config["command"]) {
@@ -130,8 +125,8 @@ std::optional<NodeRecordSeen> newest_node_record(const std::string& run, const s
 bool of_an_earlier_run(const std::string& run, const nlohmann::json& result) {
   auto node = newest_node_record(run, numbered_folders(run, "attempt_"));
   if (!node) return false;
-  const std::string result_job = string_in(result, "job");
-  const std::string node_job = node->document.is_object() ? string_in(node->document, "job") : "";
+  const std::string result_job = util::string_member(result, "job");
+  const std::string node_job = node->document.is_object() ? util::string_member(node->document, "job") : "";
   if (!result_job.empty() && !node_job.empty()) return result_job != node_job;
   std::error_code error;
   auto written = fs::last_write_time(run + "/result.json", error);
@@ -157,7 +152,7 @@ SubmissionRecord read_submission(const std::string& folder) {
   record.settings = config->contains("settings") ? (*config)["settings"] : nlohmann::json::object();
   record.job_id = read_job_id(record.folder);
   record.name = job_name(*config, record.settings);
-  record.submitted = iso_from_timestamp(string_in(*config, "timestamp"));
+  record.submitted = iso_from_timestamp(util::string_member(*config, "timestamp"));
   record.nodes = setting_int(record.settings, "nodes", 1);
   record.gpus_per_node = setting_int(record.settings, "gpus-per-node", 1);
   // What the job got (with -G, not the gpus-per-node setting); older folders lack it.
@@ -249,12 +244,12 @@ std::optional<RunVerdict> run_verdict(const std::string& folder) {
   auto result = run_result(folder);
   if (!result) return std::nullopt;
   RunVerdict verdict;
-  verdict.state = string_in(*result, "state");
+  verdict.state = util::string_member(*result, "state");
   if (verdict.state.empty()) return std::nullopt;
   if (result->contains("exit_code") && (*result)["exit_code"].is_number_integer())
     verdict.exit_code = (*result)["exit_code"].get<int>();
-  verdict.written_by = string_in(*result, "written_by");
-  verdict.slurm_end = string_in(*result, "slurm_end");
+  verdict.written_by = util::string_member(*result, "written_by");
+  verdict.slurm_end = util::string_member(*result, "slurm_end");
   for (auto [key, lines] : {std::pair{"timeline", &verdict.timeline}, {"also_seen", &verdict.also_seen}}) {
     auto found = result->find(key);
     if (found == result->end() || !found->is_array()) continue;
@@ -271,22 +266,22 @@ std::optional<RecordedEnd> recorded_end(const std::string& folder) {
   } catch (const std::exception&) {
     // Unreadable: as if none was recorded; Slurm or result.json may say.
   }
-  if (state && state->is_object() && !string_in(*state, "state").empty()) {
+  if (state && state->is_object() && !util::string_member(*state, "state").empty()) {
     RecordedEnd end;
-    end.state = string_in(*state, "state");
+    end.state = util::string_member(*state, "state");
     if (state->contains("exit_code") && (*state)["exit_code"].is_number_integer())
       end.exit_code = (*state)["exit_code"].get<int>();
-    end.source = string_in(*state, "source");
-    end.elapsed = string_in(*state, "elapsed");
-    end.nodes = string_in(*state, "nodes");
+    end.source = util::string_member(*state, "source");
+    end.elapsed = util::string_member(*state, "elapsed");
+    end.nodes = util::string_member(*state, "nodes");
     return end;
   }
   if (auto result = run_result(folder)) {
     RecordedEnd end;
-    end.state = string_in(*result, "state");
+    end.state = util::string_member(*result, "state");
     if (result->contains("exit_code") && (*result)["exit_code"].is_number_integer())
       end.exit_code = (*result)["exit_code"].get<int>();
-    end.source = fmt::format("dlaunch run on node 0, at {}", string_in(*result, "ended"));
+    end.source = fmt::format("dlaunch run on node 0, at {}", util::string_member(*result, "ended"));
     if (!end.state.empty()) return end;
   }
   return std::nullopt;

@@ -14,6 +14,7 @@
 #include "survey/probe_dialer.h"
 #include "survey/probe_responder.h"
 #include "util/console.h"
+#include "util/duration_text.h"
 #include "util/error.h"
 #include "util/local_time.h"
 #include "util/ports.h"
@@ -41,10 +42,6 @@ constexpr std::chrono::seconds kPreflightReportLimit(60);
 constexpr milliseconds kRedialPause(100);
 // While a send waits in the outbox, how often the supervisor lets it retry.
 constexpr milliseconds kBacklogRetry(50);
-
-long long seconds_of(milliseconds duration) {
-  return std::chrono::duration_cast<std::chrono::seconds>(duration).count();
-}
 
 // The link to node 0 failed: closed, silent, stalled, or it sent something
 // malformed or unauthentic. Before the World a launcher dials again; after
@@ -717,7 +714,7 @@ class RendezvousCoordinator : public Coordinator {
             "node 0 waits for a silent node ({} s, --heartbeat-timeout), so the job went on without it "
             "({})",
             settings_.host, std::chrono::duration<double>(stall->length).count(),
-            seconds_of(heartbeat_timeout_), why);
+            util::whole_seconds(heartbeat_timeout_), why);
     }
     // The records say best what became of this node: who took its place.
     if (auto moved = records_say_moved_on()) fenced_reason_ = *moved;
@@ -753,13 +750,13 @@ class RendezvousCoordinator : public Coordinator {
     if (now - heard_since() > heartbeat_timeout_)
       throw link_lost(NodeZeroLoss::kSilent, fmt::format("node 0 ({}:{}) sent nothing for {} s (--heartbeat-timeout): its host "
                                  "may be down, its network cut, or its launcher frozen",
-                                 settings_.master_addr, settings_.port, seconds_of(heartbeat_timeout_)));
+                                 settings_.master_addr, settings_.port, util::whole_seconds(heartbeat_timeout_)));
     if (!link_->flush()) throw link_lost(NodeZeroLoss::kClosed, lost_message());
     if (link_->has_backlog() && now - std::max(link_->backlog_since(), stall_.resumed()) > heartbeat_timeout_)
       throw link_lost(NodeZeroLoss::kSilent, fmt::format("node 0 ({}:{}) read nothing from node {} for {} s "
                                  "(--heartbeat-timeout): its launcher is stuck or its network cut",
                                  settings_.master_addr, settings_.port, settings_.node_rank,
-                                 seconds_of(heartbeat_timeout_)));
+                                 util::whole_seconds(heartbeat_timeout_)));
     if (reports_progress() && now - last_progress_sent_ >= progress_interval()) send_progress(now);
     if (now - link_->last_sent() >= heartbeat_interval(heartbeat_timeout_)) send(MessageType::kHeartbeat, "");
   }

@@ -9,6 +9,7 @@
 
 #include "process/link_wait.h"
 #include "util/console.h"
+#include "util/duration_text.h"
 #include "util/error.h"
 #include "wire/token.h"
 
@@ -16,10 +17,6 @@ namespace dlaunch::rendezvous {
 namespace {
 
 using std::chrono::milliseconds;
-
-long long seconds_of(milliseconds duration) {
-  return std::chrono::duration_cast<std::chrono::seconds>(duration).count();
-}
 
 const char* type_name(MessageType type) {
   switch (type) {
@@ -123,7 +120,7 @@ void ServiceDialer::saw(const std::string& what) {
   latest_ = what;
   if (!noticed_.insert(what).second) return;
   tell(fmt::format("{}: {}; trying again until --rdzv-timeout ({} s)", self(), what,
-                   seconds_of(settings_.rendezvous_timeout)));
+                   util::whole_seconds(settings_.rendezvous_timeout)));
 }
 
 void ServiceDialer::say_still_waiting() {
@@ -152,7 +149,7 @@ void ServiceDialer::give_up() const {
     throw util::SystemError(fmt::format(
         "{} could not reach the rendezvous at {}:{} within {} s: node 0 is missing (its "
         "launcher has not started, or --master-addr/--master-port are wrong). {}",
-        self(), settings_.master_addr, settings_.port, seconds_of(settings_.rendezvous_timeout),
+        self(), settings_.master_addr, settings_.port, util::whole_seconds(settings_.rendezvous_timeout),
         settings_.node_rank < 0 ? "Start dlaunch run on the endpoint's host too: the launcher there serves the "
                                   "rendezvous"
                                 : "Start dlaunch run with --node-rank 0 on the master node"));
@@ -160,7 +157,7 @@ void ServiceDialer::give_up() const {
       "{} could not join the rendezvous at {}:{} within {} s: {}. Check that node 0's "
       "launcher runs there with the same settings{}",
       self(), settings_.master_addr, settings_.port,
-      seconds_of(settings_.rendezvous_timeout), last_seen_,
+      util::whole_seconds(settings_.rendezvous_timeout), last_seen_,
       settings_.token ? " and the same rendezvous token" : ""));
 }
 

@@ -14,6 +14,10 @@
 
 namespace dlaunch::ssh {
 
+// ssh's own exit code when it could not connect or lost the connection,
+// told apart from the remote command's.
+inline constexpr int kSshFailed = 255;
+
 // What every host of the job shares.
 struct JobPlan {
   int nnodes = 1;       // hosts that train

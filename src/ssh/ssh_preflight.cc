@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "process/worker_process.h"
+#include "ssh/remote_command.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/socket.h"
@@ -15,8 +16,6 @@
 namespace dlaunch::ssh {
 namespace {
 
-// ssh's own exit code when it could not connect or lost the connection.
-constexpr int kSshFailed = 255;
 // Beyond ssh's connect timeout, what a host's check may take.
 constexpr std::chrono::seconds kCheckAllowance(20);
 

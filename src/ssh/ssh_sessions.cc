@@ -15,6 +15,7 @@
 #include "process/event_loop.h"
 #include "process/process_groups.h"
 #include "process/worker_process.h"
+#include "ssh/remote_command.h"
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/exit_codes.h"
@@ -25,7 +26,6 @@
 namespace dlaunch::ssh {
 namespace {
 
-constexpr int kSshFailed = 255;
 // From SIGTERM to SIGKILL of an ssh that did not end.
 constexpr std::chrono::seconds kKillGrace(5);
 // After every ssh ended: how long their pipes may still deliver output.

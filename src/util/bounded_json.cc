@@ -45,4 +45,9 @@ std::optional<nlohmann::json> read_json_file(const std::string& path, const Outs
   return document;
 }
 
+std::string string_member(const nlohmann::json& object, const char* key) {
+  auto found = object.find(key);
+  return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
 }  // namespace dlaunch::util

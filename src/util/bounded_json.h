@@ -37,4 +37,8 @@ nlohmann::json parse_json_bounded(std::string_view text, std::string* why = null
 // it holds no JSON or nests too deep.
 std::optional<nlohmann::json> read_json_file(const std::string& path, const OutsideFile& expect);
 
+// OBJECT's member KEY when it is a string; "" when it is missing or of
+// another type (a file written by another version, or edited by hand).
+std::string string_member(const nlohmann::json& object, const char* key);
+
 }  // namespace dlaunch::util

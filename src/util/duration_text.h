@@ -2,6 +2,7 @@
 // and as dlaunch says them back ("30 min", "1 h 30 min").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,5 +17,10 @@ std::int64_t parse_duration_text(std::string_view text, std::string_view source,
 
 // SECONDS in words: "45 s", "30 min", "2 h", "1 h 30 min" (seconds dropped past a minute).
 std::string format_duration_text(std::int64_t seconds);
+
+// DURATION in whole seconds, rounded down, for messages that say "N s".
+inline long long whole_seconds(std::chrono::milliseconds duration) {
+  return std::chrono::duration_cast<std::chrono::seconds>(duration).count();
+}
 
 }  // namespace dlaunch::util
