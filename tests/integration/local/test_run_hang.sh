@@ -62,7 +62,10 @@ expect_contains "it shows the second thread asleep" "$(cat "$kept" 2>/dev/null)"
 no_leftovers
 
 section "progress steps: a rank that prints but no longer steps is caught"
-expect_exit 124 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 4 --python "$PY" "$DEMO" \
+# --startup-timeout: no hang is declared in the job's first 30 s, which
+# torch's import and init_process_group may take on a loaded machine (they
+# took over 4 s beside a build); the stuck rank is caught after them.
+expect_exit 124 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 4 --startup-timeout 30 --python "$PY" "$DEMO" \
   --stuck-rank 1 --chatty
 expect_contains "it kept printing" "$(cat "$OUT")" "[rank1]:rank 1: still alive (a side thread)"
 expect_contains "and was caught in load_batch" "$(cat "$ERR")" "rank 1 (1) on $HOST: <module> > main > train > load_batch"
@@ -71,8 +74,8 @@ no_leftovers
 section "progress steps: a job that prints rarely but steps is not"
 # 48 steps of 0.25 s: 12 s with output only at the start and the end,
 # against a hang timeout of 8 s (the start-up before the first step, torch's
-# import, counts too: the timeout leaves it room on a loaded machine).
-expect_exit 0 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 8 --python "$PY" "$DEMO" \
+# import, has --startup-timeout: a loaded machine may take longer).
+expect_exit 0 "$DLAUNCH" run --nproc-per-node 2 --hang-timeout 8 --startup-timeout 30 --python "$PY" "$DEMO" \
   --steps 48 --step-time 0.25
 expect_contains "it ran all its steps" "$(cat "$OUT")" "rank 0 done after 48 steps"
 expect_not_contains "no hang was declared" "$(cat "$ERR")" "hang:"
