@@ -201,7 +201,8 @@ bool left_out(const char* name, const std::vector<std::string>& leave_out) {
 void add_group(CLI::App& app, std::string_view group, const std::vector<std::string>& leave_out) {
   for (const auto& option : kValueOptions) {
     if (group != option.group || left_out(option.name, leave_out)) continue;
-    // As torchrun (argparse): an option given twice takes the last value.
+    // Given twice, the same value is taken once and different values are
+    // refused (util/option_rules.h), where torchrun silently takes the last.
     app.add_option(cli_names(option.name, option.short_name))
         ->description(option.help)
         ->group(option.group)

@@ -11,6 +11,7 @@
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/missing_value.h"
+#include "util/option_rules.h"
 #include "util/strings.h"
 
 namespace dlaunch::ssh {
@@ -26,6 +27,7 @@ struct OwnOption {
   const char* group;
   Apply apply;
   const char* help;
+  bool repeatable = false;  // each use adds to a list (util/option_rules.h lets it repeat)
 };
 
 // The value as typed, kept in FIELD.
@@ -80,7 +82,7 @@ const std::vector<OwnOption>& own_options() {
       {"--exclude", "HOSTS", "Hosts", text_in(&SshOptions::exclude),
        "Leave out these hosts or slots: host3@host1:7"},
       {"--ssh-arg", "ARG", "SSH", each_in(&SshOptions::ssh_args),
-       "An option for ssh itself, repeatable (e.g. --ssh-arg -F --ssh-arg my_config)"},
+       "An option for ssh itself, repeatable (e.g. --ssh-arg -F --ssh-arg my_config)", true},
       {"--connect-timeout", "SECONDS", "SSH",
        [](SshOptions& o, const std::string& v) { o.connect_timeout = seconds_value(v, "--connect-timeout"); },
        "Seconds ssh may take to connect to a host (default 10)"},
@@ -89,7 +91,7 @@ const std::vector<OwnOption>& own_options() {
       {"--master-port", "PORT", "Rendezvous", number_in(&SshOptions::master_port, 1, 65535, "--master-port"),
        "Port of node 0's rendezvous (default: picked at random in 20000-32767)"},
       {"--env", "NAME[=VALUE]", "Environment", each_in(&SshOptions::env),
-       "Carry NAME (its value here) or NAME=VALUE to every host, repeatable"},
+       "Carry NAME (its value here) or NAME=VALUE to every host, repeatable", true},
       {"--env-file", "FILE", "Environment", text_in(&SshOptions::env_file),
        "File of NAME=VALUE lines to set on every host"},
       {"--remote-dlaunch", "FILE", "SSH", text_in(&SshOptions::remote_dlaunch),
@@ -135,6 +137,7 @@ void configure_help(CLI::App& app) {
     CLI::Option* option = own.placeholder ? app.add_option(own.name)->type_name(own.placeholder)
                                           : app.add_flag(own.name);
     option->description(own.help)->group(own.group);
+    if (own.repeatable) option->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   }
   launch::add_run_options(app, std::vector<std::string>(std::begin(kSetBySsh), std::end(kSetBySsh)));
   app.footer("Every dlaunch run option above applies to every host; dlaunch ssh sets --nnodes,\n"
@@ -190,8 +193,9 @@ void check_run_args(const std::vector<std::string>& run_args) {
 std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args) {
   // The help's parser knows every option dlaunch ssh takes, its own and the
   // run options it passes on: a value left out is refused as every
-  // command refuses it.
-  util::refuse_missing_values(*help_app(), args, "dlaunch ssh");
+  // command refuses it, and so is a flag's value (util/option_rules.h).
+  auto uses = util::read_option_uses(*help_app(), args, "dlaunch ssh");
+  util::refuse_flag_values(uses, "dlaunch ssh");
   SshOptions options;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -232,6 +236,9 @@ std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args
                      "[--] PROGRAM [ARGS...]");
   if (options.hosts.has_value() == options.hostfile.has_value())
     throw util::UsageError("give the hosts with --hosts H1,H2,... or --hostfile FILE (one of the two)");
+  // After the walk above, whose own refusal of a second host list says how
+  // to give one; any other option given twice is refused as everywhere.
+  util::refuse_conflicting_repeats(uses, "dlaunch ssh");
   check_run_args(options.run_args);
   return options;
 }

@@ -7,6 +7,7 @@
 #include "util/command_line_spec.h"
 #include "util/error.h"
 #include "util/missing_value.h"
+#include "util/option_rules.h"
 #include "util/strings.h"
 
 namespace dlaunch::util {
@@ -134,7 +135,7 @@ std::string placeholder_of(CLI::Option& option) {
 struct ForeignSpelling {
   std::vector<std::string_view> spellings;
   const char* option;     // dlaunch's option for it, when APP has it
-  const char* elsewhere;  // else where it lives
+  const char* elsewhere;  // else where it lives (nullptr with OPTION: nowhere, WHY says what to do)
   const char* why;        // how dlaunch counts, when it differs
 };
 
@@ -150,6 +151,12 @@ const std::vector<ForeignSpelling>& foreign_spellings() {
       {{"--hostfile", "-hostfile", "--machinefile", "-machinefile"}, "--hostfile",
        "dlaunch ssh --hostfile FILE", ""},
       {{"--partition", "--time", "--account"}, nullptr, "dlaunch submit", ""},
+      // torch.distributed.launch's: it passed --local_rank to the script,
+      // and --use_env asked it not to. dlaunch always does what --use_env
+      // asked, so neither has a dlaunch option to suggest.
+      {{"--local-rank", "--local_rank", "--use-env", "--use_env"}, nullptr, nullptr,
+       " Drop it: dlaunch sets LOCAL_RANK (and RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) in every "
+       "worker's environment, as torchrun does; a script reads it with int(os.environ[\"LOCAL_RANK\"])."},
   };
   return spellings;
 }
@@ -159,6 +166,7 @@ std::string foreign_hint(const CLI::App& app, std::string_view given) {
   std::string name(given.substr(0, given.find('=')));
   for (const auto& foreign : foreign_spellings()) {
     if (std::find(foreign.spellings.begin(), foreign.spellings.end(), name) == foreign.spellings.end()) continue;
+    if (foreign.option == nullptr && foreign.elsewhere == nullptr) return foreign.why;
     if (foreign.option != nullptr && app.get_option_no_throw(foreign.option) != nullptr)
       return fmt::format(" Did you mean '{}'?{}", foreign.option, foreign.why);
     if (app.get_option_no_throw(foreign.elsewhere) != nullptr)
@@ -222,8 +230,12 @@ void finish_help(CLI::App& app, const std::vector<HelpExample>& examples) {
 bool parse_command_line(CLI::App& app, const std::vector<std::string>& args,
                         const std::string& command) {
   // CLI11 would take the option after one whose value was left out as that
-  // value ("--partition --dry-run"): refused first, for every command.
-  refuse_missing_values(app, args, command);
+  // value ("--partition --dry-run"): refused first, for every command; then
+  // the rules of util/option_rules.h.
+  std::vector<OptionUse> uses = read_option_uses(app, args, command);
+  refuse_flag_values(uses, command);
+  refuse_conflicting_repeats(uses, command);
+  accept_identical_repeats(app);
   // CLI11 consumes a vector of arguments from its back.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

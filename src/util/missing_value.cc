@@ -97,12 +97,14 @@ class ValueWalk {
   ValueWalk(const CLI::App& app, const std::vector<std::string>& args, std::string_view command)
       : app_(app), args_(args), command_(command), program_room_(positional_room()) {}
 
-  void run() {
+  // The options' uses, in order, once every value is checked.
+  std::vector<OptionUse> run() {
     for (std::size_t at = 0; at < args_.size();) {
       std::optional<std::size_t> next = step(at);
-      if (!next) return;
+      if (!next) break;
       at = *next;
     }
+    return std::move(uses_);
   }
 
  private:
@@ -127,6 +129,7 @@ class ValueWalk {
       if (option != nullptr && equals + 1 == word.size() && values_taken(*option) > 0 &&
           !empty_value_means_none(*option))
         throw_empty_value(command_, *option, word.substr(0, equals));
+      if (option != nullptr) uses_.push_back({option, word.substr(0, equals), word.substr(equals + 1), word});
       return at + 1;
     }
     const CLI::Option* option = app_.get_option_no_throw(word);
@@ -141,9 +144,16 @@ class ValueWalk {
     for (std::size_t letter = 1; letter < word.size(); ++letter) {
       const CLI::Option* option = short_option(app_, word[letter]);
       if (option == nullptr) return std::nullopt;
-      if (values_taken(*option) == 0) continue;
-      if (letter + 1 < word.size()) return at + 1;  // the rest of the word is its value
-      return after_values(*option, std::string{'-', word[letter]}, at);
+      std::string typed{'-', word[letter]};
+      if (values_taken(*option) == 0) {
+        uses_.push_back({option, typed, std::nullopt, typed});
+        continue;
+      }
+      if (letter + 1 < word.size()) {  // the rest of the word is its value
+        uses_.push_back({option, typed, word.substr(letter + 1), word});
+        return at + 1;
+      }
+      return after_values(*option, typed, at);
     }
     return at + 1;
   }
@@ -166,6 +176,8 @@ class ValueWalk {
       if (is_option_not_value(app_, option, args_[value])) throw_missing_value(command_, option, typed, args_[value]);
       if (args_[value].empty() && !empty_value_means_none(option)) throw_empty_value(command_, option, typed);
     }
+    if (count == 0) uses_.push_back({&option, std::string(typed), std::nullopt, std::string(typed)});
+    else uses_.push_back({&option, std::string(typed), args_[at + 1], fmt::format("{} {}", typed, args_[at + 1])});
     return at + 1 + count;
   }
 
@@ -182,12 +194,18 @@ class ValueWalk {
   const std::vector<std::string>& args_;
   std::string_view command_;
   std::size_t program_room_;
+  std::vector<OptionUse> uses_;
 };
 
 }  // namespace
 
+std::vector<OptionUse> read_option_uses(const CLI::App& app, const std::vector<std::string>& args,
+                                        std::string_view command) {
+  return ValueWalk(app, args, command).run();
+}
+
 void refuse_missing_values(const CLI::App& app, const std::vector<std::string>& args, std::string_view command) {
-  ValueWalk(app, args, command).run();
+  (void)read_option_uses(app, args, command);
 }
 
 }  // namespace dlaunch::util

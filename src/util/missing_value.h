@@ -26,12 +26,14 @@
 // (`dlaunch run w.sh --log-dir --x` is w.sh's business).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace CLI {
 class App;
+class Option;
 }  // namespace CLI
 
 namespace dlaunch::util {
@@ -49,5 +51,22 @@ inline constexpr std::string_view kPassedOnPlaceholder = "ARG";
 // reports an unknown option better.
 void refuse_missing_values(const CLI::App& app, const std::vector<std::string>& args,
                            std::string_view command);
+
+// One option as the command line gives it: OPTION of the App, TYPED as
+// the user spelled it ("--nproc_per_node", "-r"), its VALUE (nullopt for a
+// flag given bare; a flag given "--gate=no" has the value "no") and the
+// WORDS as typed ("--nproc_per_node=4", "-r 3"), for messages.
+struct OptionUse {
+  const CLI::Option* option;
+  std::string typed;
+  std::optional<std::string> value;
+  std::string words;
+};
+
+// refuse_missing_values, which also returns the options it read, in
+// order, up to the first word APP does not know or the end of the options
+// (util/option_rules.h checks them further).
+std::vector<OptionUse> read_option_uses(const CLI::App& app, const std::vector<std::string>& args,
+                                        std::string_view command);
 
 }  // namespace dlaunch::util

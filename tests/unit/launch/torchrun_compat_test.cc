@@ -76,9 +76,17 @@ TEST(TorchrunCompat, WhatIsIgnoredIsSaidOnce) {
   EXPECT_TRUE(contains(joined(config.topology.notices), "--rdzv-backend etcd-v2 is ignored"));
 }
 
-TEST(TorchrunCompat, AnOptionGivenTwiceTakesTheLastValueAsUnderTorchrun) {
-  auto options = parse({"--nproc-per-node", "2", "--nproc_per_node", "3", "--hang-timeout", "5", "--hang-timeout", "9"});
-  EXPECT_EQ(options.nproc_per_node->value, "3");
+// torchrun (argparse) silently takes the last of two values; dlaunch
+// refuses to guess which one was meant (util/option_rules.h), and takes the
+// same value given twice once.
+TEST(TorchrunCompat, AnOptionGivenTwiceWithDifferentValuesIsRefusedUnlikeTorchrun) {
+  auto message = input_error_of([] { parse({"--nproc-per-node", "2", "--nproc_per_node", "3"}); });
+  EXPECT_TRUE(contains(message, "is given twice with different values, '--nproc-per-node 2' and '--nproc_per_node 3'"))
+      << message;
+  message = input_error_of([] { parse({"--hang-timeout", "5", "--hang-timeout=9"}); });
+  EXPECT_TRUE(contains(message, "'--hang-timeout 5' and '--hang-timeout=9'")) << message;
+  auto options = parse({"--nproc-per-node", "2", "--nproc_per_node", "2", "--hang-timeout", "9", "--hang-timeout", "9"});
+  EXPECT_EQ(options.nproc_per_node->value, "2");
   EXPECT_EQ(options.job.at("hang-timeout").value, "9");
 }
 

@@ -122,6 +122,19 @@ TEST(CommandLine, OtherLaunchersSpellingsGetDlaunchs) {
   EXPECT_TRUE(contains(usage_error(submit, {"--reservation", "r1"}), "--sbatch-arg=--reservation=VALUE"));
 }
 
+// torch.distributed.launch's leftovers get what to do, never a look-alike
+// option ("--local-rank" is not "--node-rank").
+TEST(CommandLine, TorchrunLeftoversAreToldToGo) {
+  CLI::App app{"test", "dlaunch test"};
+  std::string value;
+  app.add_option("--node-rank", value, "rank of this node")->type_name("N");
+  for (const char* leftover : {"--local-rank=0", "--local_rank", "--use-env", "--use_env"}) {
+    std::string message = usage_error(app, {leftover, "0"});
+    EXPECT_TRUE(contains(message, "Drop it: dlaunch sets LOCAL_RANK")) << message;
+    EXPECT_FALSE(contains(message, "--node-rank")) << message;
+  }
+}
+
 // CLI11's "job is required" names the argument, says what it is and shows the usage.
 TEST(CommandLine, AMissingArgumentIsNamedWithTheUsage) {
   CLI::App app{"test", "dlaunch test"};
