@@ -57,6 +57,24 @@ TEST(FirstWord, OtherHabitsGetTheCommandThatDoesIt) {
   EXPECT_TRUE(contains(refusal({"sbatch", "t.py"}), "Did you mean 'dlaunch submit t.py'?"));
 }
 
+// A line is suggested only when its command takes it: srun's options stay
+// srun's, and words another launcher's parser would refuse are not offered
+// as a dlaunch line.
+TEST(FirstWord, OnlyALineThatWorksIsSuggested) {
+  std::string srun = refusal({"srun", "-N", "2", "train.py", "--lr", "0.1"});
+  EXPECT_TRUE(contains(srun, "'srun -N 2 --ntasks-per-node 1 dlaunch run train.py --lr 0.1'")) << srun;
+  EXPECT_TRUE(contains(srun, "dlaunch submit --srun --nodes N")) << srun;
+  EXPECT_FALSE(contains(srun, "dlaunch run -N")) << srun;
+  // mpirun's -np is no option of dlaunch run: no 'Did you mean' line, the reason instead.
+  std::string mpirun = refusal({"mpirun", "-np", "4", "train.py"});
+  EXPECT_FALSE(contains(mpirun, "Did you mean 'dlaunch run -np")) << mpirun;
+  EXPECT_TRUE(contains(mpirun, "'dlaunch run -np 4 train.py' would not do either: unknown option '-np'")) << mpirun;
+  // A submit option whose line submit would refuse is not suggested either.
+  std::string nodes = refusal({"--nodes", "0", "train.py"});
+  EXPECT_FALSE(contains(nodes, "Did you mean 'dlaunch submit --nodes 0")) << nodes;
+  EXPECT_TRUE(contains(nodes, "would not do either")) << nodes;
+}
+
 TEST(FirstWord, AnotherOptionGetsTheNearestOfHelpAndVersion) {
   EXPECT_TRUE(contains(refusal({"-V"}), "unknown option '-V' for dlaunch. Did you mean '--version'?"));
   EXPECT_TRUE(contains(refusal({"--versoin"}), "Did you mean '--version'?"));
