@@ -227,7 +227,8 @@ void print_json(const std::vector<Row>& rows, const launch::LaunchConfig& config
 
 constexpr const char* kDescription =
     "Show the topology 'dlaunch run' would use here with the same options and environment, and "
-    "where each value came from (a flag, a PET_, SLURM_ or SKYPILOT_ variable, or a default).";
+    "where each value came from (a flag, a PET_, SLURM_ or SKYPILOT_ variable, or a default). Refuses, as "
+    "dlaunch run does, a place where the job cannot form (a multi-node Slurm job outside an srun step, ...).";
 
 void configure(CLI::App& app, bool& json) {
   app.prefix_command();

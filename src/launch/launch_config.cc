@@ -9,6 +9,7 @@
 
 #include "process/signal_channel.h"
 #include "launch/job_options.h"
+#include "launch/launch_site.h"
 #include "launch/skypilot_context.h"
 #include "launch/token_setting.h"
 #include "launch/torchrun_compat.h"
@@ -286,7 +287,9 @@ std::vector<std::string> slurm_hosts(const RunOptions& options, const std::optio
 
 // Each value comes from the first that gives it: a flag, its PET_*
 // variable, a Slurm step srun started, SkyPilot's variables, Slurm outside
-// a step (the batch script), torchrun's default.
+// a step (the batch script of a one-node job), torchrun's default. Then the
+// place itself is checked (launch/launch_site.h): a place where the job
+// cannot form is refused before anything waits.
 Topology resolve_topology(const RunOptions& options, const util::Environment& environment) {
   auto slurm = slurm::read_slurm_context(environment);
   auto skypilot = skypilot_placement(environment, slurm);
@@ -302,11 +305,7 @@ Topology resolve_topology(const RunOptions& options, const util::Environment& en
   resolve_address(topology, options, slurm, skypilot);
   topology.run_id = resolve_run_id(options, slurm);
   topology.expected_hosts = slurm_hosts(options, slurm, topology);
-  if (slurm && slurm->in_batch_step_of_multinode_job() && !options.nnodes)
-    topology.notices.push_back(fmt::format(
-        "this is the batch step of a {}-node job: only one launcher runs here; start dlaunch run "
-        "on every node with srun, or the rendezvous will wait for the others",
-        topology.nnodes.value));
+  check_launch_site(options, topology, environment);
   return topology;
 }
 

@@ -115,7 +115,8 @@ struct LaunchConfig {
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the
-// offending flag or variable, the value, and what was expected.
+// offending flag or variable, the value, and what was expected; and for a
+// place where the job cannot form (launch/launch_site.h), what to run instead.
 LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment);
 
 // The default --port-range: below Linux's ephemeral ports (32768 and up),

@@ -56,10 +56,6 @@ std::optional<std::uint64_t> srun_step_id(const util::Sourced<std::string>& step
 
 }  // namespace
 
-bool SlurmContext::in_batch_step_of_multinode_job() const {
-  return !step_id && num_nodes && num_nodes->value > 1 && num_nodes->source == "SLURM_JOB_NUM_NODES";
-}
-
 std::optional<OutsideStep> outside_step_of_multinode_job(const util::Environment& environment) {
   auto job_id = environment.get("SLURM_JOB_ID");
   if (!job_id) return std::nullopt;

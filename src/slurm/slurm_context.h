@@ -36,10 +36,6 @@ struct SlurmContext {
   // Inside a step srun started: one task on each of the step's nodes
   // (or more, when asked), each with its own SLURM_NODEID.
   bool in_srun_step() const { return step_id.has_value(); }
-
-  // True in the batch step of a multi-node job, where only one launcher runs
-  // and waiting for the other nodes would hang.
-  bool in_batch_step_of_multinode_job() const;
 };
 
 // The Slurm context of ENVIRONMENT, or nullopt when not inside a Slurm job

@@ -13,6 +13,7 @@
 
 #include "../test_support/text.h"
 #include "util/environment.h"
+#include "util/error.h"
 
 namespace dlaunch::cli {
 namespace {
@@ -143,6 +144,18 @@ TEST(EnvCommand, SkyPilotsVariablesAreNamedAsTheSources) {
   EXPECT_EQ(document["master_port"]["value"], 29500);
   EXPECT_EQ(document["in_skypilot"]["value"], true);
   EXPECT_TRUE(contains(env_output({}), "(SKYPILOT_NODE_RANK)"));
+}
+
+// dlaunch env refuses what dlaunch run refuses, with the same words (one check).
+TEST(EnvCommand, RefusesTheBatchScriptOfAMultiNodeJobAsRunDoes) {
+  ProcessEnvironment environment({{"SLURM_JOB_ID", "77"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "2"}});
+  try {
+    env_command({});
+    FAIL() << "dlaunch env accepted the batch script of a 2-node job";
+  } catch (const util::InputError& error) {
+    EXPECT_TRUE(contains(error.what(), "SLURM_JOB_NUM_NODES=2 but SLURM_STEP_ID is unset")) << error.what();
+    EXPECT_TRUE(contains(error.what(), "srun --nodes 2 --ntasks-per-node 1 dlaunch run")) << error.what();
+  }
 }
 
 // Every machine has a loopback; which other interfaces it has is its own.

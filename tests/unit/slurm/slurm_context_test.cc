@@ -75,16 +75,6 @@ TEST(SlurmContext, JobVariablesStandInForTheStepsAndGpusAreCountedFromDeviceList
   EXPECT_EQ(read({{"SLURM_JOB_ID", "1"}, {"SLURM_NODEID", "0"}})->gpus_on_node, std::nullopt);
 }
 
-TEST(SlurmContext, OnlyTheBatchStepOfAMultiNodeJobIsOne) {
-  auto batch = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "2"}});
-  EXPECT_TRUE(batch->in_batch_step_of_multinode_job());
-  auto single = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "1"}});
-  EXPECT_FALSE(single->in_batch_step_of_multinode_job());
-  auto step = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_ID", "0"},
-                    {"SLURM_JOB_NUM_NODES", "2"}});
-  EXPECT_FALSE(step->in_batch_step_of_multinode_job());
-}
-
 TEST(SlurmContext, OnlyAStepSrunStartedIsAnSrunStep) {
   auto batch = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "2"}});
   EXPECT_FALSE(batch->in_srun_step());
