@@ -21,6 +21,8 @@
 
 #include "launch/run_options.h"
 #include "launch/launch_config.h"
+#include "launch/launch_site.h"
+#include "launch/skypilot_context.h"
 #include "launch/task_environment.h"
 #include "slurm/slurm_context.h"
 #include "slurm/tasks_per_node.h"
@@ -61,8 +63,28 @@ void fuzz_slurm_context(const util::Environment& environment) {
     if (context->reserved_port)
       check(*context->reserved_port >= 1 && *context->reserved_port <= 65535,
             "reserved port out of range");
-    (void)context->in_batch_step_of_multinode_job();
+    if (context->step_id) check(*context->step_id <= slurm::kMaxNormalStepId, "one of Slurm's own steps as an srun step");
     if (auto first = slurm::first_node(*context)) check(!first->value.empty(), "empty first node");
+  } catch (const util::InputError&) {
+  }
+}
+
+void fuzz_outside_step(const util::Environment& environment) {
+  try {
+    if (auto outside = slurm::outside_step_of_multinode_job(environment))
+      check(outside->job_nodes.value > 1 && !outside->why.empty(), "outside a step of a job of one node");
+  } catch (const util::InputError&) {
+  }
+}
+
+void fuzz_skypilot(const util::Environment& environment) {
+  try {
+    if (auto context = launch::read_skypilot_context(environment)) {
+      check(context->node_ips.size() == static_cast<std::size_t>(context->num_nodes.value), "IPs not one a node");
+      check(context->node_rank.value >= 0 && context->node_rank.value < context->num_nodes.value,
+            "SkyPilot node rank out of range");
+      check(!context->head_ip.value.empty(), "empty SkyPilot head address");
+    }
   } catch (const util::InputError&) {
   }
 }
@@ -106,6 +128,7 @@ void fuzz_launch_config(const util::Environment& environment) {
     check(topology.node_rank.value >= 0 && topology.node_rank.value < topology.nnodes.value,
           "node rank out of range");
     check(topology.nproc_per_node.value >= 1, "fewer than one worker per node");
+    check(topology.launchers() <= launch::kMostLaunchers, "more launchers than a job takes");
     if (topology.master_port)
       check(topology.master_port->value >= 1 && topology.master_port->value <= 65535,
             "port out of range");
@@ -130,6 +153,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   util::Environment environment =
       environment_of(std::string_view(reinterpret_cast<const char*>(data), size));
   fuzz_slurm_context(environment);
+  fuzz_outside_step(environment);
+  fuzz_skypilot(environment);
   fuzz_tasks_per_node(environment);
   fuzz_launch_config(environment);
   fuzz_task_environment(environment);

@@ -63,6 +63,9 @@ std::vector<Row> topology_rows(const launch::Topology& topology) {
                                  : "nnodes > 1: workers start once every node joined"});
   rows.push_back({"in_slurm", "inside a Slurm step", topology.in_slurm,
                   topology.in_slurm ? "SLURM_JOB_ID and SLURM_NODEID" : "SLURM_JOB_ID unset"});
+  if (topology.in_skypilot)
+    rows.push_back({"in_skypilot", "placed by SkyPilot", true,
+                    "SKYPILOT_NODE_IPS, SKYPILOT_NODE_RANK and SKYPILOT_NUM_NODES, outside any srun step"});
   return rows;
 }
 
@@ -224,7 +227,8 @@ void print_json(const std::vector<Row>& rows, const launch::LaunchConfig& config
 
 constexpr const char* kEnvDescription =
     "Show the topology 'dlaunch run' would use here with the same options and environment, and "
-    "where each value came from (a flag, a PET_ or SLURM_ variable, or a default).";
+    "where each value came from (a flag, a PET_, SLURM_ or SKYPILOT_ variable, or a default). Refuses, as "
+    "dlaunch run does, a place where the job cannot form (a multi-node Slurm job outside an srun step, ...).";
 
 void configure_env(CLI::App& app, bool& json) {
   app.prefix_command();

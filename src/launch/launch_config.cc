@@ -9,6 +9,8 @@
 
 #include "process/signal_channel.h"
 #include "launch/job_options.h"
+#include "launch/launch_site.h"
+#include "launch/skypilot_context.h"
 #include "launch/token_setting.h"
 #include "launch/torchrun_compat.h"
 #include "slurm/hostlist.h"
@@ -54,8 +56,8 @@ std::string random_run_id() {
   return fmt::format("{:08x}-{:04x}", device(), device() & 0xffff);
 }
 
-util::Sourced<int> resolve_nnodes(const RunOptions& options,
-                            const std::optional<slurm::SlurmContext>& slurm) {
+util::Sourced<int> resolve_nnodes(const RunOptions& options, const std::optional<slurm::SlurmContext>& slurm,
+                                  const std::optional<SkyPilotContext>& skypilot) {
   if (options.standalone) return sourced(1, std::string("--standalone"));
   if (options.nnodes) {
     // torchrun takes MIN:MAX for elastic jobs; dlaunch runs fixed-size jobs.
@@ -68,6 +70,7 @@ util::Sourced<int> resolve_nnodes(const RunOptions& options,
     return sourced(value, options.nnodes->source);
   }
   if (slurm && slurm->num_nodes) return *slurm->num_nodes;
+  if (skypilot) return skypilot->num_nodes;
   return sourced(1, std::string("default"));
 }
 
@@ -113,9 +116,8 @@ util::Sourced<int> resolve_spare_nodes(const RunOptions& options,
   return sourced(0, std::string("default"));
 }
 
-util::Sourced<int> resolve_node_rank(const RunOptions& options,
-                               const std::optional<slurm::SlurmContext>& slurm, int nnodes,
-                               int spares) {
+util::Sourced<int> resolve_node_rank(const RunOptions& options, const std::optional<slurm::SlurmContext>& slurm,
+                                     const std::optional<SkyPilotContext>& skypilot, int nnodes, int spares) {
   util::Sourced<int> rank = sourced(0, std::string("default"));
   if (options.standalone) {
     rank.source = "--standalone";
@@ -125,6 +127,8 @@ util::Sourced<int> resolve_node_rank(const RunOptions& options,
                    options.node_rank->source);
   } else if (slurm && slurm->node_id) {
     rank = *slurm->node_id;
+  } else if (skypilot) {
+    rank = skypilot->node_rank;
   } else if (nnodes + spares > 1 && options.rdzv_backend && options.rdzv_backend->value != "static") {
     // As torchrun's dynamic rendezvous: the same command on every node, ranks by arrival.
     return sourced(-1, fmt::format("the rendezvous, by arrival ({} {} without --node-rank)",
@@ -138,15 +142,24 @@ util::Sourced<int> resolve_node_rank(const RunOptions& options,
   return rank;
 }
 
-util::Sourced<int> resolve_nproc(const RunOptions& options,
-                           const std::optional<slurm::SlurmContext>& slurm,
-                           const util::Environment& environment) {
+// The GPUs the scheduler gave this node, when it says: Slurm's, else
+// SkyPilot's (0 on nodes without GPUs counts as not said).
+std::optional<util::Sourced<int>> scheduled_gpus(const std::optional<slurm::SlurmContext>& slurm,
+                                                 const std::optional<SkyPilotContext>& skypilot) {
+  if (slurm && slurm->gpus_on_node) return slurm->gpus_on_node;
+  if (skypilot && skypilot->gpus_per_node && skypilot->gpus_per_node->value > 0) return skypilot->gpus_per_node;
+  return std::nullopt;
+}
+
+util::Sourced<int> resolve_nproc(const RunOptions& options, const std::optional<slurm::SlurmContext>& slurm,
+                                 const std::optional<SkyPilotContext>& skypilot,
+                                 const util::Environment& environment) {
+  auto scheduled = scheduled_gpus(slurm, skypilot);
   if (options.nproc_per_node) {
     const Setting& setting = *options.nproc_per_node;
     if (setting.value == "cpu") return sourced(usable_cpu_count(), setting.source + "=cpu");
     if (setting.value == "gpu" || setting.value == "auto") {
-      auto gpus = (slurm && slurm->gpus_on_node) ? *slurm->gpus_on_node
-                                                 : visible_gpu_count(environment);
+      auto gpus = scheduled ? *scheduled : visible_gpu_count(environment);
       if (gpus.value > 0) return sourced(gpus.value, setting.source + "=" + setting.value + ", " + gpus.source);
       if (setting.value == "auto") return sourced(usable_cpu_count(), setting.source + "=auto, cpu count");
       throw util::InputError(fmt::format(
@@ -161,7 +174,7 @@ util::Sourced<int> resolve_nproc(const RunOptions& options,
           setting.value));
     return sourced(static_cast<int>(*value), setting.source);
   }
-  if (slurm && slurm->gpus_on_node && slurm->gpus_on_node->value > 0) return *slurm->gpus_on_node;
+  if (scheduled && scheduled->value > 0) return *scheduled;
   return sourced(1, std::string("default"));
 }
 
@@ -210,7 +223,8 @@ std::optional<util::Sourced<int>> slurm_port(const slurm::SlurmContext& slurm,
 }
 
 void resolve_address(Topology& topology, const RunOptions& options,
-                     const std::optional<slurm::SlurmContext>& slurm) {
+                     const std::optional<slurm::SlurmContext>& slurm,
+                     const std::optional<SkyPilotContext>& skypilot) {
   Endpoint endpoint = options.rdzv_endpoint ? parse_endpoint(*options.rdzv_endpoint) : Endpoint{};
   // Checked whether or not they are used here, so that a bad value is
   // found on the first run, not on the first run inside a Slurm step.
@@ -225,6 +239,7 @@ void resolve_address(Topology& topology, const RunOptions& options,
   if (options.master_addr) topology.master_addr = *options.master_addr;
   else if (endpoint.host) topology.master_addr = *endpoint.host;
   else if (auto first = slurm ? slurm::first_node(*slurm) : std::nullopt) topology.master_addr = *first;
+  else if (skypilot) topology.master_addr = skypilot->head_ip;
   else topology.master_addr = sourced(std::string("127.0.0.1"), std::string("default"));
 
   if (port) topology.master_port = port;
@@ -270,23 +285,27 @@ std::vector<std::string> slurm_hosts(const RunOptions& options, const std::optio
   return hosts;
 }
 
+// Each value comes from the first that gives it: a flag, its PET_*
+// variable, a Slurm step srun started, SkyPilot's variables, Slurm outside
+// a step (the batch script of a one-node job), torchrun's default. Then the
+// place itself is checked (launch/launch_site.h): a place where the job
+// cannot form is refused before anything waits.
 Topology resolve_topology(const RunOptions& options, const util::Environment& environment) {
   auto slurm = slurm::read_slurm_context(environment);
+  auto skypilot = skypilot_placement(environment, slurm);
+  if (skypilot) slurm.reset();  // outside any srun step: SkyPilot places this launcher
   Topology topology;
   topology.in_slurm = slurm.has_value();
-  topology.nnodes = resolve_nnodes(options, slurm);
+  topology.in_skypilot = skypilot.has_value();
+  topology.nnodes = resolve_nnodes(options, slurm, skypilot);
   topology.spare_nodes = resolve_spare_nodes(options, slurm, topology.nnodes);
   topology.node_rank =
-      resolve_node_rank(options, slurm, topology.nnodes.value, topology.spare_nodes.value);
-  topology.nproc_per_node = resolve_nproc(options, slurm, environment);
-  resolve_address(topology, options, slurm);
+      resolve_node_rank(options, slurm, skypilot, topology.nnodes.value, topology.spare_nodes.value);
+  topology.nproc_per_node = resolve_nproc(options, slurm, skypilot, environment);
+  resolve_address(topology, options, slurm, skypilot);
   topology.run_id = resolve_run_id(options, slurm);
   topology.expected_hosts = slurm_hosts(options, slurm, topology);
-  if (slurm && slurm->in_batch_step_of_multinode_job() && !options.nnodes)
-    topology.notices.push_back(fmt::format(
-        "this is the batch step of a {}-node job: only one launcher runs here; start dlaunch run "
-        "on every node with srun, or the rendezvous will wait for the others",
-        topology.nnodes.value));
+  check_launch_site(options, topology, environment);
   return topology;
 }
 

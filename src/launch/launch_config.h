@@ -1,7 +1,8 @@
 // Everything `dlaunch run` needs to know, checked and resolved.
 //
 // Resolution order for each value: command-line flag, then its PET_*
-// variable, then what a Slurm step says, then torchrun's default. Every
+// variable, then what a Slurm step says, then SkyPilot's SKYPILOT_*
+// variables, then torchrun's default. Every
 // value keeps its source so `dlaunch env` can show it.
 #pragma once
 
@@ -39,6 +40,7 @@ struct Topology {
   std::optional<util::Sourced<int>> master_port;
   util::Sourced<std::string> run_id;
   bool in_slurm = false;
+  bool in_skypilot = false;  // placed by SKYPILOT_* variables (launch/skypilot_context.h)
   std::vector<std::string> notices;  // things worth telling the user (batch step, ...)
   // Where each slot's launcher runs, when Slurm places them (the step's
   // node list); empty: unknown. Node 0 names missing nodes by host.
@@ -113,7 +115,8 @@ struct LaunchConfig {
 };
 
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the
-// offending flag or variable, the value, and what was expected.
+// offending flag or variable, the value, and what was expected; and for a
+// place where the job cannot form (launch/launch_site.h), what to run instead.
 LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment);
 
 // The default --port-range: below Linux's ephemeral ports (32768 and up),

@@ -1,5 +1,7 @@
 #include "slurm/slurm_context.h"
 
+#include <algorithm>
+#include <array>
 #include <fmt/format.h>
 
 #include "slurm/hostlist.h"
@@ -36,10 +38,36 @@ std::optional<util::Sourced<int>> gpus_on_node(const util::Environment& environm
   return std::nullopt;
 }
 
+// SLURM_STEP_ID, else SLURM_STEPID (the older name srun still sets).
+std::optional<util::Sourced<std::string>> step_variable(const util::Environment& environment) {
+  return first_set(environment, {"SLURM_STEP_ID", "SLURM_STEPID"});
+}
+
+// The id of the srun step STEP names; nullopt for a step Slurm runs itself,
+// named by a number above kMaxNormalStepId or by the word Slurm shows for
+// it in a step's name (123.batch). Throws InputError for anything else.
+std::optional<std::uint64_t> srun_step_id(const util::Sourced<std::string>& step) {
+  static constexpr std::array<std::string_view, 3> kOwnSteps = {"batch", "extern", "interactive"};
+  if (std::find(kOwnSteps.begin(), kOwnSteps.end(), step.value) != kOwnSteps.end()) return std::nullopt;
+  auto id = static_cast<std::uint64_t>(util::parse_int_in_range(step.value, 0, 0xffffffff, step.source));
+  if (id > kMaxNormalStepId) return std::nullopt;
+  return id;
+}
+
 }  // namespace
 
-bool SlurmContext::in_batch_step_of_multinode_job() const {
-  return !step_id && num_nodes && num_nodes->value > 1 && num_nodes->source == "SLURM_JOB_NUM_NODES";
+std::optional<OutsideStep> outside_step_of_multinode_job(const util::Environment& environment) {
+  auto job_id = environment.get("SLURM_JOB_ID");
+  if (!job_id) return std::nullopt;
+  auto nodes = first_int(environment, {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}, 1);
+  if (!nodes || nodes->value < 2) return std::nullopt;
+  auto step = step_variable(environment);
+  if (step && srun_step_id(*step)) return std::nullopt;
+  std::string why = step ? fmt::format("{}={} is a step Slurm runs itself (the batch script, extern or "
+                                       "interactive step), not one srun started",
+                                       step->source, step->value)
+                         : std::string("SLURM_STEP_ID is unset");
+  return OutsideStep{*job_id, *nodes, std::move(why)};
 }
 
 int count_device_list(const std::string& list) {
@@ -58,10 +86,7 @@ std::optional<SlurmContext> read_slurm_context(const util::Environment& environm
 
   SlurmContext context;
   context.job_id = *job_id;
-  if (auto step = environment.get("SLURM_STEP_ID")) {
-    context.step_id = static_cast<std::uint64_t>(
-        util::parse_int_in_range(*step, 0, std::int64_t{1} << 40, "SLURM_STEP_ID"));
-  }
+  if (auto step = step_variable(environment)) context.step_id = srun_step_id(*step);
   context.num_nodes =
       first_int(environment, {"SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"}, 1);
   context.node_id = first_int(environment, {"SLURM_NODEID"}, 0);

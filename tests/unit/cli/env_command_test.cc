@@ -13,13 +13,14 @@
 
 #include "../test_support/text.h"
 #include "util/environment.h"
+#include "util/error.h"
 
 namespace dlaunch::cli {
 namespace {
 
 using test_support::contains;
 
-// While it lives, no SLURM_*, PET_*, DLAUNCH_*, NCCL_* or GLOO_* variable of
+// While it lives, no SLURM_*, PET_*, DLAUNCH_*, NCCL_*, GLOO_* or SKYPILOT_* variable of
 // the test's own environment is set, only VARIABLES; everything is put back after.
 class ProcessEnvironment {
  public:
@@ -27,7 +28,7 @@ class ProcessEnvironment {
     util::Environment current = util::Environment::from_process();
     for (const auto& [name, value] : current.variables()) {
       if (name.starts_with("SLURM_") || name.starts_with("PET_") || name.starts_with("DLAUNCH_") ||
-          name.starts_with("NCCL_") || name.starts_with("GLOO_")) {
+          name.starts_with("NCCL_") || name.starts_with("GLOO_") || name.starts_with("SKYPILOT_")) {
         saved_.emplace(name, value);
         ::unsetenv(name.c_str());
       }
@@ -126,6 +127,35 @@ TEST(EnvCommand, InsideASlurmStepTheVariablesAreTheSources) {
   EXPECT_EQ(document["nproc_per_node"]["value"], 4);
   EXPECT_EQ(document["master_addr"]["value"], "gpu3");
   EXPECT_EQ(document["run_id"]["value"], "77.0");
+}
+
+TEST(EnvCommand, SkyPilotsVariablesAreNamedAsTheSources) {
+  ProcessEnvironment environment({{"SKYPILOT_NODE_IPS", "10.1.0.1\n10.1.0.2"},
+                                  {"SKYPILOT_NODE_RANK", "1"},
+                                  {"SKYPILOT_NUM_NODES", "2"},
+                                  {"SKYPILOT_NUM_GPUS_PER_NODE", "8"}});
+  auto document = env_json({});
+  EXPECT_EQ(document["nnodes"]["source"], "SKYPILOT_NUM_NODES");
+  EXPECT_EQ(document["node_rank"]["value"], 1);
+  EXPECT_EQ(document["node_rank"]["source"], "SKYPILOT_NODE_RANK");
+  EXPECT_EQ(document["nproc_per_node"]["source"], "SKYPILOT_NUM_GPUS_PER_NODE");
+  EXPECT_EQ(document["master_addr"]["value"], "10.1.0.1");
+  EXPECT_EQ(document["master_addr"]["source"], "first of SKYPILOT_NODE_IPS");
+  EXPECT_EQ(document["master_port"]["value"], 29500);
+  EXPECT_EQ(document["in_skypilot"]["value"], true);
+  EXPECT_TRUE(contains(env_output({}), "(SKYPILOT_NODE_RANK)"));
+}
+
+// dlaunch env refuses what dlaunch run refuses, with the same words (one check).
+TEST(EnvCommand, RefusesTheBatchScriptOfAMultiNodeJobAsRunDoes) {
+  ProcessEnvironment environment({{"SLURM_JOB_ID", "77"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "2"}});
+  try {
+    env_command({});
+    FAIL() << "dlaunch env accepted the batch script of a 2-node job";
+  } catch (const util::InputError& error) {
+    EXPECT_TRUE(contains(error.what(), "SLURM_JOB_NUM_NODES=2 but SLURM_STEP_ID is unset")) << error.what();
+    EXPECT_TRUE(contains(error.what(), "srun --nodes 2 --ntasks-per-node 1 dlaunch run")) << error.what();
+  }
 }
 
 // Every machine has a loopback; which other interfaces it has is its own.

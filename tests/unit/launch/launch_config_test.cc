@@ -168,21 +168,24 @@ TEST(LaunchConfig, PortRangeIsConfigurable) {
   EXPECT_THROW(resolve({"--port-range", "5-4"}, slurm_step()), util::InputError);
 }
 
-TEST(LaunchConfig, BatchStepOfMultiNodeJobIsNoticed) {
+// launch_site_test.cc has the refusal; here, what a batch step given
+// --nnodes by hand resolves to.
+TEST(LaunchConfig, BatchStepOfMultiNodeJobIsRefusedUnlessPlacedByHand) {
   std::map<std::string, std::string> batch = {{"SLURM_JOB_ID", "77"},
                                               {"SLURM_NODEID", "0"},
                                               {"SLURM_JOB_NUM_NODES", "2"},
                                               {"SLURM_JOB_NODELIST", "n[1-2]"}};
-  auto topology = resolve({}, batch).topology;
+  EXPECT_THROW(resolve({}, batch), util::InputError);
+  auto topology = resolve({"--nnodes", "2"}, batch).topology;
   EXPECT_EQ(topology.nnodes.value, 2);
-  ASSERT_EQ(topology.notices.size(), 1u);
-  EXPECT_NE(topology.notices[0].find("batch step"), std::string::npos);
+  EXPECT_TRUE(topology.notices.empty());
 }
 
 TEST(LaunchConfig, NotInSlurmWithoutNodeId) {
-  auto topology = resolve({}, {{"SLURM_JOB_ID", "5"}, {"SLURM_JOB_NUM_NODES", "4"}}).topology;
+  auto topology = resolve({}, {{"SLURM_JOB_ID", "5"}, {"SLURM_JOB_NUM_NODES", "1"}}).topology;
   EXPECT_FALSE(topology.in_slurm);
   EXPECT_EQ(topology.nnodes.value, 1);
+  EXPECT_FALSE(resolve({"--nnodes", "1"}, {{"SLURM_JOB_ID", "5"}, {"SLURM_JOB_NUM_NODES", "4"}}).topology.in_slurm);
 }
 
 TEST(LaunchConfig, StandaloneIsLocalhostOnAFreePort) {

@@ -50,7 +50,7 @@ TEST(SlurmContext, AStepGivesEveryValueWithTheVariableItCameFrom) {
   EXPECT_EQ(context->gpus_on_node->value, 8);
   EXPECT_EQ(context->gpus_on_node->source, "SLURM_GPUS_ON_NODE");
   EXPECT_EQ(context->reserved_port, 12000);
-  EXPECT_FALSE(context->in_batch_step_of_multinode_job());
+  EXPECT_TRUE(context->in_srun_step());
   auto first = first_node(*context);
   ASSERT_TRUE(first);
   EXPECT_EQ(first->value, "gpu07");
@@ -75,14 +75,40 @@ TEST(SlurmContext, JobVariablesStandInForTheStepsAndGpusAreCountedFromDeviceList
   EXPECT_EQ(read({{"SLURM_JOB_ID", "1"}, {"SLURM_NODEID", "0"}})->gpus_on_node, std::nullopt);
 }
 
-TEST(SlurmContext, OnlyTheBatchStepOfAMultiNodeJobIsOne) {
+TEST(SlurmContext, OnlyAStepSrunStartedIsAnSrunStep) {
   auto batch = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "2"}});
-  EXPECT_TRUE(batch->in_batch_step_of_multinode_job());
-  auto single = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_JOB_NUM_NODES", "1"}});
-  EXPECT_FALSE(single->in_batch_step_of_multinode_job());
+  EXPECT_FALSE(batch->in_srun_step());
   auto step = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_ID", "0"},
                     {"SLURM_JOB_NUM_NODES", "2"}});
-  EXPECT_FALSE(step->in_batch_step_of_multinode_job());
+  EXPECT_TRUE(step->in_srun_step());
+  EXPECT_EQ(read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEPID", "7"}})->step_id, 7u);
+  // Above Slurm's highest srun step id: the batch script (before and since
+  // 20.11), the extern and interactive steps; or their names.
+  for (const char* own : {"4294967294", "4294967291", "4294967292", "4294967290", "4294967295", "batch", "extern"}) {
+    auto context = read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_ID", own}});
+    EXPECT_FALSE(context->in_srun_step()) << own;
+  }
+  EXPECT_EQ(read({{"SLURM_JOB_ID", "5"}, {"SLURM_NODEID", "0"}, {"SLURM_STEP_ID", "4294967280"}})->step_id,
+            kMaxNormalStepId);
+}
+
+TEST(SlurmContext, OutsideAStepOfAMultiNodeJobNeedsNoNodeId) {
+  auto outside = outside_step_of_multinode_job(util::Environment({{"SLURM_JOB_ID", "5"}, {"SLURM_NNODES", "3"}}));
+  ASSERT_TRUE(outside);
+  EXPECT_EQ(outside->job_id, "5");
+  EXPECT_EQ(outside->job_nodes.value, 3);
+  EXPECT_EQ(outside->job_nodes.source, "SLURM_NNODES");
+  EXPECT_EQ(outside->why, "SLURM_STEP_ID is unset");
+  auto batch = outside_step_of_multinode_job(
+      util::Environment({{"SLURM_JOB_ID", "5"}, {"SLURM_JOB_NUM_NODES", "2"}, {"SLURM_STEP_ID", "4294967291"}}));
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->job_nodes.source, "SLURM_JOB_NUM_NODES");
+  EXPECT_NE(batch->why.find("SLURM_STEP_ID=4294967291 is a step Slurm runs itself"), std::string::npos) << batch->why;
+  for (const std::map<std::string, std::string>& inside :
+       {std::map<std::string, std::string>{{"SLURM_JOB_ID", "5"}, {"SLURM_JOB_NUM_NODES", "2"}, {"SLURM_STEP_ID", "0"}},
+        std::map<std::string, std::string>{{"SLURM_JOB_ID", "5"}, {"SLURM_JOB_NUM_NODES", "1"}},
+        std::map<std::string, std::string>{{"SLURM_JOB_NUM_NODES", "2"}}})
+    EXPECT_FALSE(outside_step_of_multinode_job(util::Environment(inside)));
 }
 
 TEST(SlurmContext, AMalformedValueIsNamed) {
