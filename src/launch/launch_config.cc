@@ -400,7 +400,8 @@ void check_startup_timeout(const rendezvous::HangSettings& hang, const std::map<
 void check_options_in_use(const LaunchConfig& config, const std::map<std::string, Setting>& given) {
   auto source_of = [&](const char* name) { return given.find(name)->second.source; };
   if (given.contains("health-check-timeout") && !given.contains("health-check"))
-    throw util::UsageError(fmt::format("{} needs --health-check: it bounds the check's command, and none is given",
+    throw util::UsageError(fmt::format("{} needs --health-check: it bounds the check's command, and none is given. "
+                                       "Give --health-check CMD, or drop it",
                                        source_of("health-check-timeout")));
   if (config.job.max_restarts > 0) return;
   const char* restart = given.contains("max-restarts")
