@@ -48,8 +48,10 @@ std::string origin_in(const std::string& message, const HandOff& hand_off) {
 // was judged as the nodes will judge it, before anything left.
 std::string refusal(const std::string& message, const HandOff& hand_off) {
   std::string origin = origin_in(message, hand_off);
+  std::string_view said = message;
+  if (said.ends_with('.')) said.remove_suffix(1);  // its sentence goes on with the origin
   return fmt::format("{}: {}{}. Checked as every node's dlaunch run will read it, before {}: nothing was {}",
-                     hand_off.command, message, origin.empty() ? "" : fmt::format(" (given as {})", origin),
+                     hand_off.command, said, origin.empty() ? "" : fmt::format(" (given as {})", origin),
                      hand_off.before, std::string_view(hand_off.before) == "sbatch" ? "submitted" : "started");
 }
 
