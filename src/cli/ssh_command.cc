@@ -151,7 +151,10 @@ ssh::HostLaunch host_launch(const std::vector<ssh::HostEntry>& hosts, std::size_
 std::string stand_in_devices() {
   constexpr int kMostWorkers = 4096;  // dlaunch run's bound for --nproc-per-node
   std::string list = "0";
-  for (int device = 1; device < kMostWorkers; ++device) list += "," + std::to_string(device);
+  for (int device = 1; device < kMostWorkers; ++device) {
+    list += ',';
+    list += std::to_string(device);
+  }
   return list;
 }
 
