@@ -182,7 +182,7 @@ expect_contains "said as the nodes would say it" "$(cat "$ERR")" \
 submitted "a --run-arg the nodes take" --run-arg=--console-overflow=drop -- train.py
 printf '[defaults]\nrun-args = ["--bogus"]\n' >bogus_run_args.toml
 printf '[defaults]\nrun-args = ["--console-overflow=drop"]\n' >good_run_args.toml
-refused_before_sbatch "dlaunch.toml run-args" "(given as run-arg '--bogus' (from $TEST_DIR/bogus_run_args.toml:" \
+refused_before_sbatch "dlaunch.toml run-args" "(given as run-arg '--bogus' (from bogus_run_args.toml:2 [defaults]))" \
   --config bogus_run_args.toml -- train.py
 submitted "dlaunch.toml run-args the nodes take" --config good_run_args.toml -- train.py
 refused_before_sbatch "a prefix run refuses" "--prefix '{bogus' is not a valid template" --prefix '{bogus' -- train.py
