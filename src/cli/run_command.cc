@@ -1,5 +1,8 @@
 #include "cli/run_command.h"
 
+#include <fmt/format.h>
+
+#include "launch/hand_off_check.h"
 #include "launch/launch_config.h"
 #include "launch/launcher.h"
 #include "launch/run_options.h"
@@ -20,6 +23,11 @@ int run_command(const CommandArgs& args) {
   if (!options) return 0;  // --help
   // Checked values: flags, then PET_*, then the Slurm step, then defaults.
   launch::LaunchConfig config = launch::resolve_launch_config(*options, environment);
+  // --check-only: what was checked is all; the same line whatever asks.
+  if (options->check_only) {
+    fmt::print("{}\n", launch::check_only_line(config));
+    return 0;
+  }
   // Rendezvous, supervision, report, with the coordinator this job needs.
   return launch::run_launcher(config, environment);
 }

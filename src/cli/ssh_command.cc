@@ -3,12 +3,15 @@
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <optional>
 #include <random>
 #include <set>
 
 #include "cli/stacks_folder.h"
+#include "launch/hand_off_check.h"
 #include "launch/launch_config.h"
+#include "launch/token_setting.h"
 #include "launch/run_options.h"
 #include "launch/verdict_line.h"
 #include "process/signal_channel.h"
@@ -138,10 +141,46 @@ void preflight(const ssh::JobPlan& plan, const std::vector<ssh::HostEntry>& host
   throw util::SystemError(text);
 }
 
+ssh::HostLaunch host_launch(const std::vector<ssh::HostEntry>& hosts, std::size_t rank) {
+  return ssh::HostLaunch{hosts[rank].host, static_cast<int>(rank), hosts[rank].slots, hosts[rank].selected};
+}
+
+// Stands for a host's GPUs where the host file does not select them: the
+// most a node may run, so that no count the host could give is refused
+// here (--nproc-per-node gpu is counted there, not on this machine).
+std::string stand_in_devices() {
+  constexpr int kMostWorkers = 4096;  // dlaunch run's bound for --nproc-per-node
+  std::string list = "0";
+  for (int device = 1; device < kMostWorkers; ++device) {
+    list += ',';
+    list += std::to_string(device);
+  }
+  return list;
+}
+
+// Node 0's dlaunch run command line, read by dlaunch run's own code before
+// any ssh starts: every host gets the same options but its rank (and its
+// slots), so a mistake would stop each of them after the connections.
+// Node 0's environment is the variables carried to it (--env, --env-file)
+// and its GPU selection; the rest of it only the host knows.
+void check_node_arguments(const ssh::JobPlan& plan, const std::vector<ssh::HostEntry>& hosts) {
+  ssh::HostLaunch first = host_launch(hosts, 0);
+  launch::HandOff hand_off;
+  hand_off.command = "dlaunch ssh";
+  hand_off.before = "ssh";
+  hand_off.run_args = ssh::remote_run_arguments(plan, first);
+  for (const auto& [name, value] : plan.env) hand_off.node_environment.set(name, value);
+  hand_off.node_environment.set("CUDA_VISIBLE_DEVICES", first.visible_slots.empty()
+                                                            ? stand_in_devices()
+                                                            : fmt::format("{}", fmt::join(first.visible_slots, ",")));
+  hand_off.node_environment.set(launch::kTokenVariable, std::string(64, 'f'));  // sent on stdin to every host
+  (void)launch::check_hand_off(hand_off);
+}
+
 std::vector<ssh::Session> make_sessions(const ssh::JobPlan& plan, const std::vector<ssh::HostEntry>& hosts) {
   std::vector<ssh::Session> sessions;
   for (std::size_t rank = 0; rank < hosts.size(); ++rank) {
-    ssh::HostLaunch launch{hosts[rank].host, static_cast<int>(rank), hosts[rank].slots, hosts[rank].selected};
+    ssh::HostLaunch launch = host_launch(hosts, rank);
     sessions.push_back(
         ssh::Session{launch.host, launch.node_rank,
                      ssh::ssh_argv(plan, launch.host, ssh::remote_launch_command(plan, launch))});
@@ -167,6 +206,7 @@ int ssh_command(const CommandArgs& args) {
   util::Environment environment = util::Environment::from_process();
   auto hosts = job_hosts(*options);
   ssh::JobPlan plan = make_plan(*options, hosts, environment);
+  check_node_arguments(plan, hosts);
   if (!options->no_preflight) preflight(plan, hosts, *options, environment);
   std::vector<std::string> names;
   for (const auto& entry : hosts) names.push_back(entry.host);

@@ -19,6 +19,7 @@
 #include "slurm/request_values.h"
 #include "slurm/slurm_command.h"
 #include "submit/array_folders.h"
+#include "submit/before_sbatch.h"
 #include "submit/config_file.h"
 #include "submit/dlaunch_binary.h"
 #include "submit/job_script.h"
@@ -110,18 +111,6 @@ std::string output_dir_of(const submit::SubmitSettings& settings) {
                                  found->source));
   submit::check_script_setting("output-dir", found->value, found->source);
   return dir;
-}
-
-// The program must exist where the nodes will look: the shared file system.
-void check_program(const std::vector<std::string>& command) {
-  const std::string& program = command.front();
-  bool ok = program.ends_with(".py")
-                ? std::filesystem::exists(program)
-                : process::find_executable(program, util::Environment::from_process()).has_value();
-  if (!ok)
-    throw util::InputError(fmt::format("cannot submit '{}': no such program here. The nodes run it from "
-                                 "the shared file system, so give a path that exists on this machine",
-                                 program));
 }
 
 // An interpreter given as a path must be there too (a name is looked up in
@@ -407,7 +396,8 @@ int submit_command(const CommandArgs& args) {
     print_config(settings);
     return 0;
   }
-  check_program(options->command);
+  // The program must exist where the nodes will look: the shared file system.
+  submit::check_program_here(options->command, settings.list("run-arg"), submit::job_python(settings));
   check_python(settings);
   const std::string output_dir = output_dir_of(settings);
   const std::string timestamp = submit::timestamp_for(std::time(nullptr));
@@ -418,6 +408,10 @@ int submit_command(const CommandArgs& args) {
   submit::JobRequest request = submit::make_job_request(settings, options->command, util::own_executable(),
                                         submit::next_submission_path(output_dir, timestamp), timestamp);
   submit::check_mounted_binaries(request);  // a dry run refuses it too
+  // What leaves for the nodes, checked by the nodes' own code: a mistake
+  // found there would cost the job its place in the queue (before_sbatch.h).
+  submit::check_node_arguments(request, settings, srun);
+  if (const auto* setup = settings.find("setup")) submit::check_setup_lines(request.setup_lines, setup->source);
   if (options->dry_run) return dry_run(request, srun);
   check_slurm_command(settings, srun);
   // Before the folder: a SLURM_CONF naming no file would hold sbatch 60 s.

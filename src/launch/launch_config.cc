@@ -13,6 +13,7 @@
 #include "launch/skypilot_context.h"
 #include "launch/token_setting.h"
 #include "launch/torchrun_compat.h"
+#include "launch/worker_plan.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_context.h"
 #include "util/duration_text.h"
@@ -410,6 +411,31 @@ void check_startup_timeout(const rendezvous::HangSettings& hang, const std::map<
                                        seconds(hang.hang_timeout)));
 }
 
+// Options that only act on a restart, or with another option, would change
+// nothing without it: said now rather than found out after a failed run.
+// Not --spare-nodes with --max-restarts 0: a spare takes the place of a
+// launcher that has not joined when round 0 starts, and of a node the gate
+// benches, without a restart (docs/RELIABILITY.md, "Spare nodes").
+void check_options_in_use(const LaunchConfig& config, const std::map<std::string, Setting>& given) {
+  auto source_of = [&](const char* name) { return given.find(name)->second.source; };
+  if (given.contains("health-check-timeout") && !given.contains("health-check"))
+    throw util::UsageError(fmt::format("{} needs --health-check: it bounds the check's command, and none is given. "
+                                       "Give --health-check CMD, or drop it",
+                                       source_of("health-check-timeout")));
+  if (config.job.max_restarts > 0) return;
+  const char* restart = given.contains("max-restarts")
+                            ? "--max-restarts is 0"
+                            : "--max-restarts is 0 (its default)";
+  if (given.contains("health-check"))
+    throw util::UsageError(fmt::format("{} runs before each restart, but {}: it would never run. Give "
+                                       "--max-restarts N, or drop it",
+                                       source_of("health-check"), restart));
+  if (given.contains("retry-repeated-failures"))
+    throw util::UsageError(fmt::format("{} spends restarts on a repeated failure, but {}: there are none to "
+                                       "spend. Give --max-restarts N, or drop it",
+                                       source_of("retry-repeated-failures"), restart));
+}
+
 void check_job_options(const LaunchConfig& config, const RunOptions& options) {
   auto given = [&](const char* name) { return options.job.find(name); };
   if (auto min_nodes = given("min-nodes"); min_nodes != options.job.end() && config.job.min_nodes > config.job.nnodes)
@@ -418,6 +444,7 @@ void check_job_options(const LaunchConfig& config, const RunOptions& options) {
   if (given("gate-timeout") != options.job.end() && !config.job.gate.enabled)
     throw util::UsageError("--gate-timeout needs --gate");
   check_startup_timeout(config.job.forensics.hang, options.job);
+  check_options_in_use(config, options.job);
 }
 
 // The job's shared settings: the job options as given, then the
@@ -438,8 +465,16 @@ void resolve_job_settings(LaunchConfig& config, const RunOptions& options) {
 }
 
 void resolve_reliability(LaunchConfig& config, const RunOptions& options,
-                         const util::Environment& environment) {
-  config.rdzv_token = resolve_rdzv_token(options, environment, config.topology);
+                         const util::Environment& environment, HostLookups lookups) {
+  // A --rdzv-token-file is read on the node that runs: checked elsewhere,
+  // it may not exist here, or hold another secret.
+  RunOptions token_options = options;
+  if (lookups == HostLookups::kElsewhere && token_options.rdzv_token_file) {
+    if (token_options.rdzv_token && token_options.rdzv_token_file)
+      throw util::UsageError("give --rdzv-token or --rdzv-token-file, not both");
+    token_options.rdzv_token_file.reset();
+  }
+  config.rdzv_token = resolve_rdzv_token(token_options, environment, config.topology);
   if (options.preempt_signal) config.preempt_signal = parse_preempt_signal(*options.preempt_signal);
   config.requeue = options.requeue;
   if (config.requeue && config.preempt_signal == 0)
@@ -533,13 +568,17 @@ StreamRouting parse_stream_routing(const Setting& setting) {
   return routing;
 }
 
-LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment) {
+LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment,
+                                   HostLookups lookups) {
   check_torchrun_options(options);
   LaunchConfig config;
   config.topology = resolve_topology(options, environment);
   for (auto& notice : torchrun_ignored_notices(options)) config.topology.notices.push_back(std::move(notice));
-  // The interpreter is looked up in PATH once, for the argv and for what is said of it.
-  if (runs_under_python(options)) config.python = choose_worker_python(options, environment);
+  // The interpreter is looked up in PATH once, for the argv and for what is
+  // said of it; only in the node's own PATH (HostLookups).
+  if (runs_under_python(options))
+    config.python = lookups == HostLookups::kThisNode ? choose_worker_python(options, environment)
+                                                      : name_worker_python(options, environment);
   config.command = command_under(options, config.python);
   if (options.role) config.role = options.role->value;
   if (options.shutdown_timeout) config.shutdown_timeout = parse_seconds(*options.shutdown_timeout);
@@ -551,7 +590,10 @@ LaunchConfig resolve_launch_config(const RunOptions& options, const util::Enviro
   if (options.prefix) config.prefix_template = options.prefix->value;
   if (options.log_line_prefix_template)
     config.prefix_template = prefix_from_torchrun_template(*options.log_line_prefix_template);
-  resolve_reliability(config, options, environment);
+  // The workers' prefixes are made from the template once a round starts:
+  // one fmt cannot read is refused now, in expand_prefix's own words.
+  (void)expand_prefix(config.prefix_template, 0, 0, 0, "host", config.role);
+  resolve_reliability(config, options, environment, lookups);
   return config;
 }
 

@@ -114,10 +114,19 @@ struct LaunchConfig {
   rendezvous::JobSettings job;
 };
 
+// What resolve_launch_config may look up on this machine. kThisNode: it
+// runs here (dlaunch run, env). kElsewhere: the options are checked for a
+// node that is not this machine (dlaunch submit and ssh check what they hand
+// on: launch/hand_off_check.h), so what only that node can tell is not
+// judged from here: the interpreter is not looked up in this PATH, and a
+// --rdzv-token-file on the node's disk is not read.
+enum class HostLookups { kThisNode, kElsewhere };
+
 // Resolves OPTIONS against ENVIRONMENT. Throws InputError naming the
 // offending flag or variable, the value, and what was expected; and for a
 // place where the job cannot form (launch/launch_site.h), what to run instead.
-LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment);
+LaunchConfig resolve_launch_config(const RunOptions& options, const util::Environment& environment,
+                                   HostLookups lookups = HostLookups::kThisNode);
 
 // The default --port-range: below Linux's ephemeral ports (32768 and up),
 // so a derived port does not collide with a client socket's.

@@ -138,6 +138,9 @@ constexpr FlagOption kFlagOptions[] = {
      "Let nodes run different numbers of workers (otherwise the rendezvous refuses a mismatch)"},
     {"stop-on-stdin-close", "", &RunOptions::stop_on_stdin_close, kReliability,
      "Stop the job when standard input closes (dlaunch ssh keeps it open for the job's life)"},
+    {"check-only", "", &RunOptions::check_only, kWorkers,
+     "Check the options as this node would run them (the same errors and exit code), print one line with "
+     "the nodes, workers and program they resolve to, and start nothing"},
     {"log-dir-required", "", &RunOptions::log_dir_required, kOutput,
      "Stop the job when a worker's log file cannot be written (default: say so, show the output "
      "on the console and go on)"},

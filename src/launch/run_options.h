@@ -64,6 +64,7 @@ struct RunOptions {
   std::optional<Setting> kill_escaped;     // subreaper, cgroup or off
   std::optional<Setting> console_overflow;  // block or drop
   bool log_dir_required = false;           // a log file that cannot be written stops the job
+  bool check_only = false;                 // parse and resolve, say what, start nothing
   std::optional<Setting> spare_nodes;      // launchers beyond --nnodes that stand by
   std::optional<Setting> exit_code_file;   // the launcher that speaks for the job writes its exit code here
   std::optional<Setting> end_job_after;    // a Slurm batch job whose batch host was lost is cancelled this long after its verdict

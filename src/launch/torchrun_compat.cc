@@ -91,6 +91,15 @@ void check_torchrun_options(const RunOptions& options) {
           "or --nnodes for one",
           options.nnodes->source, options.nnodes->value));
   }
+  // --standalone makes its own rendezvous on this host as node 0: a node
+  // rank or a master address given with it on the command line would be
+  // silently overridden. (A PET_ variable may be a site's, for other jobs.)
+  for (const auto* setting : {&options.node_rank, &options.master_addr}) {
+    if (options.standalone && *setting && (*setting)->source.starts_with("--"))
+      throw util::UsageError(fmt::format("--standalone runs one node alone with a rendezvous of its own, so {} "
+                                         "'{}' would be ignored; drop one of the two",
+                                         (*setting)->source, (*setting)->value));
+  }
   if (options.prefix && options.log_line_prefix_template)
     throw util::UsageError(fmt::format("{} and {} both set the line prefix; give one",
                                        options.prefix->source, options.log_line_prefix_template->source));

@@ -40,7 +40,7 @@ std::string WorkerPython::describe() const {
   return fmt::format("{} ({}; not found in the workers' PATH)", name, source);
 }
 
-WorkerPython choose_worker_python(const RunOptions& options, const util::Environment& environment) {
+WorkerPython name_worker_python(const RunOptions& options, const util::Environment& environment) {
   WorkerPython python;
   if (options.python) {
     python.name = options.python->value;
@@ -52,6 +52,11 @@ WorkerPython choose_worker_python(const RunOptions& options, const util::Environ
     python.name = "python3";
     python.source = "python3 in PATH";
   }
+  return python;
+}
+
+WorkerPython choose_worker_python(const RunOptions& options, const util::Environment& environment) {
+  WorkerPython python = name_worker_python(options, environment);
   python.path = process::find_executable(python.name, environment);
   return python;
 }

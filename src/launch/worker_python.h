@@ -30,6 +30,10 @@ struct WorkerPython {
 // else python3), looked up in ENVIRONMENT's PATH as the workers' exec will.
 WorkerPython choose_worker_python(const RunOptions& options, const util::Environment& environment);
 
+// The same choice without the lookup (path stays nullopt), for a check made
+// on another machine than the node's: this PATH says nothing of the node's.
+WorkerPython name_worker_python(const RunOptions& options, const util::Environment& environment);
+
 // The top-level module a Python traceback's LINES say is missing
 // ("ModuleNotFoundError: No module named 'torch.cuda'" gives "torch");
 // nullopt when they say no such thing.

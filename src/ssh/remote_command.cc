@@ -47,14 +47,8 @@ std::vector<std::string> ssh_argv(const JobPlan& plan, const std::string& host,
   return argv;
 }
 
-std::string remote_launch_command(const JobPlan& plan, const HostLaunch& host) {
-  std::vector<std::string> env{"env"};
-  for (const auto& [name, value] : plan.env) env.push_back(name + "=" + value);
-  if (!host.visible_slots.empty())
-    env.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", fmt::join(host.visible_slots, ",")));
-  std::vector<std::string> run{plan.remote_dlaunch,
-                               "run",
-                               "--nnodes",
+std::vector<std::string> remote_run_arguments(const JobPlan& plan, const HostLaunch& host) {
+  std::vector<std::string> run{"--nnodes",
                                std::to_string(plan.nnodes),
                                "--node-rank",
                                std::to_string(host.node_rank),
@@ -73,6 +67,17 @@ std::string remote_launch_command(const JobPlan& plan, const HostLaunch& host) {
   run.insert(run.end(), plan.run_args.begin(), plan.run_args.end());
   run.push_back("--");
   run.insert(run.end(), plan.command.begin(), plan.command.end());
+  return run;
+}
+
+std::string remote_launch_command(const JobPlan& plan, const HostLaunch& host) {
+  std::vector<std::string> env{"env"};
+  for (const auto& [name, value] : plan.env) env.push_back(name + "=" + value);
+  if (!host.visible_slots.empty())
+    env.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", fmt::join(host.visible_slots, ",")));
+  std::vector<std::string> run{plan.remote_dlaunch, "run"};
+  auto arguments = remote_run_arguments(plan, host);
+  run.insert(run.end(), arguments.begin(), arguments.end());
   // The secret arrives as the first line of stdin; the rest of stdin stays
   // open for the job's life (dlaunch run --stop-on-stdin-close).
   return fmt::format("cd -- {} && IFS= read -r {} && export {} && exec {} {}",

@@ -52,6 +52,11 @@ std::vector<std::string> ssh_argv(const JobPlan& plan, const std::string& host,
 // The shell command that starts HOST's dlaunch run.
 std::string remote_launch_command(const JobPlan& plan, const HostLaunch& host);
 
+// The words after `dlaunch run` in HOST's remote command: the options
+// dlaunch ssh sets, the forwarded run options, "--" and the program. dlaunch
+// ssh checks them, as node 0 will read them, before any ssh starts.
+std::vector<std::string> remote_run_arguments(const JobPlan& plan, const HostLaunch& host);
+
 // The shell command that checks a host before anything starts; it prints
 // "dlaunch-preflight: ..." lines (see ssh_preflight). WORKER_ARGV is the
 // worker's argv as dlaunch run will build it (interpreter included).

@@ -66,6 +66,7 @@ std::vector<std::string> run_arguments(const SubmitSettings& settings) {
       args.insert(args.end(), {std::string("--") + name, std::to_string(*value)});
   }
   if (settings.flag("gate")) args.push_back("--gate");
+  if (settings.flag("retry-repeated-failures")) args.push_back("--retry-repeated-failures");
   for (const auto& extra : settings.list("run-arg")) args.push_back(extra);
   return args;
 }
@@ -444,6 +445,12 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   JobRequest request;
   request.nodes = settings.bounded_integer("nodes").value_or(1);
   request.spare_nodes = settings.bounded_integer("spare-nodes").value_or(0);
+  // sbatch gets nodes and spares together: bounded as each one is.
+  if (const Key* nodes = find_key("nodes"); request.nodes + std::int64_t{request.spare_nodes} > nodes->range.high)
+    throw util::InputError(fmt::format("nodes {} and spare-nodes {} (from {}) make {} nodes for sbatch, more than the "
+                                       "{} a job may ask for; give fewer spare nodes",
+                                       request.nodes, request.spare_nodes, settings.find("spare-nodes")->source,
+                                       request.nodes + std::int64_t{request.spare_nodes}, nodes->range.high));
   request.partition = settings.string("partition");
   request.job_name = settings.string("job-name");
   if (!request.job_name && !command.empty()) request.job_name = derived_job_name(command);
@@ -454,6 +461,7 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   request.mem = settings.string("mem");
   request.exclusive = settings.flag("exclusive");
   request.resv_ports = settings.flag("resv-ports");
+  refuse_contradicting_layout(settings);
   request.sbatch_args = settings.list("sbatch-arg");
   request.srun_args = settings.list("srun-arg");
   request.setup_lines = settings.list("setup");
@@ -528,6 +536,12 @@ std::vector<std::string> srun_step_command(const JobRequest& request) {
   auto program = node_program(request, StepKind::kBatch);
   srun.insert(srun.end(), program.begin(), program.end());
   return srun;
+}
+
+std::vector<std::string> node_run_arguments(const JobRequest& request) {
+  std::vector<std::string> program = node_program(request, StepKind::kBatch);
+  // Past the dlaunch binary and its subcommand (run or exec).
+  return {program.begin() + 2, program.end()};
 }
 
 std::string job_script(const JobRequest& request) {

@@ -138,5 +138,11 @@ std::vector<std::string> foreground_command(const JobRequest& request);
 // guard.
 std::vector<std::string> srun_step_command(const JobRequest& request);
 
+// The words after `dlaunch run` (or `dlaunch exec` with --launch task) that
+// every node of the batch job gets: dlaunch's own options, REQUEST's
+// run_args, "--" and the program. dlaunch submit checks them, as the nodes
+// will read them, before sbatch (launch/hand_off_check.h).
+std::vector<std::string> node_run_arguments(const JobRequest& request);
+
 
 }  // namespace dlaunch::submit

@@ -22,6 +22,12 @@ constexpr OptionName kGpuOptions[] = {{"--gres"},          {"--gpus", 'G'},     
                                       {"--gpus-per-task"}, {"--gpus-per-socket"}, {"--tres-per-task"}};
 constexpr OptionName kCpuOptions[] = {{"--cpus-per-task", 'c'}, {"--cpus-per-gpu"}, {"--mincpus"}};
 constexpr OptionName kPartitionOption[] = {{"--partition", 'p'}};
+// What dlaunch sets itself on sbatch's and srun's command line: the node
+// count (nodes and spares) and the tasks on each node (one dlaunch run per
+// node, or one task per GPU). Given again, the later one wins on one of the
+// two command lines and the job's shape breaks.
+constexpr OptionName kNodeCountOption[] = {{"--nodes", 'N'}};
+constexpr OptionName kTaskLayoutOptions[] = {{"--ntasks-per-node"}, {"--ntasks", 'n'}};
 
 // "gpu", "gpu:8", "gpu:a100:8", "gres/gpu:2": one entry of a --gres list
 // that asks for GPUs (not "none", not "shard:2").
@@ -156,7 +162,31 @@ void take_gpu_request(Resources& resources, const SubmitSettings& settings, cons
   if (derived) resources.gpus_per_node = *derived;
 }
 
+// Refuses an option of LIST (SETTING's: sbatch-arg or srun-arg) that sets
+// what dlaunch sets itself, naming both and what to keep.
+void refuse_own_options(const SubmitSettings& settings, const char* setting) {
+  const std::vector<std::string> args = settings.list(setting);
+  if (auto nodes = request_in(args, kNodeCountOption, false)) {
+    const std::int64_t own = settings.integer("nodes").value_or(1) + settings.integer("spare-nodes").value_or(0);
+    throw util::InputError(fmt::format(
+        "{} '{}' (from {}) contradicts dlaunch's own --nodes={} (nodes (from {}) plus spare-nodes), which "
+        "its srun starts on; keep dlaunch's: give --nodes N (and --spare-nodes) instead of the {}",
+        setting, nodes->option, source_of(settings, setting), own, source_of(settings, "nodes"), setting));
+  }
+  if (auto tasks = request_in(args, kTaskLayoutOptions, false))
+    throw util::InputError(fmt::format(
+        "{} '{}' (from {}) contradicts dlaunch's own --ntasks-per-node (one dlaunch run per node with "
+        "--launch node, one task per GPU with --launch task); keep dlaunch's: drop the {}, and give "
+        "--gpus-per-node N for the workers of each node",
+        setting, tasks->option, source_of(settings, setting), setting));
+}
+
 }  // namespace
+
+void refuse_contradicting_layout(const SubmitSettings& settings) {
+  refuse_own_options(settings, "sbatch-arg");
+  refuse_own_options(settings, "srun-arg");
+}
 
 std::optional<SbatchArgRequest> gpu_request_in(const std::vector<std::string>& sbatch_args) {
   return request_in(sbatch_args, kGpuOptions, true);

@@ -77,6 +77,11 @@ struct Resources {
 Resources resources_of(const SubmitSettings& settings, const std::vector<std::string>& sbatch_args, int nodes,
                        bool one_task_per_gpu);
 
+// Throws InputError for an sbatch-arg or srun-arg that sets what dlaunch
+// sets itself: the node count (-N, --nodes: nodes plus spares) or the tasks
+// per node (--ntasks-per-node, --ntasks, -n), naming both and what to keep.
+void refuse_contradicting_layout(const SubmitSettings& settings);
+
 // Whether the CPUs per worker would come from the partition's default:
 // no cpus-per-gpu from the user, no CPU request among the sbatch args, no
 // --exclusive. Then the submit command asks scontrol.

@@ -1,10 +1,12 @@
 #include "submit/submit_options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 #include <string_view>
 
+#include "launch/run_options.h"
 #include "submit/sweep.h"
 #include "util/command_line.h"
 #include "util/command_line_spec.h"
@@ -102,6 +104,46 @@ void collect_flags(const CLI::App& app, RawValues& raw, SubmitSettings& flags) {
   }
 }
 
+// dlaunch run options that the job's step or dlaunch submit's own settings
+// decide (the node count and rank, the workers per node, where node 0 is,
+// the job's folders): the parser's hint names the setting to use instead.
+bool set_for_the_nodes(std::string_view name) {
+  static constexpr std::string_view kSet[] = {
+      "--nnodes",         "--nproc-per-node", "--node-rank",      "--master-addr",   "--master-port",
+      "--rdzv-endpoint",  "--standalone",     "--log-dir",        "--exit-code-file", "--end-job-after",
+      "--preempt-signal", "--bench-record",   "--rdzv-token-file", "--rdzv-token"};
+  std::string dashed(name);
+  for (char& c : dashed) c = (c == '_') ? '-' : c;
+  return std::find(std::begin(kSet), std::end(kSet), dashed) != std::end(kSet);
+}
+
+// An option of dlaunch run that submit has no setting for (--console-overflow,
+// --bench-cooldown) is for the nodes: sbatch knows it no more than submit
+// does, so the advice is --run-arg. Looked for among the words before
+// PROGRAM, before the parser calls it unknown and offers --sbatch-arg.
+void refuse_run_option(const CLI::App& app, const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--" || arg == "-" || !arg.starts_with("-")) return;  // PROGRAM from here on
+    const std::string name = arg.substr(0, arg.find('='));
+    const bool inline_value = name.size() != arg.size();
+    if (const CLI::Option* option = app.get_option_no_throw(name)) {
+      if (option->get_type_size() != 0 && !inline_value) ++i;  // its value
+      continue;
+    }
+    auto kind = launch::run_option_kind(arg);
+    if (kind == launch::RunOptionKind::kUnknown || set_for_the_nodes(name)) return;  // the parser's to say
+    std::string word = name;
+    if (kind == launch::RunOptionKind::kValued)
+      word += "=" + (inline_value ? arg.substr(name.size() + 1) : i + 1 < args.size() ? args[i + 1] : "VALUE");
+    throw util::UsageError(fmt::format(
+        "unknown option '{}' for dlaunch submit: it is an option of dlaunch run, which dlaunch submit has no "
+        "setting for. Pass it to the nodes with --run-arg={} (in dlaunch.toml: run-args = [\"{}\"]). "
+        "'dlaunch submit --help' lists the options.",
+        name, word, word));
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -154,6 +196,7 @@ std::optional<SubmitOptions> parse_submit_options(const std::vector<std::string>
   SubmitParser parser;
   configure(parser);
   CLI::App& app = parser.app;
+  refuse_run_option(app, args);
   if (!util::parse_command_line(app, args, "dlaunch submit")) return std::nullopt;
   SubmitOptions options = std::move(parser.options);
   collect_flags(app, parser.raw, options.flags);

@@ -125,6 +125,9 @@ const std::vector<Key>& submit_keys() {
       {"python", ValueKind::kString, "Interpreter for .py programs on the nodes", "Job", "FILE"},
       {"max-restarts", ValueKind::kInteger, "dlaunch run --max-restarts on every node",
        "Reliability", "N", {0, kMaxCount}},
+      {"retry-repeated-failures", ValueKind::kBool,
+       "Spend every restart even on a failure that repeats the previous attempt's (dlaunch run "
+       "--retry-repeated-failures; needs max-restarts)", "Reliability"},
       {"shutdown-timeout", ValueKind::kInteger, "dlaunch run --shutdown-timeout on every node",
        "Reliability", "SECONDS", {0, kWeek}},
       {"rdzv-timeout", ValueKind::kInteger, "dlaunch run --rdzv-timeout on every node",

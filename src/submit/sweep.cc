@@ -88,6 +88,35 @@ void refuse_misplaced_separator(const std::string& name, const std::string& list
       what(text, source), semicolons ? "';'" : "spaces", name, util::join(values, ",")));
 }
 
+// Whether VALUE opens a bracket it does not close, or closes one it did
+// not open: a piece of a bracketed list that the commas cut apart.
+bool unbalanced_brackets(std::string_view value) {
+  int depth = 0;
+  for (char c : value) {
+    if (c == '[' || c == '(' || c == '{') ++depth;
+    if (c == ']' || c == ')' || c == '}') --depth;
+    if (depth < 0) return true;
+  }
+  return depth != 0;
+}
+
+// LIST written as a list of Python's or JSON's ("[0.1,0.01]"): the commas
+// cut it into "[0.1" and "0.01]", and each task would get a bracket.
+// Refused, with the bare comma form.
+void refuse_bracketed_list(const std::string& name, const std::string& list, const std::string& text,
+                           const std::string& source) {
+  auto pieces = util::split(list, ',');
+  if (std::none_of(pieces.begin(), pieces.end(), [](const std::string& piece) { return unbalanced_brackets(piece); }))
+    return;
+  std::string bare(util::trim(list));
+  while (!bare.empty() && (bare.front() == '[' || bare.front() == '(' || bare.front() == '{')) bare.erase(0, 1);
+  while (!bare.empty() && (bare.back() == ']' || bare.back() == ')' || bare.back() == '}')) bare.pop_back();
+  throw util::InputError(fmt::format(
+      "{}: the values are in brackets, which the commas would cut apart (a task would get --{}={}). Give "
+      "them bare, separated by commas: --sweep {}={}",
+      what(text, source), name, util::trim(pieces.front()), name, bare));
+}
+
 std::vector<std::string> sweep_values(const std::string& list, const std::string& text,
                                       const std::string& source) {
   std::vector<std::string> values;
@@ -121,6 +150,7 @@ SweepAxis parse_sweep_axis(const std::string& text, const std::string& source) {
         "or '_' and hold only letters, digits, '_' and '-', {}",
         what(text, source), axis.name, kExample));
   refuse_misplaced_separator(axis.name, text.substr(equals + 1), text, source);
+  refuse_bracketed_list(axis.name, text.substr(equals + 1), text, source);
   axis.values = sweep_values(text.substr(equals + 1), text, source);
   return axis;
 }

@@ -39,7 +39,8 @@ struct SweepTask {
 // [A-Za-z_][A-Za-z0-9_-]*, a value is empty, or a value is given twice;
 // and, with the comma form to give instead, when the values are separated
 // by ';' ("lr=1e-3;1e-4") or a value is numbers separated by spaces
-// ("lr=0.1 0.01", quoted), which would each be one value.
+// ("lr=0.1 0.01", quoted), which would each be one value, or the values are
+// a bracketed list ("lr=[0.1,0.01]"), which the commas would cut apart.
 SweepAxis parse_sweep_axis(const std::string& text, const std::string& source);
 
 // Every --sweep of TEXTS. Throws InputError as parse_sweep_axis does, for a

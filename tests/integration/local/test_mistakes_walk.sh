@@ -25,7 +25,9 @@ export XDG_CONFIG_HOME=$TEST_DIR/xdg
 unset SLURM_JOB_ID SLURM_NODEID SLURM_PROCID SLURM_STEP_ID SLURM_JOB_NODELIST PET_NPROC_PER_NODE \
   PET_NNODES WORLD_SIZE RANK LOCAL_RANK MASTER_ADDR MASTER_PORT DLAUNCH_RDZV_TOKEN
 
-printf 'open(%q, "w").close()\n' "$TEST_DIR/worker_ran" >train.py
+# Python's quoting, not the shell's (%q leaves a plain path bare, which is
+# no Python): dlaunch submit compiles the script before sbatch.
+printf 'open(%s, "w").close()\n' "$(printf '%s' "$TEST_DIR/worker_ran" | "$PY" -c 'import sys; print(repr(sys.stdin.read()))')" >train.py
 printf '#!/bin/sh\ntouch %q\n' "$TEST_DIR/worker_ran" >w.sh
 chmod +x w.sh
 printf 'secret\n' >tok

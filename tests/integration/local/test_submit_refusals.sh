@@ -6,7 +6,10 @@
 # never an unknown job or a --srun run. `submit --dry-run` shows the job's
 # name (its script or module, not its last argument) and its resources (CPUs
 # per worker by default, the partition's DefCpuPerGPU when scontrol says, a
-# GPU or CPU request in --sbatch-arg in place of dlaunch's own).
+# GPU or CPU request in --sbatch-arg in place of dlaunch's own). What the
+# nodes would refuse (their dlaunch run's options, the setup lines, the
+# program, a sweep, the job's shape) is refused before sbatch is called,
+# and each refusal's accepted neighbour is submitted.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -149,5 +152,65 @@ expect_exit 0 "${FAKE_SCONTROL[@]}" "$DLAUNCH" submit --dry-run --partition gpu 
 stop_clock
 expect_within "a scontrol that hangs is given up on" 15
 expect_line "and the built-in default holds" "#SBATCH --cpus-per-task=1"
+
+section "checked before it leaves: what the nodes would refuse never reaches sbatch"
+# Recording stand-ins (lib.sh): $TEST_DIR/called holds every sbatch call.
+# bash and python3 stay in PATH: the setup lines and a script are checked with them.
+slurm_stand_ins "4243" ""
+STAND_INS=(env PATH="$TEST_DIR/bin:/usr/bin:/bin")
+# refused_before_sbatch DESCRIPTION NEEDLE ARGS...: submit ARGS exits 2 saying NEEDLE, and sbatch is never called.
+refused_before_sbatch() {
+  local description=$1 needle=$2
+  shift 2
+  rm -f "$TEST_DIR/called"
+  expect_exit 2 "${STAND_INS[@]}" "$DLAUNCH" submit --output-dir out_checked "$@"
+  expect_contains "$description: refused" "$(cat "$ERR")" "$needle"
+  expect_true "$description: sbatch was not called" test ! -e "$TEST_DIR/called"
+}
+# submitted DESCRIPTION ARGS...: the accepted neighbour reaches sbatch.
+submitted() {
+  local description=$1
+  shift
+  rm -f "$TEST_DIR/called"
+  expect_exit 0 "${STAND_INS[@]}" "$DLAUNCH" submit --output-dir out_checked "$@"
+  expect_true "$description: sbatch was called" test -s "$TEST_DIR/called"
+}
+refused_before_sbatch "an unknown --run-arg" "(given as run-arg '--bogus-option' (from --run-arg))" \
+  --run-arg=--bogus-option -- train.py
+expect_contains "said as the nodes would say it" "$(cat "$ERR")" \
+  "Checked as every node's dlaunch run will read it, before sbatch: nothing was submitted"
+submitted "a --run-arg the nodes take" --run-arg=--console-overflow=drop -- train.py
+printf '[defaults]\nrun-args = ["--bogus"]\n' >bogus_run_args.toml
+printf '[defaults]\nrun-args = ["--console-overflow=drop"]\n' >good_run_args.toml
+refused_before_sbatch "dlaunch.toml run-args" "(given as run-arg '--bogus' (from bogus_run_args.toml:2 [defaults]))" \
+  --config bogus_run_args.toml -- train.py
+submitted "dlaunch.toml run-args the nodes take" --config good_run_args.toml -- train.py
+refused_before_sbatch "a prefix run refuses" "--prefix '{bogus' is not a valid template" --prefix '{bogus' -- train.py
+submitted "a prefix run takes" --prefix '[{rank}]' -- train.py
+refused_before_sbatch "a restart option without restarts" "--max-restarts is 0 (its default)" \
+  --retry-repeated-failures -- train.py
+submitted "--retry-repeated-failures with restarts" --retry-repeated-failures --max-restarts 2 -- train.py
+expect_true "it reaches the nodes' dlaunch run" grep -q -- "--retry-repeated-failures" out_checked/*/job.sbatch
+refused_before_sbatch "more spares than the step's nodes" "leaves no node to train" --run-arg=--spare-nodes=1 -- train.py
+submitted "spares submit takes" --spare-nodes 1 -- train.py
+refused_before_sbatch "setup lines bash cannot read" "setup (from --setup) is not valid bash" \
+  --setup "touch $TEST_DIR/setup_ran" --setup 'if true; then' -- train.py
+expect_true "bash -n ran no line" test ! -e "$TEST_DIR/setup_ran"
+submitted "setup lines bash reads" --setup 'export A=1' -- train.py
+printf 'def f(:\n    pass\n' >broken.py
+refused_before_sbatch "a script with a syntax error" "SyntaxError" -- broken.py
+expect_true "its check wrote no bytecode" test ! -e __pycache__
+printf '#!/bin/sh\n' >tool.sh
+refused_before_sbatch "a program that is not executable" "chmod +x ./tool.sh" -- ./tool.sh
+chmod +x tool.sh
+submitted "the same program made executable" -- ./tool.sh
+refused_before_sbatch "a bracketed sweep" "--sweep lr=0.1,0.01" --sweep 'lr=[0.1,0.01]' -- train.py
+submitted "the bare sweep" --sweep 'lr=0.1,0.01' -- train.py
+refused_before_sbatch "an sbatch-arg that sets the node count" "contradicts dlaunch's own --nodes=2" \
+  --nodes 2 --sbatch-arg=--nodes=3 -- train.py
+submitted "the node count as dlaunch's" --nodes 3 -- train.py
+refused_before_sbatch "a run option submit has no setting for" "--run-arg=--bench-cooldown=1h" \
+  --bench-cooldown 1h -- train.py
+expect_not_contains "not advised to sbatch" "$(cat "$ERR")" "--sbatch-arg"
 
 finish

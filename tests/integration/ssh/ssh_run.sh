@@ -84,6 +84,16 @@ expect_contains "host1 says so" "$(cat "$ERR")" "host1: cannot find '$TEST_DIR/n
 expect_contains "host2 says so" "$(cat "$ERR")" "host2: cannot find '$TEST_DIR/no-such-program' there"
 nothing_left_on_hosts
 
+section "what every host's dlaunch run would refuse: refused here, before any ssh"
+# A host name that resolves nowhere: a connection tried would fail otherwise.
+expect_exit 2 "$DLAUNCH" ssh --hosts host1,nohost.invalid "${SSH_ARGS[@]}" --min-nodes 3 --nnodes 2 -- "$SHOW_RANKS"
+expect_contains "run's own words" "$(cat "$ERR")" "--min-nodes must be from 1 to --nnodes (2), got 3"
+expect_contains "before ssh" "$(cat "$ERR")" "before ssh: nothing was started"
+expect_not_contains "no host was asked" "$(cat "$ERR")" "unreachable over ssh"
+expect_exit 2 "$DLAUNCH" ssh --hosts host1,host2 "${SSH_ARGS[@]}" --console-overflow lossy -- "$SHOW_RANKS"
+expect_contains "a value run refuses" "$(cat "$ERR")" "--console-overflow must be"
+nothing_left_on_hosts
+
 section "a failing worker on host2: every host stops, the exit code and summary are the worker's"
 FAIL_ON_HOST2=$(write_worker fail_on_host2.sh <<'EOF'
 if [ "$(hostname)" = host2 ] && [ "$LOCAL_RANK" = 0 ]; then

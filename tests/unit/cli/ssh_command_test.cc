@@ -68,5 +68,22 @@ TEST(SshCommand, AFifoAsEnvFileIsRefusedNotWaitedOn) {
   EXPECT_NE(error.find(path + " is a FIFO, where dlaunch expects an env file"), std::string::npos) << error;
 }
 
+// Node 0's dlaunch run command line is read by run's own code before any
+// host is contacted; hosts that do not exist are never dialled.
+TEST(SshCommand, WhatEveryHostsDlaunchRunWouldRefuseIsRefusedBeforeSsh) {
+  std::string error = ssh_error({"--hosts", "nohost-a,nohost-b", "--nproc-per-node", "0", "./w.sh"});
+  EXPECT_NE(error.find("dlaunch ssh: --nproc-per-node must be a number from 1 to 4096"), std::string::npos) << error;
+  EXPECT_NE(error.find("before ssh: nothing was started"), std::string::npos) << error;
+  error = ssh_error({"--hosts", "nohost-a,nohost-b", "--nnodes", "2", "--min-nodes", "3", "./w.sh"});
+  EXPECT_NE(error.find("--min-nodes must be from 1 to --nnodes (2), got 3"), std::string::npos) << error;
+  error = ssh_error({"--hosts", "nohost-a,nohost-b", "--console-overflow", "lossy", "./w.sh"});
+  EXPECT_NE(error.find("--console-overflow must be"), std::string::npos) << error;
+  // GPUs are the host's to count: --nproc-per-node gpu is not judged by this machine's.
+  error = ssh_error({"--hosts", "nohost-a", "--nproc-per-node", "gpu", "--local-ranks-filter", "3", "--prefix",
+                     "{bogus", "./w.sh"});
+  EXPECT_EQ(error.find("no GPU is visible"), std::string::npos) << error;
+  EXPECT_NE(error.find("--prefix '{bogus'"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace dlaunch::cli

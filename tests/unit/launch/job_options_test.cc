@@ -29,11 +29,16 @@ std::vector<std::string> non_default(const JobOption& option) {
 }
 
 // What some options need beside them (--gate-timeout needs --gate,
-// --startup-timeout a shorter --hang-timeout), for any option but itself.
+// --startup-timeout a shorter --hang-timeout, --health-check-timeout a
+// --health-check, which like --retry-repeated-failures needs restarts),
+// for any option but itself.
 std::vector<std::string> companions_of(std::string_view name) {
   std::vector<std::string> args{"--nnodes", "2"};
   if (name != "gate") args.push_back("--gate");
   if (name != "hang-timeout") args.insert(args.end(), {"--hang-timeout", "1"});
+  if (name == "max-restarts") return args;
+  args.insert(args.end(), {"--max-restarts", "2"});
+  if (name != "health-check") args.insert(args.end(), {"--health-check", "true"});
   return args;
 }
 

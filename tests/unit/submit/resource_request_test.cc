@@ -157,5 +157,37 @@ TEST(Resources, ThePartitionIsAskedOnlyWhenItsDefaultWouldCount) {
   EXPECT_FALSE(wants_partition_cpu_default(with({{"sbatch-arg", std::vector<std::string>{"--cpus-per-task=4"}}})));
 }
 
+// The node count and the tasks per node are dlaunch's on sbatch's and
+// srun's command lines: an sbatch-arg or srun-arg that sets them again is
+// refused naming both; other options pass through.
+TEST(Resources, SbatchOrSrunArgsThatSetTheJobsShapeAreRefused) {
+  auto refusal = [](const char* setting, std::vector<std::string> words) {
+    return input_error_of([&] { refuse_contradicting_layout(with({{"nodes", std::int64_t{2}}, {setting, words}})); });
+  };
+  std::string message = refusal("sbatch-arg", {"--nodes=4"});
+  EXPECT_NE(message.find("sbatch-arg '--nodes=4' (from --sbatch-arg) contradicts dlaunch's own --nodes=2"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("give --nodes N"), std::string::npos) << message;
+  EXPECT_NE(refusal("sbatch-arg", {"-N", "4"}).find("'-N 4'"), std::string::npos);
+  EXPECT_NE(refusal("srun-arg", {"--ntasks-per-node=8"}).find("srun-arg '--ntasks-per-node=8'"), std::string::npos);
+  EXPECT_NE(refusal("sbatch-arg", {"-n8"}).find("contradicts dlaunch's own --ntasks-per-node"), std::string::npos);
+  EXPECT_EQ(refusal("sbatch-arg", {"--nodelist=a,b", "--partition=gpu"}), "no error");
+  EXPECT_EQ(refusal("srun-arg", {"--no-kill", "--export=ALL"}), "no error");
+  // And the job request refuses it, before any script is written.
+  EXPECT_NE(input_error_of([] { test_support::request_for(with({{"sbatch-arg", std::vector<std::string>{"-N2"}}})); }),
+            "no error");
+}
+
+// sbatch gets nodes and spares together, bounded as each one is.
+TEST(Resources, NodesAndSparesTogetherStayWithinTheBound) {
+  auto request = [](std::int64_t spares) {
+    return input_error_of(
+        [&] { test_support::request_for(with({{"nodes", std::int64_t{2}}, {"spare-nodes", spares}})); });
+  };
+  EXPECT_NE(request(100000).find("make 100002 nodes for sbatch"), std::string::npos) << request(100000);
+  EXPECT_EQ(request(99998), "no error");
+}
+
 }  // namespace
 }  // namespace dlaunch::submit

@@ -2,6 +2,7 @@
 // its source, so a refusal names the flag to fix.
 #include "submit/submit_options.h"
 
+#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -123,6 +124,31 @@ TEST(SubmitOptions, AnIntegerOutOfItsRangeGetsOneMessage) {
     EXPECT_LE(key.range.low, key.range.high) << key.name;
     EXPECT_GE(key.range.low, 0) << key.name << ": no count or duration of dlaunch submit is negative";
   }
+}
+
+// A dlaunch run option submit has no setting for goes to the nodes with
+// --run-arg; sbatch would refuse it too.
+TEST(SubmitOptions, ARunOptionIsAdvisedToGoThroughRunArg) {
+  auto refusal = [](std::vector<std::string> args) {
+    return test_support::input_error_of([&] { parse_submit_options(args); });
+  };
+  std::string message = refusal({"--console-overflow", "drop", "train.py"});
+  EXPECT_NE(message.find("Pass it to the nodes with --run-arg=--console-overflow=drop"), std::string::npos) << message;
+  EXPECT_EQ(message.find("--sbatch-arg"), std::string::npos) << message;
+  EXPECT_NE(refusal({"--nodes", "2", "--bench-cooldown=1h", "train.py"}).find("--run-arg=--bench-cooldown=1h"),
+            std::string::npos);
+  // After the program it is the program's.
+  EXPECT_EQ(refusal({"train.py", "--console-overflow", "drop"}), "no error");
+  // What the step decides keeps the parser's hint (--gpus-per-node for --nproc-per-node).
+  EXPECT_NE(refusal({"--nproc-per-node", "4", "train.py"}).find("--gpus-per-node"), std::string::npos);
+}
+
+TEST(SubmitOptions, RetryRepeatedFailuresIsASettingForTheNodes) {
+  auto options = parse_submit_options({"--retry-repeated-failures", "--max-restarts", "3", "train.py"});
+  ASSERT_TRUE(options.has_value());
+  EXPECT_TRUE(options->flags.flag("retry-repeated-failures"));
+  auto run_args = test_support::request_for(options->flags).run_args;
+  EXPECT_NE(std::find(run_args.begin(), run_args.end(), "--retry-repeated-failures"), run_args.end());
 }
 
 }  // namespace

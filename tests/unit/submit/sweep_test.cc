@@ -110,5 +110,18 @@ TEST(Sweep, AProductOverTheLimitIsRefusedBeforeItIsMade) {
       << message;
 }
 
+// A list in brackets, as Python or JSON writes it, would be cut at its
+// commas into "[0.1" and "0.01]": refused with the bare form.
+TEST(Sweep, ABracketedListIsRefusedWithTheBareCommaForm) {
+  std::string message = sweep_error({"lr=[0.1,0.01]"});
+  EXPECT_NE(message.find("a task would get --lr=[0.1"), std::string::npos) << message;
+  EXPECT_NE(message.find("--sweep lr=0.1,0.01"), std::string::npos) << message;
+  EXPECT_NE(sweep_error({"bs=(32, 64)"}).find("--sweep bs=32, 64"), std::string::npos) << sweep_error({"bs=(32, 64)"});
+  EXPECT_NE(sweep_error({"lr=0.1,0.01]"}), "no error");
+  // Brackets that stay whole within one value are that value.
+  EXPECT_EQ(sweep_error({"lr=0.1,0.01"}), "no error");
+  EXPECT_EQ(sweep_error({"layers=[64],[128]"}), "no error");
+}
+
 }  // namespace
 }  // namespace dlaunch::submit
