@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/run_options.h"
 #include "launch/token_setting.h"
 #include "util/error.h"
 #include "util/shell_words.h"
@@ -58,9 +59,12 @@ std::vector<std::string> remote_run_arguments(const JobPlan& plan, const HostLau
                                std::to_string(plan.master_port),
                                "--rdzv-id",
                                plan.run_id,
-                               "--stop-on-stdin-close",
-                               "--prefix",
-                               fmt::format("[{}:rank{{rank}}]:", host.host)};
+                               "--stop-on-stdin-close"};
+  // The host in every line, unless the user chose a prefix of their own:
+  // dlaunch run refuses an option given twice with different values.
+  if (!launch::run_option_value(plan.run_args, "--prefix") &&
+      !launch::run_option_value(plan.run_args, "--log-line-prefix-template"))
+    run.insert(run.end(), {"--prefix", fmt::format("[{}:rank{{rank}}]:", host.host)});
   if (plan.spare_nodes > 0) run.insert(run.end(), {"--spare-nodes", std::to_string(plan.spare_nodes)});
   if (host.nproc) run.insert(run.end(), {"--nproc-per-node", std::to_string(*host.nproc)});
   if (plan.uneven) run.push_back("--allow-uneven");

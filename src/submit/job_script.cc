@@ -448,7 +448,8 @@ JobRequest make_job_request(const SubmitSettings& settings, std::vector<std::str
   // sbatch gets nodes and spares together: bounded as each one is.
   if (const Key* nodes = find_key("nodes"); request.nodes + std::int64_t{request.spare_nodes} > nodes->range.high)
     throw util::InputError(fmt::format("nodes {} and spare-nodes {} (from {}) make {} nodes for sbatch, more than the "
-                                       "{} a job may ask for; give fewer spare nodes",
+                                       "{} launchers a job may have (node 0 sends each one the whole job in one "
+                                       "message); give fewer spare nodes",
                                        request.nodes, request.spare_nodes, settings.find("spare-nodes")->source,
                                        request.nodes + std::int64_t{request.spare_nodes}, nodes->range.high));
   request.partition = settings.string("partition");

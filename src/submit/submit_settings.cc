@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/launch_site.h"
 #include "util/error.h"
 
 namespace dlaunch::submit {
@@ -10,7 +11,9 @@ namespace {
 // The bounds of the integer settings: what Slurm and dlaunch run take,
 // checked once where a value enters (a flag or dlaunch.toml), so that a
 // value out of range gets one message however it was given.
-constexpr std::int64_t kMaxNodes = 100'000;
+// The launchers one job may have (nodes and spares), as dlaunch run on the
+// nodes bounds them (launch/launch_site.h says why).
+constexpr std::int64_t kMaxNodes = launch::kMostLaunchers;
 constexpr std::int64_t kMaxGpusPerNode = 1'024;
 constexpr std::int64_t kMaxCpusPerGpu = 4'096;
 constexpr std::int64_t kMaxCount = 1'000'000;

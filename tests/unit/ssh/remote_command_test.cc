@@ -35,6 +35,19 @@ TEST(SshRemoteCommand, LaunchCommandCarriesRankSlotsAndEnvButNoSecret) {
       << command;
 }
 
+// dlaunch run refuses an option given twice with different values, so the
+// host's default prefix gives way to the user's own.
+TEST(SshRemoteCommand, TheUsersPrefixReplacesTheHostsDefault) {
+  JobPlan plan = sample_plan();
+  plan.run_args = {"--prefix=[{host}] "};
+  std::string command = remote_launch_command(plan, HostLaunch{"h2", 1, std::nullopt, {}});
+  EXPECT_EQ(command.find("[h2:rank{rank}]:"), std::string::npos) << command;
+  EXPECT_NE(command.find("'--prefix=[{host}] '"), std::string::npos) << command;
+  plan.run_args = {"--log-line-prefix-template", "${rank}: "};
+  command = remote_launch_command(plan, HostLaunch{"h2", 1, std::nullopt, {}});
+  EXPECT_EQ(command.find("[h2:rank{rank}]:"), std::string::npos) << command;
+}
+
 TEST(SshRemoteCommand, SpareHostsAreNamedToEveryLauncher) {
   JobPlan plan = sample_plan();
   plan.nnodes = 2;

@@ -53,8 +53,12 @@ TEST(BeforeSbatch, TheStepIsTheRequestedNodesAndSpares) {
   // A step of nodes + spares: --min-nodes within the training nodes.
   auto settings = with({{"nodes", std::int64_t{2}}, {"spare-nodes", std::int64_t{1}}, {"min-nodes", std::int64_t{2}}});
   EXPECT_EQ(nodes_say(settings), "no error");
+  // min-nodes as a setting and again as a --run-arg with another value: both named.
   settings.set("run-arg", Words{"--min-nodes=3"}, "--run-arg");
-  EXPECT_TRUE(contains(nodes_say(settings), "--min-nodes must be from 1 to --nnodes (2)")) << nodes_say(settings);
+  EXPECT_TRUE(contains(nodes_say(settings), "'--min-nodes 2' and '--min-nodes=3'")) << nodes_say(settings);
+  auto run_arg_only = with({{"nodes", std::int64_t{2}}, {"spare-nodes", std::int64_t{1}}});
+  run_arg_only.set("run-arg", Words{"--min-nodes=3"}, "--run-arg");
+  EXPECT_TRUE(contains(nodes_say(run_arg_only), "--min-nodes must be from 1 to --nnodes (2)")) << nodes_say(run_arg_only);
   // One task per GPU: dlaunch exec's parser judges.
   auto task = with({{"launch", std::string("task")}, {"run-arg", Words{"--bogus"}}});
   EXPECT_TRUE(contains(nodes_say(task), "for dlaunch exec")) << nodes_say(task);

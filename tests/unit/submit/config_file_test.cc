@@ -83,7 +83,7 @@ TEST_F(ConfigFileTest, WrongTypesAreNamed) {
   EXPECT_NE(error_of("[defaults]\nexclusive = 1\n").find("true or false"), std::string::npos);
   EXPECT_NE(error_of("[defaults]\nsbatch-args = [1, 2]\n").find("a list of strings"),
             std::string::npos);
-  EXPECT_NE(error_of("[defaults]\nnodes = -3\n").find("'nodes' must be an integer from 1 to 100000, got -3"),
+  EXPECT_NE(error_of("[defaults]\nnodes = -3\n").find("'nodes' must be an integer from 1 to 16384, got -3"),
             std::string::npos);
 }
 

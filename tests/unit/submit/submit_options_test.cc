@@ -114,10 +114,10 @@ TEST(SubmitOptions, AnIntegerOutOfItsRangeGetsOneMessage) {
     }
     return std::string("<accepted>");
   };
-  EXPECT_EQ(message_for("-1"), "--nodes must be an integer from 1 to 100000, got -1");
-  EXPECT_EQ(message_for("0"), "--nodes must be an integer from 1 to 100000, got 0");
-  EXPECT_EQ(message_for("two"), "--nodes must be an integer from 1 to 100000, got 'two'");
-  EXPECT_EQ(message_for("100001"), "--nodes must be an integer from 1 to 100000, got 100001");
+  EXPECT_EQ(message_for("-1"), "--nodes must be an integer from 1 to 16384, got -1");
+  EXPECT_EQ(message_for("0"), "--nodes must be an integer from 1 to 16384, got 0");
+  EXPECT_EQ(message_for("two"), "--nodes must be an integer from 1 to 16384, got 'two'");
+  EXPECT_EQ(message_for("16385"), "--nodes must be an integer from 1 to 16384, got 16385");
   EXPECT_EQ(message_for("4"), "<accepted>");
   for (const auto& key : submit_keys()) {
     if (key.kind != ValueKind::kInteger) continue;
