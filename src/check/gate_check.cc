@@ -22,7 +22,6 @@
 #include "util/ports.h"
 #include "util/strings.h"
 
-extern char** environ;
 
 namespace dlaunch::check {
 namespace {

@@ -1,8 +1,8 @@
 #include "util/environment.h"
 
 #include <cstring>
+#include <unistd.h>  // environ
 
-extern char** environ;
 
 namespace dlaunch::util {
 

@@ -6,7 +6,6 @@
 #include <spawn.h>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace dlaunch::util {
 namespace {
