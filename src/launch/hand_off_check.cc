@@ -55,10 +55,26 @@ std::string refusal(const std::string& message, const HandOff& hand_off) {
                      hand_off.before, std::string_view(hand_off.before) == "sbatch" ? "submitted" : "started");
 }
 
+// --help and --check-only are valid on the nodes, and would make every
+// node print or check and exit 0 without running a worker: a job that
+// "succeeds" having done nothing. Refused before it leaves.
+[[noreturn]] void refuse_no_op(const char* option) {
+  throw util::UsageError(fmt::format("{} would make every node's dlaunch run {} and exit without starting a "
+                                     "worker; drop it (the options are checked here, now)",
+                                     option, std::string_view(option) == "--help" ? "print its help" : "check"));
+}
+
 LaunchConfig parse_and_resolve(const HandOff& hand_off) {
   const RunOptionsCommand& command = hand_off.exec ? kExecCommand : RunOptionsCommand{};
+  // parse_run_options prints the help for --help; none is wanted here.
+  for (const std::string& arg : hand_off.run_args) {
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-h") refuse_no_op("--help");
+  }
   auto options = parse_run_options(hand_off.run_args, hand_off.node_environment, true, command);
-  if (!options || hand_off.exec) return {};  // exec resolves nothing more than its parser checks
+  if (!options) refuse_no_op("--help");
+  if (options->check_only) refuse_no_op("--check-only");
+  if (hand_off.exec) return {};  // exec resolves nothing more than its parser checks
   return resolve_launch_config(*options, hand_off.node_environment, HostLookups::kElsewhere);
 }
 

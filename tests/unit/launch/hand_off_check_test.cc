@@ -52,6 +52,19 @@ TEST(HandOffCheck, ValuesTheNodesWouldRefuseAreRefusedHere) {
   EXPECT_EQ(refusal_of(submit_hand_off({"--nproc-per-node", "1"})), "no error");
 }
 
+// Valid on the nodes, but each node would exit 0 without a worker.
+TEST(HandOffCheck, OptionsThatWouldMakeTheNodesDoNothingAreRefused) {
+  for (const char* no_op : {"--check-only", "--help", "-h"}) {
+    std::string message = refusal_of(submit_hand_off({no_op}));
+    EXPECT_TRUE(contains(message, "exit without starting a worker; drop it")) << message;
+    EXPECT_TRUE(contains(message, "nothing was submitted")) << message;
+  }
+  // A program's own --help is the program's.
+  HandOff program_help = submit_hand_off({});
+  program_help.run_args.push_back("--help");
+  EXPECT_EQ(refusal_of(program_help), "no error");
+}
+
 TEST(HandOffCheck, TheOriginIsTheOptionTheMessageNamesWhole) {
   // --health-check-timeout's message names it, not --health-check (a prefix of it).
   std::string message = refusal_of(submit_hand_off({"--health-check-timeout", "5"}));
