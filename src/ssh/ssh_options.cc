@@ -194,7 +194,9 @@ std::optional<SshOptions> parse_ssh_options(const std::vector<std::string>& args
   // The help's parser knows every option dlaunch ssh takes, its own and the
   // run options it passes on: a value left out is refused as every
   // command refuses it, and so is a flag's value (util/option_rules.h).
-  auto uses = util::read_option_uses(*help_app(), args, "dlaunch ssh");
+  // USES point into APP's options: APP lives as long as they are read.
+  auto app = help_app();
+  auto uses = util::read_option_uses(*app, args, "dlaunch ssh");
   util::refuse_flag_values(uses, "dlaunch ssh");
   SshOptions options;
   for (std::size_t i = 0; i < args.size(); ++i) {
